@@ -1,0 +1,304 @@
+#include "json.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <yajl/yajl_parse.h>
+
+namespace ocirun::json {
+
+std::string Path::str() const {
+    std::vector<const Path *> chain;
+    for (const Path *p = this; p && p->parent; p = p->parent)
+        chain.push_back(p);
+    std::string out;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const Path *p = *it;
+        if (p->key) {
+            if (!out.empty())
+                out += '.';
+            out += p->key;
+        } else {
+            out += '[';
+            out += std::to_string(p->index);
+            out += ']';
+        }
+    }
+    return out.empty() ? std::string("(document)") : out;
+}
+
+std::unexpected<Error> fail_at(const Path &p, std::string_view what) {
+    std::string msg = p.str();
+    msg += ": ";
+    msg += what;
+    return fail(std::move(msg));
+}
+
+// yajl_tree_parse reports the error but not where; run the stream parser with
+// no callbacks over the same text to find the byte offset, then count lines.
+static std::string locate_syntax_error(std::string_view text) {
+    yajl_handle h = yajl_alloc(nullptr, nullptr, nullptr);
+    if (!h)
+        return "out of memory";
+    yajl_config(h, yajl_allow_comments, 0);
+    auto *buf = reinterpret_cast<const unsigned char *>(text.data());
+    yajl_status st = yajl_parse(h, buf, text.size());
+    size_t off = yajl_get_bytes_consumed(h);
+    if (st == yajl_status_ok) {
+        st = yajl_complete_parse(h);
+        off = text.size();
+    }
+    std::string what = "invalid JSON";
+    if (st != yajl_status_ok) {
+        unsigned char *e = yajl_get_error(h, 0, buf, text.size());
+        if (e) {
+            what = reinterpret_cast<char *>(e);
+            yajl_free_error(h, e);
+        }
+    }
+    yajl_free(h);
+    // yajl reports "parse error: xxx"; keep the explanation only.
+    if (what.rfind("parse error: ", 0) == 0)
+        what.erase(0, 13);
+    while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
+        what.pop_back();
+    if (off > text.size())
+        off = text.size();
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    char pos[64];
+    std::snprintf(pos, sizeof pos, "line %zu, column %zu: ", line, col);
+    return pos + what;
+}
+
+Result<Document> Document::parse(std::string_view text) {
+    // yajl_tree_parse needs a NUL-terminated buffer.
+    std::string copy(text);
+    if (copy.find('\0') != std::string::npos)
+        return fail("invalid JSON: contains a NUL byte");
+    char err[256] = {0};
+    yajl_val v = yajl_tree_parse(copy.c_str(), err, sizeof err);
+    if (!v)
+        return fail("invalid JSON: " + locate_syntax_error(copy));
+    Document d;
+    d.tree_.reset(v);
+    return d;
+}
+
+yajl_val member(yajl_val obj, const char *key) {
+    if (!obj || !YAJL_IS_OBJECT(obj))
+        return nullptr;
+    // The last occurrence wins, as in Go's encoding/json that runc uses.
+    yajl_val found = nullptr;
+    for (size_t i = 0; i < obj->u.object.len; i++)
+        if (std::strcmp(obj->u.object.keys[i], key) == 0)
+            found = obj->u.object.values[i];
+    if (found && YAJL_IS_NULL(found))
+        return nullptr;
+    return found;
+}
+
+static const char *type_name(yajl_val v) {
+    if (YAJL_IS_STRING(v))
+        return "a string";
+    if (YAJL_IS_NUMBER(v))
+        return "a number";
+    if (YAJL_IS_OBJECT(v))
+        return "an object";
+    if (YAJL_IS_ARRAY(v))
+        return "an array";
+    if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
+        return "a boolean";
+    return "null";
+}
+
+static std::unexpected<Error> wrong_type(const Path &p, yajl_val v, const char *want) {
+    return fail_at(p, std::string("expected ") + want + ", got " + type_name(v));
+}
+
+Result<yajl_val> as_object(yajl_val v, const Path &p) {
+    if (!YAJL_IS_OBJECT(v))
+        return wrong_type(p, v, "an object");
+    return v;
+}
+
+Result<yajl_val> as_array(yajl_val v, const Path &p) {
+    if (!YAJL_IS_ARRAY(v))
+        return wrong_type(p, v, "an array");
+    return v;
+}
+
+Status get_string(yajl_val obj, const Path &p, const char *key, std::string &out, bool required) {
+    yajl_val v = member(obj, key);
+    if (!v) {
+        if (required)
+            return fail_at(p.field(key), "required field is missing");
+        return {};
+    }
+    if (!YAJL_IS_STRING(v))
+        return wrong_type(p.field(key), v, "a string");
+    out = v->u.string;
+    return {};
+}
+
+Status get_bool(yajl_val obj, const Path &p, const char *key, bool &out) {
+    yajl_val v = member(obj, key);
+    if (!v)
+        return {};
+    if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+        return wrong_type(p.field(key), v, "a boolean");
+    out = YAJL_IS_TRUE(v);
+    return {};
+}
+
+Status get_bool_opt(yajl_val obj, const Path &p, const char *key, std::optional<bool> &out) {
+    yajl_val v = member(obj, key);
+    if (!v)
+        return {};
+    bool b = false;
+    OCI_CHECK(get_bool(obj, p, key, b));
+    out = b;
+    return {};
+}
+
+Status get_strings(yajl_val obj, const Path &p, const char *key, std::vector<std::string> &out,
+                   bool required) {
+    return each(
+        obj, p, key,
+        [&](yajl_val v, const Path &ip, size_t) -> Status {
+            if (!YAJL_IS_STRING(v))
+                return wrong_type(ip, v, "a string");
+            out.emplace_back(v->u.string);
+            return {};
+        },
+        required);
+}
+
+Status get_string_map(yajl_val obj, const Path &p, const char *key,
+                      std::map<std::string, std::string> &out) {
+    return each_member(obj, p, key, [&](const char *k, yajl_val v, const Path &mp) -> Status {
+        if (!YAJL_IS_STRING(v))
+            return wrong_type(mp, v, "a string");
+        out[k] = v->u.string;
+        return {};
+    });
+}
+
+// Integers are read from yajl's raw text so that values beyond long long
+// (uint64 limits such as 18446744073709551615) are exact. As with Go's
+// encoding/json (runc), 5.0 and 1e3 are not integers.
+static Result<const char *> integer_text(yajl_val v, const Path &p) {
+    if (!YAJL_IS_NUMBER(v))
+        return wrong_type(p, v, "an integer");
+    const char *r = v->u.number.r;
+    if (std::strpbrk(r, ".eE"))
+        return fail_at(p, std::string("expected an integer, got ") + r);
+    return r;
+}
+
+static std::unexpected<Error> out_of_range(const Path &p, const char *r, std::string lo,
+                                           uint64_t hi) {
+    return fail_at(p, std::string(r) + " is out of range [" + lo + ", " + std::to_string(hi) + "]");
+}
+
+Result<int64_t> to_int(yajl_val v, const Path &p, int64_t lo, int64_t hi) {
+    const char *r = OCI_TRY(integer_text(v, p));
+    errno = 0;
+    long long n = std::strtoll(r, nullptr, 10);
+    if (errno == ERANGE || n < lo || n > hi)
+        return out_of_range(p, r, std::to_string(lo), static_cast<uint64_t>(hi));
+    return static_cast<int64_t>(n);
+}
+
+Result<uint64_t> to_uint(yajl_val v, const Path &p, uint64_t hi) {
+    const char *r = OCI_TRY(integer_text(v, p));
+    errno = 0;
+    unsigned long long n = r[0] == '-' ? 0 : std::strtoull(r, nullptr, 10);
+    if (r[0] == '-' || errno == ERANGE || n > hi)
+        return out_of_range(p, r, "0", hi);
+    return static_cast<uint64_t>(n);
+}
+
+// ---- Writer ----
+
+Writer::Writer(bool pretty) : g_(yajl_gen_alloc(nullptr)) {
+    if (pretty) {
+        yajl_gen_config(g_, yajl_gen_beautify, 1);
+        yajl_gen_config(g_, yajl_gen_indent_string, "\t");
+    }
+    yajl_gen_config(g_, yajl_gen_validate_utf8, 0);
+}
+
+Writer::~Writer() { yajl_gen_free(g_); }
+
+Writer &Writer::begin_object() {
+    yajl_gen_map_open(g_);
+    return *this;
+}
+Writer &Writer::end_object() {
+    yajl_gen_map_close(g_);
+    return *this;
+}
+Writer &Writer::begin_array() {
+    yajl_gen_array_open(g_);
+    return *this;
+}
+Writer &Writer::end_array() {
+    yajl_gen_array_close(g_);
+    return *this;
+}
+Writer &Writer::key(std::string_view k) { return str(k); }
+Writer &Writer::str(std::string_view s) {
+    yajl_gen_string(g_, reinterpret_cast<const unsigned char *>(s.data()), s.size());
+    return *this;
+}
+Writer &Writer::boolean(bool b) {
+    yajl_gen_bool(g_, b);
+    return *this;
+}
+Writer &Writer::i64(int64_t v) {
+    yajl_gen_integer(g_, static_cast<long long>(v));
+    return *this;
+}
+Writer &Writer::u64(uint64_t v) {
+    char buf[32];
+    int n = std::snprintf(buf, sizeof buf, "%" PRIu64, v);
+    yajl_gen_number(g_, buf, static_cast<size_t>(n));
+    return *this;
+}
+Writer &Writer::null() {
+    yajl_gen_null(g_);
+    return *this;
+}
+
+Writer &Writer::kv_strings(std::string_view k, const std::vector<std::string> &v) {
+    key(k).begin_array();
+    for (const auto &s : v)
+        str(s);
+    return end_array();
+}
+
+Writer &Writer::kv_map(std::string_view k, const std::map<std::string, std::string> &m) {
+    key(k).begin_object();
+    for (const auto &[mk, mv] : m)
+        kv(mk, mv);
+    return end_object();
+}
+
+std::string_view Writer::view() const {
+    const unsigned char *buf = nullptr;
+    size_t len = 0;
+    yajl_gen_get_buf(g_, &buf, &len);
+    return {reinterpret_cast<const char *>(buf), len};
+}
+
+} // namespace ocirun::json

@@ -1,0 +1,135 @@
+#include "state.hpp"
+
+#include "json.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+namespace ocirun::oci {
+
+namespace {
+
+constexpr const char *kStatusNames[] = {"creating", "created", "running", "stopped", "paused"};
+
+std::optional<ContainerStatus> status_from(std::string_view s) {
+    for (int i = 0; i < 5; i++)
+        if (s == kStatusNames[i])
+            return static_cast<ContainerStatus>(i);
+    return std::nullopt;
+}
+
+void write_state_members(json::Writer &w, const State &st) {
+    w.kv("ociVersion", st.oci_version).kv("id", st.id).kv("status", status_name(st.status));
+    if (st.pid > 0)
+        w.kv_i64("pid", st.pid);
+    w.kv("bundle", st.bundle);
+    w.opt_map("annotations", st.annotations);
+}
+
+Status parse_state_members(yajl_val top, const json::Path &p, State &st) {
+    OCI_CHECK(json::get_string(top, p, "ociVersion", st.oci_version, true));
+    OCI_CHECK(json::get_string(top, p, "id", st.id, true));
+    std::string status;
+    OCI_CHECK(json::get_string(top, p, "status", status, true));
+    auto s = status_from(status);
+    if (!s)
+        return json::fail_at(p.field("status"), "unknown status \"" + status + "\"");
+    st.status = *s;
+    OCI_CHECK(json::get_int(top, p, "pid", st.pid, 0, INT32_MAX));
+    OCI_CHECK(json::get_string(top, p, "bundle", st.bundle, true));
+    OCI_CHECK(json::get_string_map(top, p, "annotations", st.annotations));
+    return {};
+}
+
+} // namespace
+
+const char *status_name(ContainerStatus s) { return kStatusNames[static_cast<int>(s)]; }
+
+std::string write_state(const State &st, bool pretty) {
+    json::Writer w(pretty);
+    w.begin_object();
+    write_state_members(w, st);
+    w.end_object();
+    return std::string(w.view());
+}
+
+Result<State> parse_state(std::string_view text) {
+    json::Document doc = OCI_TRY(json::Document::parse(text));
+    if (!YAJL_IS_OBJECT(doc.root()))
+        return fail("expected a JSON object at the top level");
+    State st;
+    OCI_CHECK(parse_state_members(doc.root(), json::Path{}, st));
+    return st;
+}
+
+std::string write_record(const ContainerRecord &rec) {
+    json::Writer w(false);
+    w.begin_object();
+    write_state_members(w, rec.state);
+    w.kv_u64("initStartTime", rec.init_start_time);
+    w.kv("created", rec.created);
+    w.kv("rootfs", rec.rootfs);
+    w.kv_u64("owner", rec.owner);
+    w.kv_bool("started", rec.started);
+    w.end_object();
+    return std::string(w.view());
+}
+
+Result<ContainerRecord> parse_record(std::string_view text) {
+    json::Document doc = OCI_TRY(json::Document::parse(text));
+    yajl_val top = doc.root();
+    if (!YAJL_IS_OBJECT(top))
+        return fail("expected a JSON object at the top level");
+    json::Path p;
+    ContainerRecord rec;
+    OCI_CHECK(parse_state_members(top, p, rec.state));
+    OCI_CHECK(json::get_uint(top, p, "initStartTime", rec.init_start_time, UINT64_MAX));
+    OCI_CHECK(json::get_string(top, p, "created", rec.created));
+    OCI_CHECK(json::get_string(top, p, "rootfs", rec.rootfs));
+    OCI_CHECK(json::get_uint(top, p, "owner", rec.owner, UINT32_MAX));
+    OCI_CHECK(json::get_bool(top, p, "started", rec.started));
+    return rec;
+}
+
+Status write_file_atomic(const std::string &path, std::string_view content, int mode) {
+    auto slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    char tmp[64];
+    std::snprintf(tmp, sizeof tmp, "/.tmp-%d-%08x", getpid(),
+                  static_cast<unsigned>(std::random_device{}()));
+    std::string tmp_path = dir + tmp;
+    int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return fail_errno("create " + tmp_path);
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            ::close(fd);
+            ::unlink(tmp_path.c_str());
+            return fail_code(e, "write " + tmp_path);
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) < 0) {
+        int e = errno;
+        ::close(fd);
+        ::unlink(tmp_path.c_str());
+        return fail_code(e, "fsync " + tmp_path);
+    }
+    ::close(fd);
+    if (::rename(tmp_path.c_str(), path.c_str()) < 0) {
+        int e = errno;
+        ::unlink(tmp_path.c_str());
+        return fail_code(e, "rename " + tmp_path + " to " + path);
+    }
+    return {};
+}
+
+} // namespace ocirun::oci

@@ -1,0 +1,48 @@
+// The runtime-spec state (what `oci-run state` prints and hooks read on stdin)
+// and the record oci-run keeps per container in `<root>/<id>/state.json`.
+#pragma once
+
+#include "error.hpp"
+#include "spec.hpp"
+
+#include <string>
+
+namespace ocirun::oci {
+
+enum class ContainerStatus { creating, created, running, stopped, paused };
+
+const char *status_name(ContainerStatus s);
+
+// runtime-spec state.md
+struct State {
+    std::string oci_version;
+    std::string id;
+    ContainerStatus status = ContainerStatus::creating;
+    int pid = 0; // 0 when there is no process (stopped)
+    std::string bundle;
+    StringMap annotations;
+};
+
+// What the runtime persists: the OCI state plus what later commands need to
+// find the container's processes again without trusting a bare PID.
+struct ContainerRecord {
+    State state;
+    uint64_t init_start_time = 0; // /proc/PID/stat field 22, guards against PID reuse
+    std::string created;          // RFC 3339 UTC
+    std::string rootfs;           // absolute host path
+    uint32_t owner = 0;           // uid that created it
+    bool started = false;         // `start` has released the init
+};
+
+// The OCI state document (runtime-spec state schema).
+std::string write_state(const State &st, bool pretty = false);
+Result<State> parse_state(std::string_view text);
+
+std::string write_record(const ContainerRecord &rec);
+Result<ContainerRecord> parse_record(std::string_view text);
+
+// Write `path` atomically: a temp file in the same directory, fsync, rename.
+// A reader sees the old or the new content, never a mix.
+Status write_file_atomic(const std::string &path, std::string_view content, int mode = 0600);
+
+} // namespace ocirun::oci

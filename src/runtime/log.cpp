@@ -1,0 +1,94 @@
+#include "log.hpp"
+
+#include "oci/json.hpp"
+
+#include <cerrno>
+#include <ctime>
+#include <string>
+#include <unistd.h>
+
+namespace ocirun::log {
+
+namespace {
+
+int g_fd = -1;
+Format g_format = Format::text;
+bool g_debug = false;
+
+const char *level_name(Level l) {
+    switch (l) {
+    case Level::debug:
+        return "debug";
+    case Level::info:
+        return "info";
+    case Level::warning:
+        return "warning";
+    case Level::error:
+        return "error";
+    }
+    return "error";
+}
+
+std::string now_rfc3339() {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char buf[64];
+    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
+    return buf;
+}
+
+void write_all(int fd, std::string_view s) {
+    while (!s.empty()) {
+        ssize_t n = ::write(fd, s.data(), s.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; // the log is best effort; the error still reaches stderr
+        s.remove_prefix(static_cast<size_t>(n));
+    }
+}
+
+} // namespace
+
+void configure(int fd, Format format, bool debug) {
+    g_fd = fd;
+    g_format = format;
+    g_debug = debug;
+}
+
+bool debug_enabled() { return g_debug; }
+
+void write(Level level, std::string_view msg) {
+    int saved = errno;
+    int fd = g_fd;
+    // Without a log file, debug lines go to stderr so --debug shows them.
+    if (fd < 0) {
+        if (level != Level::debug)
+            return;
+        fd = STDERR_FILENO;
+    }
+    std::string line;
+    if (g_format == Format::json) {
+        json::Writer w(false);
+        w.begin_object()
+            .kv("level", level_name(level))
+            .kv("msg", msg)
+            .kv("time", now_rfc3339())
+            .end_object();
+        line = w.view();
+    } else {
+        line = now_rfc3339();
+        line += ' ';
+        line += level_name(level);
+        line += ": ";
+        line += msg;
+    }
+    line += '\n';
+    write_all(fd, line);
+    errno = saved;
+}
+
+} // namespace ocirun::log
