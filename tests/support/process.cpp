@@ -1,0 +1,151 @@
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char **environ;
+
+namespace test {
+
+Output run(const std::vector<std::string> &argv, const std::string &input) {
+    Output o;
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+        return o;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    std::vector<char *> args;
+    for (const auto &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    if (rc != 0) {
+        close(in[1]);
+        close(out[0]);
+        close(err[0]);
+        o.err = std::string("spawn failed: ") + std::strerror(rc);
+        return o;
+    }
+    // Feed stdin and drain both outputs without deadlocking.
+    size_t written = 0;
+    if (input.empty()) {
+        close(in[1]);
+        in[1] = -1;
+    }
+    bool out_open = true, err_open = true;
+    while (out_open || err_open || in[1] >= 0) {
+        struct pollfd p[3];
+        int n = 0;
+        int io = -1, oo = -1, eo = -1;
+        if (in[1] >= 0) {
+            p[n] = {in[1], POLLOUT, 0};
+            io = n++;
+        }
+        if (out_open) {
+            p[n] = {out[0], POLLIN, 0};
+            oo = n++;
+        }
+        if (err_open) {
+            p[n] = {err[0], POLLIN, 0};
+            eo = n++;
+        }
+        if (poll(p, n, -1) < 0 && errno != EINTR)
+            break;
+        char buf[65536];
+        if (io >= 0 && p[io].revents) {
+            ssize_t w = write(in[1], input.data() + written, input.size() - written);
+            if (w > 0)
+                written += static_cast<size_t>(w);
+            if (w < 0 || written == input.size()) {
+                close(in[1]);
+                in[1] = -1;
+            }
+        }
+        if (oo >= 0 && p[oo].revents) {
+            ssize_t r = read(out[0], buf, sizeof buf);
+            if (r > 0)
+                o.out.append(buf, static_cast<size_t>(r));
+            else
+                out_open = false;
+        }
+        if (eo >= 0 && p[eo].revents) {
+            ssize_t r = read(err[0], buf, sizeof buf);
+            if (r > 0)
+                o.err.append(buf, static_cast<size_t>(r));
+            else
+                err_open = false;
+        }
+    }
+    close(out[0]);
+    close(err[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return o;
+}
+
+std::string oci_run_path() {
+    const char *p = std::getenv("OCI_RUN");
+    return p && *p ? p : "oci-run";
+}
+
+Output oci(const std::vector<std::string> &args, const std::string &input) {
+    std::vector<std::string> argv{oci_run_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, input);
+}
+
+std::string make_temp_dir(const char *tag) {
+    const char *base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/oci-run-test-" + tag +
+                       "-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data()))
+        return {};
+    return buf.data();
+}
+
+void rm_rf(const std::string &path) {
+    if (path.size() < 8 || path.find("/oci-run-test-") == std::string::npos)
+        return; // only ever remove what make_temp_dir made
+    run({"rm", "-rf", "--one-file-system", path});
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+void write_file(const std::string &path, const std::string &content) {
+    std::ofstream f(path, std::ios::trunc);
+    f << content;
+}
+
+bool exists(const std::string &path) {
+    struct stat st;
+    return lstat(path.c_str(), &st) == 0;
+}
+
+} // namespace test

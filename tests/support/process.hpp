@@ -1,0 +1,31 @@
+// Running a program from a test and capturing what it printed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace test {
+
+struct Output {
+    int status = -1; // exit status, or 128 + signal
+    std::string out, err;
+};
+
+// Run argv (argv[0] is looked up in PATH) with `input` on stdin.
+Output run(const std::vector<std::string> &argv, const std::string &input = "");
+
+// The oci-run binary under test ($OCI_RUN, else "oci-run" from PATH).
+std::string oci_run_path();
+
+// oci-run with the given arguments.
+Output oci(const std::vector<std::string> &args, const std::string &input = "");
+
+// A fresh directory under $TMPDIR (or /tmp), removed by rm_rf.
+std::string make_temp_dir(const char *tag);
+void rm_rf(const std::string &path);
+
+std::string read_file(const std::string &path);
+void write_file(const std::string &path, const std::string &content);
+bool exists(const std::string &path);
+
+} // namespace test
