@@ -16,13 +16,6 @@ int pending(const char *name, int argc, char **argv) {
 }
 } // namespace
 
-int cmd_create(const Globals &, int argc, char **argv) { return pending("create", argc, argv); }
-int cmd_start(const Globals &, int argc, char **argv) { return pending("start", argc, argv); }
-int cmd_run(const Globals &, int argc, char **argv) { return pending("run", argc, argv); }
-int cmd_state(const Globals &, int argc, char **argv) { return pending("state", argc, argv); }
-int cmd_kill(const Globals &, int argc, char **argv) { return pending("kill", argc, argv); }
-int cmd_delete(const Globals &, int argc, char **argv) { return pending("delete", argc, argv); }
-int cmd_list(const Globals &, int argc, char **argv) { return pending("list", argc, argv); }
 int cmd_exec(const Globals &, int argc, char **argv) { return pending("exec", argc, argv); }
 int cmd_ps(const Globals &, int argc, char **argv) { return pending("ps", argc, argv); }
 int cmd_pause(const Globals &, int argc, char **argv) { return pending("pause", argc, argv); }

@@ -1,0 +1,52 @@
+// Flags shared by create and run.
+#pragma once
+
+#include "cli.hpp"
+#include "runtime/container.hpp"
+
+#include <cstdlib>
+
+namespace ocirun::cli {
+
+enum CreateFlag { F_BUNDLE = 'b', F_PID_FILE = 300, F_CONSOLE, F_NO_PIVOT, F_NO_KEYRING, F_PRESERVE };
+
+#define OCIRUN_CREATE_OPTIONS                                                                      \
+    {"bundle", required_argument, nullptr, F_BUNDLE},                                              \
+        {"pid-file", required_argument, nullptr, F_PID_FILE},                                      \
+        {"console-socket", required_argument, nullptr, F_CONSOLE},                                 \
+        {"no-pivot", no_argument, nullptr, F_NO_PIVOT},                                            \
+        {"no-new-keyring", no_argument, nullptr, F_NO_KEYRING},                                    \
+        {"preserve-fds", required_argument, nullptr, F_PRESERVE}
+
+// Returns 0 when handled, -1 when `c` is not a create flag, or an exit code.
+inline int create_flag(const Command &cmd, CreateOptions &o, int c, const char *arg) {
+    switch (c) {
+    case F_BUNDLE:
+        o.bundle = arg;
+        return 0;
+    case F_PID_FILE:
+        o.pid_file = arg;
+        return 0;
+    case F_CONSOLE:
+        o.console_socket = arg;
+        return 0;
+    case F_NO_PIVOT:
+        o.no_pivot = true;
+        return 0;
+    case F_NO_KEYRING:
+        o.no_new_keyring = true;
+        return 0;
+    case F_PRESERVE: {
+        char *end;
+        long n = std::strtol(arg, &end, 10);
+        if (*end || n < 0 || n > 1000)
+            return usage_error(cmd.name, std::string("--preserve-fds: expected 0..1000, got \"") +
+                                             arg + "\"");
+        o.preserve_fds = static_cast<int>(n);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+} // namespace ocirun::cli

@@ -1,0 +1,15 @@
+// Capability sets through the raw capset/prctl interface (no libcap).
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+namespace ocirun {
+
+// Apply all five sets exactly: drop the bounding set to `bounding`, set
+// effective/permitted/inheritable with capset, then raise each ambient one
+// (clearing the rest). Call after setuid with PR_SET_KEEPCAPS on.
+Status drop_bounding(const oci::Capabilities &caps);
+Status apply_capabilities(const oci::Capabilities &caps);
+
+} // namespace ocirun

@@ -1,0 +1,493 @@
+#include "container.hpp"
+
+#include "init.hpp"
+#include "log.hpp"
+#include "oci/names.hpp"
+#include "oci/spec_io.hpp"
+#include "proc.hpp"
+#include "store.hpp"
+#include "sync.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+
+namespace ocirun {
+
+namespace {
+
+constexpr const char *kFifo = "exec.fifo";
+
+int clone_flag(oci::NsType t) {
+    switch (t) {
+    case oci::NsType::pid:
+        return CLONE_NEWPID;
+    case oci::NsType::network:
+        return CLONE_NEWNET;
+    case oci::NsType::mount:
+        return CLONE_NEWNS;
+    case oci::NsType::ipc:
+        return CLONE_NEWIPC;
+    case oci::NsType::uts:
+        return CLONE_NEWUTS;
+    case oci::NsType::user:
+        return CLONE_NEWUSER;
+    case oci::NsType::cgroup:
+        return CLONE_NEWCGROUP;
+    case oci::NsType::time:
+        return CLONE_NEWTIME;
+    }
+    return 0;
+}
+
+std::string now_rfc3339() {
+    char buf[64];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
+    return buf;
+}
+
+Result<std::string> absolute_path(const std::string &path, const std::string &what) {
+    char *r = ::realpath(path.c_str(), nullptr);
+    if (!r)
+        return fail_errno(what + " " + path);
+    std::string s = r;
+    free(r);
+    return s;
+}
+
+Status write_id_map(pid_t pid, const char *file, const std::vector<oci::IdMapping> &maps) {
+    std::string text;
+    for (const auto &m : maps)
+        text += std::to_string(m.container_id) + " " + std::to_string(m.host_id) + " " +
+                std::to_string(m.size) + "\n";
+    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail_errno("open " + path);
+    ssize_t n = ::write(fd, text.data(), text.size());
+    int e = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(text.size()))
+        return fail_code(e, std::string("linux.") +
+                                (file[0] == 'u' ? "uidMappings" : "gidMappings") + ": write " +
+                                path);
+    return {};
+}
+
+Status write_proc_file(pid_t pid, const char *file, const std::string &value,
+                       const std::string &what) {
+    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail_errno(what + ": open " + path);
+    ssize_t n = ::write(fd, value.data(), value.size());
+    int e = errno;
+    ::close(fd);
+    if (n < 0)
+        return fail_code(e, what + ": write " + path);
+    return {};
+}
+
+Result<int> connect_console(const std::string &path) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail_errno("--console-socket: socket");
+    struct sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (path.size() >= sizeof sa.sun_path) {
+        ::close(fd);
+        return fail("--console-socket: path too long: " + path);
+    }
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
+        int e = errno;
+        ::close(fd);
+        return fail_code(e, "--console-socket: connect " + path);
+    }
+    return fd;
+}
+
+// What the runtime refuses before anything is created.
+Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
+    const oci::Linux &lx = *spec.linux_;
+    if (!lx.find_namespace(oci::NsType::mount))
+        return fail("config.json: linux.namespaces: a mount namespace is required");
+    const oci::Namespace *user = lx.find_namespace(oci::NsType::user);
+    if (user && !user->path.empty())
+        return fail("config.json: linux.namespaces: joining a user namespace by path is not "
+                    "supported yet");
+    if (spec.process->terminal && o.console_socket.empty())
+        return fail("config.json: process.terminal is true: --console-socket is required");
+    if (!spec.process->terminal && !o.console_socket.empty())
+        return fail("--console-socket given but process.terminal is false");
+    if (spec.hooks && !spec.hooks->empty())
+        return fail("config.json: hooks: not implemented yet");
+    return {};
+}
+
+struct Fds {
+    std::vector<int> fds;
+    ~Fds() {
+        for (int fd : fds)
+            if (fd >= 0)
+                ::close(fd);
+    }
+    int add(int fd) {
+        fds.push_back(fd);
+        return fd;
+    }
+};
+
+Status write_pid_file(const std::string &path, pid_t pid) {
+    if (path.empty())
+        return {};
+    return oci::write_file_atomic(path, std::to_string(pid), 0644);
+}
+
+// Status from the live process, never from the record alone.
+oci::ContainerStatus live_status(const ContainerDir &dir, const oci::ContainerRecord &rec) {
+    if (!process_alive(rec.state.pid, rec.init_start_time))
+        return oci::ContainerStatus::stopped;
+    if (rec.state.status == oci::ContainerStatus::creating)
+        return oci::ContainerStatus::creating;
+    struct stat st;
+    if (::fstatat(dir.fd(), kFifo, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return oci::ContainerStatus::created;
+    return oci::ContainerStatus::running;
+}
+
+Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
+    std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
+    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
+    OCI_CHECK(check_supported(spec, o));
+    std::string rootfs_in = spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
+    std::string rootfs = OCI_TRY(absolute_path(rootfs_in, "root.path"));
+    const oci::Linux &lx = *spec.linux_;
+
+    Fds fds;
+    std::string fifo = dir.path() + "/" + kFifo;
+    if (::mkfifo(fifo.c_str(), 0600) < 0)
+        return fail_errno("mkfifo " + fifo);
+    int fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    int fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
+    if (fifo_r < 0 || fifo_w < 0)
+        return fail_errno("open " + fifo);
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return fail_errno("socketpair");
+    fds.add(sv[0]);
+    fds.add(sv[1]);
+    int console = -1;
+    if (!o.console_socket.empty())
+        console = fds.add(OCI_TRY(connect_console(o.console_socket)));
+
+    InitConfig cfg;
+    cfg.spec = &spec;
+    cfg.rootfs = rootfs;
+    cfg.sync_fd = sv[1];
+    cfg.fifo_read_fd = fifo_r;
+    cfg.fifo_write_fd = fifo_w;
+    cfg.console_fd = console;
+    cfg.preserve_fds = o.preserve_fds;
+    cfg.no_pivot = o.no_pivot;
+    cfg.no_new_keyring = o.no_new_keyring;
+    unsigned long flags = 0;
+    int pid_ns_fd = -1;
+    for (size_t i = 0; i < lx.namespaces.size(); i++) {
+        const auto &ns = lx.namespaces[i];
+        if (ns.path.empty()) {
+            flags |= static_cast<unsigned long>(clone_flag(ns.type));
+            continue;
+        }
+        int fd = fds.add(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (fd < 0)
+            return fail_errno("config.json: linux.namespaces[" + std::to_string(i) +
+                              "].path: open " + ns.path);
+        if (ns.type == oci::NsType::pid)
+            pid_ns_fd = fd;
+        else
+            cfg.join_ns.push_back({fd, clone_flag(ns.type)});
+    }
+    cfg.new_userns = flags & CLONE_NEWUSER;
+    if (pid_ns_fd >= 0 && ::setns(pid_ns_fd, CLONE_NEWPID) < 0)
+        return fail_errno("setns pid namespace");
+
+    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr,
+                                             nullptr, nullptr));
+    if (pid < 0)
+        return fail_errno("clone");
+    if (pid == 0) {
+        ::close(dir.fd()); // the lock belongs to the runtime, not the container
+        ::close(sv[0]);
+        run_init(cfg);
+    }
+    ::close(sv[1]);
+    sv[1] = -1;
+    fds.fds[3] = -1;
+
+    auto abort_child = [&](Error e) -> Result<pid_t> {
+        ::kill(pid, SIGKILL);
+        int st;
+        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        return forward(std::move(e));
+    };
+
+    oci::ContainerRecord rec;
+    rec.state.oci_version = oci::kSpecVersion;
+    rec.state.id = o.id;
+    rec.state.status = oci::ContainerStatus::creating;
+    rec.state.pid = pid;
+    rec.state.bundle = bundle;
+    rec.state.annotations = spec.annotations;
+    rec.init_start_time = process_start_time(pid);
+    rec.created = now_rfc3339();
+    rec.rootfs = rootfs;
+    rec.owner = ::geteuid();
+    if (auto r = dir.save(rec); !r)
+        return abort_child(r.error());
+
+    if (cfg.new_userns) {
+        if (auto r = write_id_map(pid, "uid_map", lx.uid_mappings); !r)
+            return abort_child(r.error());
+        if (auto r = write_id_map(pid, "gid_map", lx.gid_mappings); !r)
+            return abort_child(r.error());
+        if (auto r = sync::send(sv[0], sync::Msg::mappings_done); !r)
+            return abort_child(r.error());
+    }
+    if (spec.process->oom_score_adj) {
+        if (auto r = write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
+                                     "process.oomScoreAdj");
+            !r)
+            return abort_child(r.error());
+    }
+    auto msg = sync::receive(sv[0], "the container's init");
+    if (!msg)
+        return abort_child(msg.error());
+    if (msg->type == sync::Msg::error)
+        return abort_child(Error{msg->value, msg->text});
+    if (msg->type != sync::Msg::ready)
+        return abort_child(Error{0, "sync: unexpected message from the container's init"});
+
+    rec.state.status = oci::ContainerStatus::created;
+    if (auto r = dir.save(rec); !r)
+        return abort_child(r.error());
+    if (auto r = write_pid_file(o.pid_file, pid); !r)
+        return abort_child(r.error().wrap("--pid-file"));
+    log::debug("created container " + o.id + " with init " + std::to_string(pid));
+    return pid;
+}
+
+Status start_locked(ContainerDir &dir) {
+    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    oci::ContainerStatus st = live_status(dir, rec);
+    if (st != oci::ContainerStatus::created)
+        return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
+                    ", not created");
+    std::string fifo = dir.path() + "/" + kFifo;
+    int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENXIO)
+            return fail("container \"" + dir.id() + "\": its init is gone");
+        return fail_errno("open " + fifo);
+    }
+    char c = '0';
+    ssize_t n = ::write(fd, &c, 1);
+    int e = errno;
+    ::close(fd);
+    if (n != 1)
+        return fail_code(e, "start: write " + fifo);
+    ::unlink(fifo.c_str());
+    rec.state.status = oci::ContainerStatus::running;
+    rec.started = true;
+    return dir.save(rec);
+}
+
+pid_t g_forward_pid = 0;
+void forward_signal(int sig) {
+    if (g_forward_pid > 0)
+        ::kill(g_forward_pid, sig);
+}
+
+// Every process in the same PID namespace as the init (kill --all without a cgroup).
+std::vector<pid_t> pidns_members(pid_t init) {
+    std::vector<pid_t> out;
+    char buf[64], target[128];
+    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
+    ssize_t n = ::readlink(buf, target, sizeof target - 1);
+    if (n <= 0)
+        return out;
+    target[n] = '\0';
+    DIR *d = ::opendir("/proc");
+    if (!d)
+        return out;
+    while (struct dirent *e = ::readdir(d)) {
+        char *end;
+        long pid = std::strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char p[64], t[128];
+        std::snprintf(p, sizeof p, "/proc/%ld/ns/pid", pid);
+        ssize_t m = ::readlink(p, t, sizeof t - 1);
+        if (m <= 0)
+            continue;
+        t[m] = '\0';
+        if (std::strcmp(t, target) == 0)
+            out.push_back(static_cast<pid_t>(pid));
+    }
+    ::closedir(d);
+    return out;
+}
+
+} // namespace
+
+Result<pid_t> create_container(const CreateOptions &o) {
+    ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
+    auto pid = create_impl(o, dir);
+    if (!pid) {
+        (void)dir.remove();
+        return forward(std::move(pid.error()), "create");
+    }
+    return pid;
+}
+
+Status start_container(const std::string &root, const std::string &id) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    auto r = start_locked(dir);
+    if (!r)
+        return forward(std::move(r.error()), "start");
+    return {};
+}
+
+Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
+    pid_t pid;
+    {
+        ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
+        auto p = create_impl(o, dir);
+        if (!p) {
+            (void)dir.remove();
+            return forward(std::move(p.error()), "run");
+        }
+        pid = *p;
+        if (!detach) {
+            g_forward_pid = pid;
+            struct sigaction sa{};
+            sa.sa_handler = forward_signal;
+            sa.sa_flags = SA_RESTART;
+            for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
+                ::sigaction(s, &sa, nullptr);
+        }
+        if (auto r = start_locked(dir); !r) {
+            ::kill(pid, SIGKILL);
+            int st;
+            ::waitpid(pid, &st, 0);
+            (void)dir.remove();
+            return forward(std::move(r.error()), "run");
+        }
+    }
+    if (detach)
+        return 0;
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR)
+            return fail_errno("run: wait for the container's init");
+    }
+    g_forward_pid = 0;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (!keep) {
+        auto r = delete_container(o.root, o.id, true);
+        if (!r)
+            log::warning(r.error().text());
+    }
+    return code;
+}
+
+Result<oci::State> container_state(const std::string &root, const std::string &id) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    rec.state.status = live_status(dir, rec);
+    if (rec.state.status == oci::ContainerStatus::stopped)
+        rec.state.pid = 0;
+    return rec.state;
+}
+
+Status kill_container(const std::string &root, const std::string &id, int sig, bool all) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    oci::ContainerStatus st = live_status(dir, rec);
+    if (st == oci::ContainerStatus::stopped)
+        return fail("kill: container \"" + id + "\" is not running");
+    if (all) {
+        for (pid_t p : pidns_members(rec.state.pid))
+            if (p != rec.state.pid)
+                ::kill(p, sig);
+    }
+    auto r = signal_process(rec.state.pid, rec.init_start_time, sig);
+    if (!r)
+        return forward(std::move(r.error()), "kill");
+    return {};
+}
+
+Status delete_container(const std::string &root, const std::string &id, bool force) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    auto rec = dir.load();
+    if (rec) {
+        oci::ContainerStatus st = live_status(dir, *rec);
+        if (st != oci::ContainerStatus::stopped) {
+            if (st == oci::ContainerStatus::running && !force)
+                return fail("delete: container \"" + id +
+                            "\" is running: stop it first or use --force");
+            for (pid_t p : pidns_members(rec->state.pid))
+                if (p != rec->state.pid)
+                    ::kill(p, SIGKILL);
+            (void)signal_process(rec->state.pid, rec->init_start_time, SIGKILL);
+            if (!wait_process_gone(rec->state.pid, 10000))
+                return fail("delete: container \"" + id + "\": init " +
+                            std::to_string(rec->state.pid) + " did not exit after SIGKILL");
+        }
+    } else if (!force) {
+        return forward(std::move(rec.error()), "delete");
+    }
+    auto r = dir.remove();
+    if (!r)
+        return forward(std::move(r.error()), "delete");
+    return {};
+}
+
+Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {
+    std::vector<ContainerInfo> out;
+    for (const auto &id : OCI_TRY(list_ids(root))) {
+        auto dir = ContainerDir::open(root, id);
+        if (!dir)
+            continue;
+        auto rec = dir->load();
+        if (!rec)
+            continue;
+        ContainerInfo info;
+        info.state = rec->state;
+        info.state.status = live_status(*dir, *rec);
+        if (info.state.status == oci::ContainerStatus::stopped)
+            info.state.pid = 0;
+        info.created = rec->created;
+        info.owner = rec->owner;
+        out.push_back(std::move(info));
+    }
+    return out;
+}
+
+} // namespace ocirun

@@ -1,0 +1,46 @@
+// Container lifecycle, runtime side: the library calls behind create, start,
+// run, state, kill, delete and list.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/state.hpp"
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace ocirun {
+
+struct CreateOptions {
+    std::string root;
+    std::string id;
+    std::string bundle = ".";
+    std::string pid_file;
+    std::string console_socket;
+    bool no_pivot = false;
+    bool no_new_keyring = false;
+    int preserve_fds = 0;
+};
+
+// Set everything up and leave the init waiting for start. Returns its PID.
+Result<pid_t> create_container(const CreateOptions &opts);
+Status start_container(const std::string &root, const std::string &id);
+
+// create + start; in the foreground wait for the init and return its exit
+// status (128 + signal when killed), removing the container unless `keep`.
+Result<int> run_container(const CreateOptions &opts, bool detach, bool keep);
+
+// The OCI state with the status derived from the live process.
+Result<oci::State> container_state(const std::string &root, const std::string &id);
+
+Status kill_container(const std::string &root, const std::string &id, int sig, bool all);
+Status delete_container(const std::string &root, const std::string &id, bool force);
+
+struct ContainerInfo {
+    oci::State state;
+    std::string created;
+    uint32_t owner = 0;
+};
+Result<std::vector<ContainerInfo>> list_containers(const std::string &root);
+
+} // namespace ocirun

@@ -1,0 +1,193 @@
+#include "init.hpp"
+
+#include "process_setup.hpp"
+#include "rootfs.hpp"
+#include "sync.hpp"
+
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ocirun {
+
+namespace {
+
+Status wait_for_mappings(const InitConfig &cfg) {
+    if (!cfg.new_userns)
+        return {};
+    auto p = sync::receive(cfg.sync_fd, "the runtime");
+    if (!p)
+        return forward(std::move(p.error()));
+    if (p->type != sync::Msg::mappings_done)
+        return fail("sync: unexpected message while waiting for id mappings");
+    // Become root of the new user namespace.
+    if (::setresgid(0, 0, 0) < 0)
+        return fail_errno("setresgid 0 in the user namespace");
+    if (::setresuid(0, 0, 0) < 0)
+        return fail_errno("setresuid 0 in the user namespace");
+    return {};
+}
+
+Status join_namespaces(const InitConfig &cfg) {
+    for (auto [fd, type] : cfg.join_ns)
+        if (::setns(fd, type) < 0)
+            return fail_errno("setns " + std::to_string(type));
+    return {};
+}
+
+Status new_session_keyring(const InitConfig &cfg) {
+    if (cfg.no_new_keyring)
+        return {};
+    // A private session keyring so the container cannot read the host's keys.
+    if (::syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, nullptr) < 0 && errno != ENOSYS &&
+        errno != EACCES && errno != EPERM)
+        return fail_errno("join a new session keyring");
+    return {};
+}
+
+Status set_names(const oci::Spec &spec) {
+    if (!spec.hostname.empty() && ::sethostname(spec.hostname.c_str(), spec.hostname.size()) < 0)
+        return fail_errno("hostname: sethostname " + spec.hostname);
+    if (!spec.domainname.empty() &&
+        ::setdomainname(spec.domainname.c_str(), spec.domainname.size()) < 0)
+        return fail_errno("domainname: setdomainname " + spec.domainname);
+    return {};
+}
+
+Status write_sysctls(const oci::Spec &spec) {
+    for (const auto &[key, value] : spec.linux_->sysctl) {
+        std::string path = "/proc/sys/" + key;
+        for (size_t i = 10; i < path.size(); i++)
+            if (path[i] == '.')
+                path[i] = '/';
+        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            return fail_errno("linux.sysctl." + key + ": open " + path);
+        ssize_t n = ::write(fd, value.data(), value.size());
+        int e = errno;
+        ::close(fd);
+        if (n < 0)
+            return fail_code(e, "linux.sysctl." + key + ": write " + path);
+    }
+    return {};
+}
+
+Status set_personality(const oci::Spec &spec) {
+    if (!spec.linux_->personality)
+        return {};
+    unsigned long dom = spec.linux_->personality->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
+    if (::personality(dom) < 0)
+        return fail_errno("linux.personality");
+    return {};
+}
+
+// terminal: a pty from the container's devpts; the master goes to the
+// console socket (SCM_RIGHTS, as runc), the slave becomes stdio and the
+// controlling terminal.
+Status setup_terminal(const InitConfig &cfg) {
+    const oci::Process &p = *cfg.spec->process;
+    if (!p.terminal)
+        return {};
+    if (cfg.console_fd < 0)
+        return fail("process.terminal: needs --console-socket");
+    int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0)
+        return fail_errno("process.terminal: open /dev/ptmx");
+    if (::unlockpt(master) < 0)
+        return fail_errno("process.terminal: unlockpt");
+    int slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+    if (slave < 0)
+        return fail_errno("process.terminal: open the pty peer");
+    if (p.console_size) {
+        struct winsize ws{};
+        ws.ws_row = static_cast<unsigned short>(p.console_size->height);
+        ws.ws_col = static_cast<unsigned short>(p.console_size->width);
+        ::ioctl(slave, TIOCSWINSZ, &ws);
+    }
+    OCI_CHECK_CTX(sync::send_fd(cfg.console_fd, master), "process.terminal: --console-socket");
+    ::close(master);
+    ::close(cfg.console_fd);
+    for (int i = 0; i < 3; i++)
+        if (::dup2(slave, i) < 0)
+            return fail_errno("process.terminal: dup2");
+    if (::ioctl(0, TIOCSCTTY, 0) < 0)
+        return fail_errno("process.terminal: TIOCSCTTY");
+    if (slave > 2)
+        ::close(slave);
+    return {};
+}
+
+// Block until `start` writes to the exec fifo.
+Status wait_for_start(const InitConfig &cfg) {
+    int flags = ::fcntl(cfg.fifo_read_fd, F_GETFL);
+    ::fcntl(cfg.fifo_read_fd, F_SETFL, flags & ~O_NONBLOCK);
+    char c;
+    ssize_t n;
+    while ((n = ::read(cfg.fifo_read_fd, &c, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1)
+        return fail_errno("wait for start");
+    ::close(cfg.fifo_read_fd);
+    ::close(cfg.fifo_write_fd);
+    return {};
+}
+
+Status setup(const InitConfig &cfg) {
+    const oci::Spec &spec = *cfg.spec;
+    const oci::Process &proc = *spec.process;
+    OCI_CHECK(wait_for_mappings(cfg));
+    OCI_CHECK(join_namespaces(cfg));
+    if (::setsid() < 0)
+        return fail_errno("setsid");
+    OCI_CHECK(new_session_keyring(cfg));
+    OCI_CHECK_CTX(setup_rootfs(spec, {cfg.rootfs, cfg.new_userns, cfg.no_pivot}), "rootfs");
+    OCI_CHECK(setup_terminal(cfg));
+    OCI_CHECK_CTX(finish_rootfs(spec), "rootfs");
+    OCI_CHECK(set_names(spec));
+    OCI_CHECK(write_sysctls(spec));
+    OCI_CHECK(set_personality(spec));
+    OCI_CHECK(apply_rlimits(proc));
+    OCI_CHECK(apply_identity(proc, true));
+    OCI_CHECK(apply_cwd_umask(proc));
+    OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
+    return {};
+}
+
+} // namespace
+
+void run_init(const InitConfig &cfg) {
+    // Die with the runtime while setting up; cleared once ready.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    // Non-dumpable: no process in the container can open /proc/PID/exe of this
+    // runtime image or ptrace it while it sets up (CVE-2019-5736).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    auto r = setup(cfg);
+    if (!r) {
+        sync::send_error(cfg.sync_fd, r.error());
+        ::_exit(1);
+    }
+    ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    if (!sync::send(cfg.sync_fd, sync::Msg::ready)) {
+        ::_exit(1);
+    }
+    ::close(cfg.sync_fd);
+    if (!wait_for_start(cfg))
+        ::_exit(1);
+    Error e = exec_process(*cfg.spec->process);
+    // The runtime is gone by now; stderr is the container's.
+    std::string line = "oci-run: " + e.text() + "\n";
+    (void)!::write(2, line.data(), line.size());
+    ::_exit(127);
+}
+
+} // namespace ocirun

@@ -1,0 +1,31 @@
+// The container's init, child side: everything that runs inside the new
+// namespaces before the user's program. One function per step; run_init reads
+// as the checklist.
+#pragma once
+
+#include "oci/spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+struct InitConfig {
+    const oci::Spec *spec = nullptr;
+    std::string rootfs;     // absolute host path
+    int sync_fd = -1;       // to the runtime
+    int fifo_read_fd = -1;  // exec fifo: blocks until `start` writes
+    int fifo_write_fd = -1; // held so the read above blocks instead of seeing EOF
+    int console_fd = -1;    // connected --console-socket, or -1
+    int preserve_fds = 0;   // fds 3..3+N-1 pass through
+    bool new_userns = false;
+    bool no_pivot = false;
+    bool no_new_keyring = false;
+    std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
+};
+
+// Never returns: execs the process or exits after reporting the error.
+[[noreturn]] void run_init(const InitConfig &cfg);
+
+
+} // namespace ocirun

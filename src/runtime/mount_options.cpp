@@ -1,0 +1,107 @@
+#include "mount_options.hpp"
+
+#include <sys/mount.h>
+
+#include <cstring>
+
+namespace ocirun {
+
+namespace {
+
+struct FlagOpt {
+    const char *name;
+    bool clear; // true: the option clears the flag
+    unsigned long flag;
+};
+
+constexpr FlagOpt kFlags[] = {
+    {"ro", false, MS_RDONLY},          {"rw", true, MS_RDONLY},
+    {"nosuid", false, MS_NOSUID},      {"suid", true, MS_NOSUID},
+    {"nodev", false, MS_NODEV},        {"dev", true, MS_NODEV},
+    {"noexec", false, MS_NOEXEC},      {"exec", true, MS_NOEXEC},
+    {"sync", false, MS_SYNCHRONOUS},   {"async", true, MS_SYNCHRONOUS},
+    {"dirsync", false, MS_DIRSYNC},    {"remount", false, MS_REMOUNT},
+    {"mand", false, MS_MANDLOCK},      {"nomand", true, MS_MANDLOCK},
+    {"atime", true, MS_NOATIME},       {"noatime", false, MS_NOATIME},
+    {"diratime", true, MS_NODIRATIME}, {"nodiratime", false, MS_NODIRATIME},
+    {"relatime", false, MS_RELATIME},  {"norelatime", true, MS_RELATIME},
+    {"strictatime", false, MS_STRICTATIME}, {"nostrictatime", true, MS_STRICTATIME},
+    {"lazytime", false, MS_LAZYTIME},  {"nolazytime", true, MS_LAZYTIME},
+    {"silent", false, MS_SILENT},      {"loud", true, MS_SILENT},
+};
+
+struct PropOpt {
+    const char *name;
+    unsigned long flags;
+};
+
+constexpr PropOpt kProp[] = {
+    {"private", MS_PRIVATE},
+    {"rprivate", MS_PRIVATE | MS_REC},
+    {"shared", MS_SHARED},
+    {"rshared", MS_SHARED | MS_REC},
+    {"slave", MS_SLAVE},
+    {"rslave", MS_SLAVE | MS_REC},
+    {"unbindable", MS_UNBINDABLE},
+    {"runbindable", MS_UNBINDABLE | MS_REC},
+};
+
+} // namespace
+
+bool MountOptions::readonly() const { return flags & MS_RDONLY; }
+
+MountOptions parse_mount_options(const std::vector<std::string> &options) {
+    MountOptions m;
+    for (const auto &o : options) {
+        if (o == "bind") {
+            m.bind = true;
+            continue;
+        }
+        if (o == "rbind") {
+            m.bind = true;
+            m.recursive = true;
+            continue;
+        }
+        bool found = false;
+        for (const auto &f : kFlags)
+            if (o == f.name) {
+                if (f.clear) {
+                    m.flags &= ~f.flag;
+                    m.clear |= f.flag;
+                } else {
+                    m.flags |= f.flag;
+                    m.clear &= ~f.flag;
+                }
+                found = true;
+                break;
+            }
+        if (found)
+            continue;
+        for (const auto &p : kProp)
+            if (o == p.name) {
+                m.propagation = p.flags;
+                found = true;
+                break;
+            }
+        if (found)
+            continue;
+        if (!m.data.empty())
+            m.data += ',';
+        m.data += o;
+    }
+    return m;
+}
+
+const std::vector<const char *> &known_mount_flag_names() {
+    static const std::vector<const char *> names = [] {
+        std::vector<const char *> v{"bind", "rbind"};
+        for (const auto &f : kFlags)
+            v.push_back(f.name);
+        for (const auto &p : kProp)
+            v.push_back(p.name);
+        return v;
+    }();
+    return names;
+}
+
+} // namespace ocirun

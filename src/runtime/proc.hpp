@@ -1,0 +1,30 @@
+// Process identity: a PID plus its start time, so that a reused PID is never
+// mistaken for the container's process.
+#pragma once
+
+#include "oci/error.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace ocirun {
+
+// Field 22 of /proc/PID/stat (clock ticks since boot); 0 if the PID is gone.
+uint64_t process_start_time(pid_t pid);
+
+// True when `pid` exists, is not a zombie, and started at `start_time`.
+bool process_alive(pid_t pid, uint64_t start_time);
+
+// State letter from /proc/PID/stat ('R', 'S', 'Z', ...), or 0 if gone.
+char process_state(pid_t pid);
+
+// Signal the process only if it is still the one that started at start_time,
+// through a pidfd so the check and the kill refer to the same process.
+Status signal_process(pid_t pid, uint64_t start_time, int sig);
+
+// Wait until the process is gone (pidfd poll), up to timeout_ms.
+bool wait_process_gone(pid_t pid, int timeout_ms);
+
+} // namespace ocirun

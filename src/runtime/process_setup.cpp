@@ -1,0 +1,108 @@
+#include "process_setup.hpp"
+
+#include "caps.hpp"
+
+#include <grp.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace ocirun {
+
+Status apply_rlimits(const oci::Process &p) {
+    for (const auto &r : p.rlimits) {
+        struct rlimit rl = {r.soft, r.hard};
+        if (::setrlimit(r.resource, &rl) < 0)
+            return fail_errno("process.rlimits: set " + r.type + " to " + std::to_string(r.soft) +
+                              "/" + std::to_string(r.hard));
+    }
+    return {};
+}
+
+Status apply_identity(const oci::Process &p, bool setgroups_allowed) {
+    oci::Capabilities none;
+    const oci::Capabilities &caps = p.capabilities ? *p.capabilities : none;
+    OCI_CHECK(drop_bounding(caps));
+    if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+        return fail_errno("prctl PR_SET_KEEPCAPS");
+    if (setgroups_allowed) {
+        std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
+        if (::setgroups(groups.size(), groups.data()) < 0)
+            return fail_errno("process.user.additionalGids: setgroups");
+    } else if (!p.user.additional_gids.empty()) {
+        return fail("process.user.additionalGids: setgroups is denied in this user namespace");
+    }
+    if (::setresgid(p.user.gid, p.user.gid, p.user.gid) < 0)
+        return fail_errno("process.user.gid: setresgid " + std::to_string(p.user.gid));
+    if (::setresuid(p.user.uid, p.user.uid, p.user.uid) < 0)
+        return fail_errno("process.user.uid: setresuid " + std::to_string(p.user.uid));
+    if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+        return fail_errno("prctl PR_SET_KEEPCAPS");
+    OCI_CHECK_CTX(apply_capabilities(caps), "process.capabilities");
+    if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return fail_errno("process.noNewPrivileges");
+    return {};
+}
+
+Status apply_cwd_umask(const oci::Process &p) {
+    ::umask(p.user.umask.value_or(022));
+    if (::chdir(p.cwd.c_str()) < 0)
+        return fail_errno("process.cwd: chdir " + p.cwd);
+    // A cwd inherited from outside the root shows as "(unreachable)..." (CVE-2024-21626).
+    char buf[4096];
+    if (!::getcwd(buf, sizeof buf) || buf[0] != '/')
+        return fail("process.cwd: " + p.cwd + " is outside the container");
+    return {};
+}
+
+Status mark_fds_cloexec(int preserve_fds) {
+    unsigned first = 3u + static_cast<unsigned>(preserve_fds);
+    if (::syscall(SYS_close_range, first, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+        return fail_errno("close_range");
+    return {};
+}
+
+static const char *env_path(const std::vector<std::string> &env) {
+    for (const auto &e : env)
+        if (e.rfind("PATH=", 0) == 0)
+            return e.c_str() + 5;
+    return nullptr;
+}
+
+Error exec_process(const oci::Process &p) {
+    std::vector<char *> argv, envp;
+    for (const auto &a : p.args)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto &e : p.env)
+        envp.push_back(const_cast<char *>(e.c_str()));
+    envp.push_back(nullptr);
+    const std::string &prog = p.args[0];
+    if (prog.find('/') != std::string::npos) {
+        ::execve(prog.c_str(), argv.data(), envp.data());
+        return Error{errno, "exec " + prog};
+    }
+    const char *path = env_path(p.env);
+    std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    int last = ENOENT;
+    size_t pos = 0;
+    while (pos <= dirs.size()) {
+        size_t end = dirs.find(':', pos);
+        if (end == std::string::npos)
+            end = dirs.size();
+        std::string dir = dirs.substr(pos, end - pos);
+        pos = end + 1;
+        std::string full = (dir.empty() ? "." : dir) + "/" + prog;
+        ::execve(full.c_str(), argv.data(), envp.data());
+        if (errno != ENOENT && errno != ENOTDIR)
+            last = errno;
+    }
+    return Error{last, "exec " + prog + ": not found in PATH " + dirs};
+}
+
+} // namespace ocirun

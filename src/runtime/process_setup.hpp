@@ -1,0 +1,21 @@
+// Turning process.* of the spec into the running process's credentials,
+// limits and program: shared by the container's init and by exec.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+namespace ocirun {
+
+// rlimits (before dropping privileges).
+Status apply_rlimits(const oci::Process &p);
+// Bounding set, groups, gid, uid, then capability sets and no_new_privs.
+Status apply_identity(const oci::Process &p, bool setgroups_allowed);
+// umask, cwd (checked to be inside the container's root: CVE-2024-21626).
+Status apply_cwd_umask(const oci::Process &p);
+// Close every fd from 3 + preserve on exec.
+Status mark_fds_cloexec(int preserve_fds);
+// Look args[0] up in the process's PATH and execve; returns only on error.
+Error exec_process(const oci::Process &p);
+
+} // namespace ocirun

@@ -1,0 +1,25 @@
+// The container's filesystem, built by the init inside its new mount
+// namespace: mounts from config.json resolved inside the rootfs (never
+// following a symlink out of it), default devices, pivot_root, masked and
+// read-only paths, a read-only root.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+#include <string>
+
+namespace ocirun {
+
+struct RootfsContext {
+    std::string rootfs; // absolute host path
+    bool in_userns = false;
+    bool no_pivot = false;
+};
+
+// Everything before pivot_root, then pivot_root itself.
+Status setup_rootfs(const oci::Spec &spec, const RootfsContext &ctx);
+// After pivot_root: masked paths, read-only paths, read-only root, propagation.
+Status finish_rootfs(const oci::Spec &spec);
+
+} // namespace ocirun

@@ -1,0 +1,195 @@
+#include "store.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace ocirun {
+
+Status validate_id(const std::string &id) {
+    auto ok_first = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    };
+    if (id.empty())
+        return fail("missing container ID");
+    if (id.size() > 1024)
+        return fail("container ID is longer than 1024 characters");
+    if (!ok_first(id[0]))
+        return fail("invalid container ID \"" + id + "\": must start with a letter or digit");
+    for (char c : id)
+        if (!ok_first(c) && c != '_' && c != '.' && c != '-')
+            return fail("invalid container ID \"" + id +
+                        "\": only letters, digits, '_', '.' and '-' are allowed");
+    return {};
+}
+
+static Status mkdir_p(const std::string &path, mode_t mode) {
+    if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST)
+        return {};
+    if (errno != ENOENT)
+        return fail_errno("mkdir " + path);
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0)
+        return fail_errno("mkdir " + path);
+    OCI_CHECK(mkdir_p(path.substr(0, slash), mode));
+    if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST)
+        return fail_errno("mkdir " + path);
+    return {};
+}
+
+ContainerDir::ContainerDir(ContainerDir &&o) noexcept
+    : path_(std::move(o.path_)), id_(std::move(o.id_)), fd_(o.fd_) {
+    o.fd_ = -1;
+}
+
+ContainerDir &ContainerDir::operator=(ContainerDir &&o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0)
+            ::close(fd_);
+        path_ = std::move(o.path_);
+        id_ = std::move(o.id_);
+        fd_ = o.fd_;
+        o.fd_ = -1;
+    }
+    return *this;
+}
+
+ContainerDir::~ContainerDir() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+static Result<int> open_locked(const std::string &path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return fail_errno("open " + path);
+    while (::flock(fd, LOCK_EX) < 0) {
+        if (errno == EINTR)
+            continue;
+        int e = errno;
+        ::close(fd);
+        return fail_code(e, "lock " + path);
+    }
+    return fd;
+}
+
+Result<ContainerDir> ContainerDir::create(const std::string &root, const std::string &id) {
+    OCI_CHECK(validate_id(id));
+    OCI_CHECK(mkdir_p(root, 0700));
+    ContainerDir d;
+    d.id_ = id;
+    d.path_ = root + "/" + id;
+    if (::mkdir(d.path_.c_str(), 0700) < 0) {
+        if (errno == EEXIST)
+            return fail("container \"" + id + "\" already exists");
+        return fail_errno("mkdir " + d.path_);
+    }
+    auto fd = open_locked(d.path_);
+    if (!fd) {
+        ::rmdir(d.path_.c_str());
+        return forward(std::move(fd.error()));
+    }
+    d.fd_ = *fd;
+    return d;
+}
+
+Result<ContainerDir> ContainerDir::open(const std::string &root, const std::string &id) {
+    OCI_CHECK(validate_id(id));
+    ContainerDir d;
+    d.id_ = id;
+    d.path_ = root + "/" + id;
+    auto fd = open_locked(d.path_);
+    if (!fd) {
+        if (fd.error().code == ENOENT)
+            return fail("container \"" + id + "\" does not exist");
+        return forward(std::move(fd.error()));
+    }
+    d.fd_ = *fd;
+    // A create that lost the race to delete leaves nothing to load: the
+    // directory was removed while we waited for the lock.
+    struct stat st;
+    if (::fstat(d.fd_, &st) < 0 || st.st_nlink == 0)
+        return fail("container \"" + id + "\" does not exist");
+    return d;
+}
+
+Result<oci::ContainerRecord> ContainerDir::load() const {
+    int fd = ::openat(fd_, "state.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return fail("container \"" + id_ + "\" has no state (its create did not finish)");
+        return fail_errno("open " + path_ + "/state.json");
+    }
+    std::string text;
+    char buf[8192];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0)
+        text.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    auto rec = oci::parse_record(text);
+    if (!rec)
+        return forward(std::move(rec.error()), path_ + "/state.json");
+    return rec;
+}
+
+Status ContainerDir::save(const oci::ContainerRecord &rec) const {
+    return oci::write_file_atomic(path_ + "/state.json", oci::write_record(rec));
+}
+
+static void remove_tree_at(int dirfd) {
+    DIR *d = ::fdopendir(::dup(dirfd));
+    if (!d)
+        return;
+    while (struct dirent *e = ::readdir(d)) {
+        std::string_view n = e->d_name;
+        if (n == "." || n == "..")
+            continue;
+        if (e->d_type == DT_DIR) {
+            int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+                remove_tree_at(sub);
+                ::close(sub);
+            }
+            ::unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+        } else {
+            ::unlinkat(dirfd, e->d_name, 0);
+        }
+    }
+    ::closedir(d);
+}
+
+Status ContainerDir::remove() {
+    if (fd_ < 0)
+        return {};
+    remove_tree_at(fd_);
+    if (::rmdir(path_.c_str()) < 0 && errno != ENOENT)
+        return fail_errno("remove " + path_);
+    ::close(fd_);
+    fd_ = -1;
+    return {};
+}
+
+Result<std::vector<std::string>> list_ids(const std::string &root) {
+    std::vector<std::string> ids;
+    DIR *d = ::opendir(root.c_str());
+    if (!d) {
+        if (errno == ENOENT)
+            return ids;
+        return fail_errno("open " + root);
+    }
+    while (struct dirent *e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == ".." || !validate_id(n))
+            continue;
+        ids.push_back(std::move(n));
+    }
+    ::closedir(d);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+} // namespace ocirun

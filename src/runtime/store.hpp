@@ -1,0 +1,46 @@
+// The state directory (--root): one subdirectory per container holding
+// state.json and the exec fifo, each guarded by an flock so commands on one
+// ID are serialised while commands on different IDs run in parallel.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/state.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,1023}$ : no "/", no "..", no leading dot.
+Status validate_id(const std::string &id);
+
+class ContainerDir {
+  public:
+    ContainerDir() = default;
+    ContainerDir(ContainerDir &&o) noexcept;
+    ContainerDir &operator=(ContainerDir &&o) noexcept;
+    ~ContainerDir();
+
+    // Make <root>/<id> (refusing an existing one) and lock it.
+    static Result<ContainerDir> create(const std::string &root, const std::string &id);
+    // Open and lock an existing container's directory.
+    static Result<ContainerDir> open(const std::string &root, const std::string &id);
+
+    const std::string &path() const { return path_; }
+    const std::string &id() const { return id_; }
+    int fd() const { return fd_; }
+
+    Result<oci::ContainerRecord> load() const;
+    Status save(const oci::ContainerRecord &rec) const;
+    // Remove the directory and everything in it; the object is then empty.
+    Status remove();
+
+  private:
+    std::string path_, id_;
+    int fd_ = -1; // directory fd, flock'ed
+};
+
+// IDs of the containers under root (directories with a state.json).
+Result<std::vector<std::string>> list_ids(const std::string &root);
+
+} // namespace ocirun

@@ -1,0 +1,93 @@
+#include "sync.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace ocirun::sync {
+
+Status send(int fd, Msg type, int32_t value, const char *text) {
+    Packet p{};
+    p.type = type;
+    p.value = value;
+    if (text)
+        std::strncpy(p.text, text, sizeof p.text - 1);
+    ssize_t n;
+    while ((n = ::send(fd, &p, sizeof p, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof p))
+        return fail_errno("sync socket: send");
+    return {};
+}
+
+Result<Packet> receive(int fd, const char *peer) {
+    Packet p{};
+    ssize_t n;
+    while ((n = ::recv(fd, &p, sizeof p, 0)) < 0 && errno == EINTR) {
+    }
+    if (n < 0)
+        return fail_errno("sync socket: receive");
+    if (n == 0)
+        return fail(std::string(peer) + " exited during setup");
+    if (n != static_cast<ssize_t>(sizeof p))
+        return fail("sync socket: short message from " + std::string(peer));
+    p.text[sizeof p.text - 1] = '\0';
+    return p;
+}
+
+void send_error(int fd, const Error &e) {
+    (void)send(fd, Msg::error, e.code, e.msg.c_str());
+}
+
+Status send_fd(int sock, int fd) {
+    char dummy = 'F';
+    struct iovec iov = {&dummy, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u{};
+    struct msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = u.buf;
+    msg.msg_controllen = sizeof u.buf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    ssize_t n;
+    while ((n = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (n < 0)
+        return fail_errno("send fd");
+    return {};
+}
+
+Result<int> receive_fd(int sock) {
+    char dummy;
+    struct iovec iov = {&dummy, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u{};
+    struct msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = u.buf;
+    msg.msg_controllen = sizeof u.buf;
+    ssize_t n;
+    while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0)
+        return fail_errno("receive fd");
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (!c || c->cmsg_type != SCM_RIGHTS)
+        return fail("receive fd: no descriptor in message");
+    int fd;
+    std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
+}
+
+} // namespace ocirun::sync

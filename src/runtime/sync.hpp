@@ -1,0 +1,35 @@
+// The sync socket between the runtime and the container's init: small typed
+// messages, with errors from the child carried as (errno, text) so the CLI
+// prints them as one line.
+#pragma once
+
+#include "oci/error.hpp"
+
+#include <cstdint>
+
+namespace ocirun::sync {
+
+enum class Msg : uint32_t {
+    mappings_done = 1, // parent -> child: uid/gid maps written
+    ready = 2,         // child -> parent: set up, waiting for start
+    error = 3,         // child -> parent: setup failed (errno + text)
+    grandchild = 4,    // intermediate -> parent: the real init's PID (in `value`)
+};
+
+struct Packet {
+    Msg type;
+    int32_t value; // errno for error, PID for grandchild
+    char text[2048];
+};
+
+Status send(int fd, Msg type, int32_t value = 0, const char *text = nullptr);
+// Receive one packet; an EOF is an error naming `peer`.
+Result<Packet> receive(int fd, const char *peer);
+// Send an Error as an error packet (child side).
+void send_error(int fd, const Error &e);
+
+// Send / receive one fd with SCM_RIGHTS.
+Status send_fd(int sock, int fd);
+Result<int> receive_fd(int sock);
+
+} // namespace ocirun::sync
