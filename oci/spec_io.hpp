@@ -14,6 +14,9 @@ namespace ocirun::oci {
 // Errors name the JSON path: "linux.namespaces[2].type: unknown namespace \"pidd\"".
 Result<Spec> parse_spec(std::string_view text);
 
+// Parse a process.json (the "process" object alone), as `exec --process` takes.
+Result<Process> parse_process(std::string_view text);
+
 // Checks across fields that a single-field parse cannot see: duplicate
 // namespaces and rlimits, absolute paths, id mappings versus the user
 // namespace, time offsets versus the time namespace, and the fields a Linux

@@ -490,3 +490,20 @@ Result<Spec> parse_spec(std::string_view text) {
 }
 
 } // namespace ocirun::oci
+
+namespace ocirun::oci {
+
+Result<Process> parse_process(std::string_view text) {
+    json::Document doc = OCI_TRY(json::Document::parse(text));
+    if (!YAJL_IS_OBJECT(doc.root()))
+        return fail("expected a JSON object at the top level");
+    Process p;
+    OCI_CHECK(parse_process(doc.root(), Path{}, p));
+    if (p.args.empty())
+        return fail("args: must contain at least the program to run");
+    if (p.cwd.empty() || p.cwd[0] != '/')
+        return fail("cwd: must be an absolute path, got \"" + p.cwd + "\"");
+    return p;
+}
+
+} // namespace ocirun::oci

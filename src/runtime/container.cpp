@@ -135,8 +135,45 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
         return fail("config.json: process.terminal is true: --console-socket is required");
     if (!spec.process->terminal && !o.console_socket.empty())
         return fail("--console-socket given but process.terminal is false");
+    // What is not enforced yet is refused, never skipped (fail closed).
+    auto pending = [](const char *field) {
+        return fail(std::string("config.json: ") + field + ": not implemented yet");
+    };
     if (spec.hooks && !spec.hooks->empty())
-        return fail("config.json: hooks: not implemented yet");
+        return pending("hooks");
+    if (lx.seccomp)
+        return pending("linux.seccomp");
+    if (lx.resources) {
+        const oci::Resources &r = *lx.resources;
+        if (r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() ||
+            r.network || !r.rdma.empty() || !r.unified.empty())
+            return pending("linux.resources (cgroup limits)");
+        for (const auto &d : r.devices)
+            if (d.allow)
+                return pending("linux.resources.devices (allow rules)");
+    }
+    if (!lx.cgroups_path.empty())
+        return pending("linux.cgroupsPath");
+    if (lx.intel_rdt)
+        return pending("linux.intelRdt");
+    if (!lx.time_offsets.empty())
+        return pending("linux.timeOffsets");
+    if (!lx.net_devices.empty())
+        return pending("linux.netDevices");
+    if (!lx.mount_label.empty())
+        return pending("linux.mountLabel (SELinux)");
+    if (!spec.process->apparmor_profile.empty())
+        return pending("process.apparmorProfile");
+    if (!spec.process->selinux_label.empty())
+        return pending("process.selinuxLabel");
+    if (spec.process->scheduler)
+        return pending("process.scheduler");
+    if (spec.process->io_priority)
+        return pending("process.ioPriority");
+    for (size_t i = 0; i < spec.mounts.size(); i++)
+        if (!spec.mounts[i].uid_mappings.empty())
+            return fail("config.json: mounts[" + std::to_string(i) +
+                        "].uidMappings: idmapped mounts are not implemented yet");
     return {};
 }
 
@@ -260,6 +297,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     rec.rootfs = rootfs;
     rec.owner = ::geteuid();
     if (auto r = dir.save(rec); !r)
+        return abort_child(r.error());
+    // exec reads the container's configuration from here, not from a bundle
+    // that may have changed since.
+    if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
+        !r)
         return abort_child(r.error());
 
     if (cfg.new_userns) {

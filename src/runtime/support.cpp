@@ -1,12 +1,23 @@
 #include "support.hpp"
 
+#include "mount_options.hpp"
+
 namespace ocirun::support {
 
-// Nothing runs a container yet: the lifecycle issue fills these in.
-std::span<const char *const> namespaces() { return {}; }
-std::span<const char *const> mount_options() { return {}; }
+namespace {
+// time is created only without offsets (timeOffsets is refused until written).
+constexpr const char *kNamespaces[] = {"cgroup", "ipc", "mount", "network",
+                                       "pid",    "time", "user",  "uts"};
+} // namespace
+
+std::span<const char *const> namespaces() { return kNamespaces; }
+std::span<const char *const> mount_options() {
+    const auto &v = known_mount_flag_names();
+    return {v.data(), v.size()};
+}
+// Hooks are refused at create until the hooks work lands.
 std::span<const char *const> hooks() { return {}; }
-bool capabilities() { return false; }
+bool capabilities() { return true; }
 bool seccomp() { return false; }
 bool cgroup_v1() { return false; }
 bool cgroup_v2() { return false; }

@@ -1,0 +1,33 @@
+// exec: a new process inside a running container, joining all its
+// namespaces (user first) and taking its security settings.
+#pragma once
+
+#include "oci/error.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+struct ExecOptions {
+    std::string root, id;
+    std::string process_file; // --process
+    std::vector<std::string> args;
+    bool tty = false;
+    std::string console_socket;
+    bool detach = false;
+    std::string pid_file;
+    std::vector<std::string> env;
+    std::string cwd;
+    std::optional<std::pair<uint32_t, uint32_t>> user;
+    std::vector<std::string> caps;
+    bool no_new_privs = false;
+    int preserve_fds = 0;
+    std::vector<uint32_t> additional_gids;
+};
+
+// Returns the process's exit status (128 + signal), or 0 once started with detach.
+Result<int> exec_in_container(const ExecOptions &o);
+
+} // namespace ocirun
