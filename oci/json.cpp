@@ -1,5 +1,6 @@
 #include "json.hpp"
 
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -36,38 +37,88 @@ std::unexpected<Error> fail_at(const Path &p, std::string_view what) {
     return fail(std::move(msg));
 }
 
-// yajl_tree_parse reports the error but not where; run the stream parser with
-// no callbacks over the same text to find the byte offset, then count lines.
-static std::string locate_syntax_error(std::string_view text) {
+namespace {
+
+// Stream-parse text[0, n) without callbacks and without comments. Returns
+// the status; `msg` gets yajl's explanation on error.
+yajl_status stream_parse(std::string_view text, size_t n, bool complete, std::string *msg) {
     yajl_handle h = yajl_alloc(nullptr, nullptr, nullptr);
     if (!h)
-        return "out of memory";
+        return yajl_status_error;
     yajl_config(h, yajl_allow_comments, 0);
     auto *buf = reinterpret_cast<const unsigned char *>(text.data());
-    yajl_status st = yajl_parse(h, buf, text.size());
-    size_t off = yajl_get_bytes_consumed(h);
-    if (st == yajl_status_ok) {
+    yajl_status st = yajl_parse(h, buf, n);
+    if (st == yajl_status_ok && complete)
         st = yajl_complete_parse(h);
-        off = text.size();
-    }
-    std::string what = "invalid JSON";
-    if (st != yajl_status_ok) {
-        unsigned char *e = yajl_get_error(h, 0, buf, text.size());
+    if (st != yajl_status_ok && msg) {
+        unsigned char *e = yajl_get_error(h, 0, buf, n);
         if (e) {
-            what = reinterpret_cast<char *>(e);
+            *msg = reinterpret_cast<char *>(e);
             yajl_free_error(h, e);
         }
     }
     yajl_free(h);
-    // yajl reports "parse error: xxx"; keep the explanation only.
+    return st;
+}
+
+// Where the offending token starts. yajl reports an error once the token is
+// complete, so the shortest failing prefix ends at the token's last byte;
+// from there step back to its first byte (the opening quote of a string,
+// the first character of a number or literal).
+size_t error_offset(std::string_view text) {
+    size_t lo = 1, hi = text.size(), end = text.size();
+    while (lo <= hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (stream_parse(text, mid, false, nullptr) != yajl_status_ok) {
+            end = mid;
+            hi = mid - 1;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (end == text.size() && stream_parse(text, end, false, nullptr) == yajl_status_ok)
+        return text.size(); // premature end of input: the error is at the end
+    size_t p = end - 1;
+    if (text[p] == '"') {
+        // Find the opening quote: the previous quote not escaped by an odd
+        // number of backslashes.
+        size_t q = p;
+        while (q > 0) {
+            q--;
+            if (text[q] != '"')
+                continue;
+            size_t bs = 0;
+            while (q >= bs + 1 && text[q - bs - 1] == '\\')
+                bs++;
+            if (bs % 2 == 0)
+                return q;
+        }
+        return p;
+    }
+    auto word = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-';
+    };
+    while (p > 0 && word(text[p]) && word(text[p - 1]))
+        p--;
+    return p;
+}
+
+} // namespace
+
+// yajl_tree_parse allows comments and says what is wrong but not where, so
+// the text is first checked by yajl's stream parser with comments off; on an
+// error the offending token is located and its line and column counted.
+static Status check_syntax(std::string_view text) {
+    std::string what = "invalid JSON";
+    if (stream_parse(text, text.size(), true, &what) == yajl_status_ok)
+        return {};
     if (what.rfind("parse error: ", 0) == 0)
         what.erase(0, 13);
     while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
         what.pop_back();
-    if (off > text.size())
-        off = text.size();
+    size_t off = error_offset(text);
     size_t line = 1, col = 1;
-    for (size_t i = 0; i < off; i++) {
+    for (size_t i = 0; i < off && i < text.size(); i++) {
         if (text[i] == '\n') {
             line++;
             col = 1;
@@ -77,18 +128,19 @@ static std::string locate_syntax_error(std::string_view text) {
     }
     char pos[64];
     std::snprintf(pos, sizeof pos, "line %zu, column %zu: ", line, col);
-    return pos + what;
+    return fail("invalid JSON: " + std::string(pos) + what);
 }
 
 Result<Document> Document::parse(std::string_view text) {
+    if (text.find('\0') != std::string_view::npos)
+        return fail("invalid JSON: contains a NUL byte");
+    OCI_CHECK(check_syntax(text));
     // yajl_tree_parse needs a NUL-terminated buffer.
     std::string copy(text);
-    if (copy.find('\0') != std::string::npos)
-        return fail("invalid JSON: contains a NUL byte");
     char err[256] = {0};
     yajl_val v = yajl_tree_parse(copy.c_str(), err, sizeof err);
     if (!v)
-        return fail("invalid JSON: " + locate_syntax_error(copy));
+        return fail(std::string("invalid JSON: ") + err);
     Document d;
     d.tree_.reset(v);
     return d;
@@ -186,6 +238,8 @@ Status get_strings(yajl_val obj, const Path &p, const char *key, std::vector<std
 Status get_string_map(yajl_val obj, const Path &p, const char *key,
                       std::map<std::string, std::string> &out) {
     return each_member(obj, p, key, [&](const char *k, yajl_val v, const Path &mp) -> Status {
+        if (YAJL_IS_NULL(v))
+            return {};
         if (!YAJL_IS_STRING(v))
             return wrong_type(mp, v, "a string");
         out[k] = v->u.string;

@@ -176,10 +176,16 @@ std::optional<int> signal_from_name(std::string_view name) {
         if (!rest.empty()) {
             if (rest[0] != '+' && rest[0] != '-')
                 return std::nullopt;
-            auto n = signal_from_name(rest.substr(1));
-            if (!n)
+            std::string_view num = rest.substr(1);
+            if (num.empty() || num.size() > 3)
                 return std::nullopt;
-            off = rest[0] == '+' ? *n : -*n;
+            for (char c : num) {
+                if (c < '0' || c > '9')
+                    return std::nullopt;
+                off = off * 10 + (c - '0');
+            }
+            if (rest[0] == '-')
+                off = -off;
         }
         int sig = (min ? SIGRTMIN : SIGRTMAX) + off;
         if (sig < SIGRTMIN || sig > SIGRTMAX)

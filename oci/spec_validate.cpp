@@ -66,8 +66,11 @@ Status check_id_mappings(const char *name, const std::vector<IdMapping> &maps) {
             bool c = a.container_id < uint64_t(b.container_id) + b.size &&
                      b.container_id < uint64_t(a.container_id) + a.size;
             if (c)
-                return bad(idx(name, j, "containerID"),
-                           "overlaps " + idx(name, i));
+                return bad(idx(name, j, "containerID"), "overlaps " + idx(name, i));
+            bool h = a.host_id < uint64_t(b.host_id) + b.size &&
+                     b.host_id < uint64_t(a.host_id) + a.size;
+            if (h)
+                return bad(idx(name, j, "hostID"), "overlaps " + idx(name, i));
         }
     return {};
 }

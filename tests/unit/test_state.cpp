@@ -1,0 +1,344 @@
+// The OCI state document, the per-container record and write_file_atomic.
+#include "oci/state.hpp"
+
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace ocirun::oci;
+
+namespace {
+
+State sample(ContainerStatus status, int pid) {
+    State st;
+    st.oci_version = "1.2.1";
+    st.id = "ctr-1";
+    st.status = status;
+    st.pid = pid;
+    st.bundle = "/var/lib/bundles/ctr-1";
+    return st;
+}
+
+State parse_ok(const std::string &text) {
+    auto r = parse_state(text);
+    cr_assert(r.has_value(), "parse_state failed: %s\non: %s", r ? "" : r.error().text().c_str(),
+              text.c_str());
+    return std::move(*r);
+}
+
+std::string parse_err(const std::string &text) {
+    auto r = parse_state(text);
+    cr_assert(!r.has_value(), "parse_state accepted: %s", text.c_str());
+    return r.error().text();
+}
+
+void expect_eq(const std::string &got, const std::string &want) {
+    cr_assert_str_eq(got.c_str(), want.c_str());
+}
+
+void expect_round_trip(ContainerStatus status, const char *name) {
+    State st = sample(status, 4242);
+    std::string text = write_state(st);
+    cr_assert(text.find(std::string("\"status\":\"") + name + "\"") != std::string::npos,
+              "status %s not written: %s", name, text.c_str());
+    State back = parse_ok(text);
+    cr_assert_eq(back.status, status);
+    cr_assert_str_eq(status_name(back.status), name);
+    expect_eq(back.oci_version, "1.2.1");
+    expect_eq(back.id, "ctr-1");
+    cr_assert_eq(back.pid, 4242);
+    expect_eq(back.bundle, "/var/lib/bundles/ctr-1");
+    cr_assert(back.annotations.empty());
+    expect_eq(write_state(back), text);
+}
+
+std::string make_tmpdir() {
+    char tmpl[] = "/tmp/oci-run-ut-XXXXXX";
+    char *d = ::mkdtemp(tmpl);
+    cr_assert(d != nullptr, "mkdtemp: %s", std::strerror(errno));
+    return d;
+}
+
+void rm_rf(const std::string &dir) {
+    std::string cmd = "rm -rf '" + dir + "'";
+    int rc = std::system(cmd.c_str());
+    cr_assert_eq(rc, 0, "%s failed", cmd.c_str());
+}
+
+std::string read_file(const std::string &path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    cr_assert(fd >= 0, "open %s: %s", path.c_str(), std::strerror(errno));
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0)
+        out.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return out;
+}
+
+std::vector<std::string> list_dir(const std::string &dir) {
+    std::vector<std::string> names;
+    DIR *d = ::opendir(dir.c_str());
+    cr_assert(d != nullptr, "opendir %s: %s", dir.c_str(), std::strerror(errno));
+    while (struct dirent *e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..")
+            names.push_back(n);
+    }
+    ::closedir(d);
+    return names;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// write_state / parse_state
+
+Test(state, round_trip_creating) { expect_round_trip(ContainerStatus::creating, "creating"); }
+Test(state, round_trip_created) { expect_round_trip(ContainerStatus::created, "created"); }
+Test(state, round_trip_running) { expect_round_trip(ContainerStatus::running, "running"); }
+Test(state, round_trip_stopped) { expect_round_trip(ContainerStatus::stopped, "stopped"); }
+Test(state, round_trip_paused) { expect_round_trip(ContainerStatus::paused, "paused"); }
+
+Test(state, exact_compact_document) {
+    State st = sample(ContainerStatus::running, 17);
+    expect_eq(write_state(st), R"({"ociVersion":"1.2.1","id":"ctr-1","status":"running","pid":17,)"
+                               R"("bundle":"/var/lib/bundles/ctr-1"})");
+}
+
+Test(state, pid_omitted_when_zero) {
+    State st = sample(ContainerStatus::stopped, 0);
+    std::string text = write_state(st);
+    cr_assert(text.find("pid") == std::string::npos, "pid written: %s", text.c_str());
+    State back = parse_ok(text);
+    cr_assert_eq(back.pid, 0);
+    cr_assert_eq(back.status, ContainerStatus::stopped);
+}
+
+Test(state, annotations_kept) {
+    State st = sample(ContainerStatus::created, 99);
+    st.annotations = {{"org.opencontainers.image.os", "linux"}, {"x", "\"quoted\"\n"}};
+    State back = parse_ok(write_state(st, true));
+    cr_assert_eq(back.annotations.size(), 2u);
+    expect_eq(back.annotations.at("org.opencontainers.image.os"), "linux");
+    expect_eq(back.annotations.at("x"), "\"quoted\"\n");
+}
+
+Test(state, pretty_parses_back) {
+    State st = sample(ContainerStatus::paused, 1);
+    std::string pretty = write_state(st, true);
+    cr_assert(pretty.find('\n') != std::string::npos);
+    expect_eq(write_state(parse_ok(pretty)), write_state(st));
+}
+
+Test(state, parse_unknown_status) {
+    expect_eq(parse_err(R"({"ociVersion":"1.2.1","id":"a","status":"sleeping","bundle":"/b"})"),
+              "status: unknown status \"sleeping\"");
+}
+
+Test(state, parse_status_wrong_type) {
+    expect_eq(parse_err(R"({"ociVersion":"1.2.1","id":"a","status":1,"bundle":"/b"})"),
+              "status: expected a string, got a number");
+}
+
+Test(state, parse_missing_id) {
+    expect_eq(parse_err(R"({"ociVersion":"1.2.1","status":"created","bundle":"/b"})"),
+              "id: required field is missing");
+}
+
+Test(state, parse_missing_bundle) {
+    expect_eq(parse_err(R"({"ociVersion":"1.2.1","id":"a","status":"created"})"),
+              "bundle: required field is missing");
+}
+
+Test(state, parse_negative_pid) {
+    expect_eq(parse_err(R"({"ociVersion":"1.2.1","id":"a","status":"running","pid":-1,"bundle":"/b"})"),
+              "pid: -1 is out of range [0, 2147483647]");
+}
+
+Test(state, parse_not_object) {
+    expect_eq(parse_err("[1]"), "expected a JSON object at the top level");
+}
+
+Test(state, parse_syntax_error) {
+    std::string e = parse_err("{\"id\": ");
+    cr_assert(e.rfind("invalid JSON: line 1, column ", 0) == 0, "got: %s", e.c_str());
+}
+
+Test(state, parse_annotation_wrong_type) {
+    expect_eq(parse_err(R"({"ociVersion":"1.2.1","id":"a","status":"created","bundle":"/b",)"
+                        R"("annotations":{"k":true}})"),
+              "annotations.k: expected a string, got a boolean");
+}
+
+// ---------------------------------------------------------------------------
+// ContainerRecord
+
+Test(state, record_round_trip) {
+    ContainerRecord rec;
+    rec.state = sample(ContainerStatus::created, 31337);
+    rec.state.annotations = {{"a", "b"}};
+    rec.init_start_time = 18446744073709551615ull;
+    rec.created = "2024-05-01T12:34:56.789Z";
+    rec.rootfs = "/var/lib/bundles/ctr-1/rootfs";
+    rec.owner = 4294967295u;
+    rec.started = true;
+    std::string text = write_record(rec);
+    auto r = parse_record(text);
+    cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
+    const ContainerRecord &b = *r;
+    cr_assert_eq(b.state.status, ContainerStatus::created);
+    cr_assert_eq(b.state.pid, 31337);
+    expect_eq(b.state.id, "ctr-1");
+    expect_eq(b.state.bundle, "/var/lib/bundles/ctr-1");
+    expect_eq(b.state.annotations.at("a"), "b");
+    cr_assert_eq(b.init_start_time, UINT64_MAX);
+    expect_eq(b.created, "2024-05-01T12:34:56.789Z");
+    expect_eq(b.rootfs, "/var/lib/bundles/ctr-1/rootfs");
+    cr_assert_eq(b.owner, UINT32_MAX);
+    cr_assert(b.started);
+    expect_eq(write_record(b), text);
+}
+
+Test(state, record_defaults_round_trip) {
+    ContainerRecord rec;
+    rec.state = sample(ContainerStatus::stopped, 0);
+    auto r = parse_record(write_record(rec));
+    cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
+    cr_assert_eq(r->state.pid, 0);
+    cr_assert_eq(r->init_start_time, 0u);
+    cr_assert_eq(r->owner, 0u);
+    cr_assert(!r->started);
+    cr_assert(r->created.empty());
+}
+
+Test(state, record_is_a_valid_state) {
+    // The record is a superset of the OCI state: parse_state reads it.
+    ContainerRecord rec;
+    rec.state = sample(ContainerStatus::running, 5);
+    rec.owner = 1000;
+    State st = parse_ok(write_record(rec));
+    cr_assert_eq(st.status, ContainerStatus::running);
+    cr_assert_eq(st.pid, 5);
+}
+
+Test(state, record_bad_owner) {
+    auto r = parse_record(R"({"ociVersion":"1.2.1","id":"a","status":"created","bundle":"/b",)"
+                          R"("owner":4294967296})");
+    cr_assert(!r.has_value());
+    expect_eq(r.error().text(), "owner: 4294967296 is out of range [0, 4294967295]");
+}
+
+Test(state, record_unknown_status) {
+    auto r = parse_record(R"({"ociVersion":"1.2.1","id":"a","status":"zombie","bundle":"/b"})");
+    cr_assert(!r.has_value());
+    expect_eq(r.error().text(), "status: unknown status \"zombie\"");
+}
+
+// ---------------------------------------------------------------------------
+// write_file_atomic
+
+Test(state, atomic_write_creates_file) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/state.json";
+    auto r = write_file_atomic(path, "hello\n");
+    std::string content = r ? read_file(path) : "";
+    struct stat st {};
+    int rc = ::stat(path.c_str(), &st);
+    rm_rf(dir);
+    cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
+    expect_eq(content, "hello\n");
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(st.st_mode & 07777, 0600u);
+}
+
+Test(state, atomic_write_mode) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/f";
+    mode_t old = ::umask(0);
+    auto r = write_file_atomic(path, "x", 0644);
+    ::umask(old);
+    struct stat st {};
+    int rc = ::stat(path.c_str(), &st);
+    rm_rf(dir);
+    cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(st.st_mode & 07777, 0644u);
+}
+
+Test(state, atomic_write_replaces_existing) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/state.json";
+    auto r1 = write_file_atomic(path, "a much longer first version of the file\n");
+    auto r2 = write_file_atomic(path, "v2");
+    std::string content = read_file(path);
+    rm_rf(dir);
+    cr_assert(r1.has_value() && r2.has_value());
+    expect_eq(content, "v2");
+}
+
+Test(state, atomic_write_empty_content) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/empty";
+    auto r = write_file_atomic(path, "");
+    std::string content = r ? read_file(path) : "x";
+    rm_rf(dir);
+    cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
+    cr_assert(content.empty());
+}
+
+Test(state, atomic_write_leaves_no_temp_files) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/state.json";
+    bool ok = true;
+    for (int i = 0; i < 20; i++)
+        ok = ok && write_file_atomic(path, "round " + std::to_string(i)).has_value();
+    std::vector<std::string> names = list_dir(dir);
+    std::string content = read_file(path);
+    rm_rf(dir);
+    cr_assert(ok);
+    cr_assert_eq(names.size(), 1u, "directory holds %zu entries, first: %s", names.size(),
+                 names.empty() ? "" : names[0].c_str());
+    expect_eq(names[0], "state.json");
+    expect_eq(content, "round 19");
+}
+
+Test(state, atomic_write_missing_directory) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/missing/state.json";
+    auto r = write_file_atomic(path, "x");
+    std::vector<std::string> names = list_dir(dir);
+    rm_rf(dir);
+    cr_assert(!r.has_value());
+    cr_assert_eq(r.error().code, ENOENT);
+    std::string e = r.error().text();
+    cr_assert(e.find(dir + "/missing/") != std::string::npos, "got: %s", e.c_str());
+    cr_assert(e.find("No such file or directory") != std::string::npos, "got: %s", e.c_str());
+    cr_assert(names.empty());
+}
+
+Test(state, atomic_write_target_is_directory) {
+    // rename over a non-empty directory fails; the temp file is cleaned up.
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/target";
+    cr_assert_eq(::mkdir(path.c_str(), 0700), 0);
+    cr_assert_eq(::mkdir((path + "/sub").c_str(), 0700), 0);
+    auto r = write_file_atomic(path, "x");
+    std::vector<std::string> names = list_dir(dir);
+    rm_rf(dir);
+    cr_assert(!r.has_value());
+    cr_assert_neq(r.error().code, 0);
+    cr_assert(r.error().msg.rfind("rename ", 0) == 0, "got: %s", r.error().text().c_str());
+    cr_assert_eq(names.size(), 1u, "temp file left behind");
+}
