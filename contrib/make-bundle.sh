@@ -37,9 +37,8 @@ mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev" 
     "$rootfs/tmp" "$rootfs/root" "$rootfs/run" "$rootfs/var"
 chmod 1777 "$rootfs/tmp"
 cp "$busybox" "$rootfs/bin/busybox"
-for applet in $("$busybox" --list); do
-    [ "$applet" = busybox ] || ln -sf busybox "$rootfs/bin/$applet"
-done
+# One link per applet, each pointing at /bin/busybox (inside the rootfs).
+"$busybox" --install -s "$rootfs/bin"
 ln -sf bin "$rootfs/sbin"
 mkdir -p "$rootfs/usr"
 ln -sf ../bin "$rootfs/usr/bin"

@@ -1,0 +1,901 @@
+// The container lifecycle on real namespaces, and what the container saw:
+// every test runs the real oci-run binary on a busybox bundle, with its own
+// --root, and removes what it made (the suite's .fini also runs after a
+// failed assertion, so a failing test does not leave containers behind).
+#include "oci/json.hpp"
+#include "oci/spec_io.hpp"
+#include "support/bundle.hpp"
+#include "support/process.hpp"
+
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+extern char **environ;
+
+using test::oci;
+
+namespace {
+
+// ---- cleanup registry (runs from the suite's .fini, and explicitly) -------
+
+std::vector<std::pair<std::string, std::string>> g_containers; // root, id
+std::vector<std::string> g_dirs;
+
+void track(const std::string &root, const std::string &id) { g_containers.emplace_back(root, id); }
+std::string track_dir(const std::string &d) {
+    g_dirs.push_back(d);
+    return d;
+}
+
+void cleanup_all() {
+    for (const auto &[root, id] : g_containers)
+        if (test::exists(root + "/" + id))
+            oci({"--root", root, "delete", "--force", id});
+    g_containers.clear();
+    for (const auto &d : g_dirs)
+        test::rm_rf(d);
+    g_dirs.clear();
+}
+
+// A bundle and a root for this test, both removed by cleanup_all.
+struct Env {
+    test::Bundle b;
+    std::string root;
+    std::string id;
+};
+
+Env make_env(const char *tag, const std::vector<std::string> &args = {}) {
+    Env e;
+    e.b = test::make_bundle(tag, args);
+    track_dir(e.b.dir);
+    e.root = track_dir(test::make_root(tag));
+    e.id = test::unique_id(tag);
+    track(e.root, e.id);
+    return e;
+}
+
+// ---- running oci-run with stdio on files -----------------------------------
+// `create` hands its stdio to the container's init, so a pipe would stay open
+// as long as the container lives: these run oci-run with stdout/stderr on
+// files, wait for oci-run only (bounded), and read the files.
+
+struct Spawned {
+    pid_t pid = -1;
+    std::string out_path, err_path;
+};
+
+Spawned spawn_oci(const std::vector<std::string> &args, int fd3 = -1) {
+    Spawned s;
+    std::string io = track_dir(test::make_temp_dir("io"));
+    s.out_path = io + "/stdout";
+    s.err_path = io + "/stderr";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, s.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 2, s.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    if (fd3 >= 0) {
+        if (fd3 == 3) {
+            // dup2 onto itself would keep FD_CLOEXEC; make sure it is inheritable.
+            fcntl(3, F_SETFD, 0);
+        } else {
+            posix_spawn_file_actions_adddup2(&fa, fd3, 3);
+        }
+    }
+    std::vector<std::string> argv{test::oci_run_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char *> cargv;
+    for (auto &a : argv)
+        cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    if (posix_spawnp(&s.pid, cargv[0], &fa, nullptr, cargv.data(), environ) != 0)
+        s.pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    return s;
+}
+
+// Exit status (128 + signal when killed), or -1 after `timeout_ms` (the
+// child, ours, is then SIGKILLed and reaped).
+int wait_bounded(pid_t pid, int timeout_ms) {
+    if (pid <= 0)
+        return -1;
+    for (int waited = 0;; waited += 5) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        usleep(5000);
+    }
+}
+
+struct FileRun {
+    int status = -1;
+    std::string out, err, out_path;
+};
+
+FileRun oci_files(const std::vector<std::string> &args, int fd3 = -1, int timeout_ms = 10000) {
+    Spawned s = spawn_oci(args, fd3);
+    FileRun r;
+    r.status = wait_bounded(s.pid, timeout_ms);
+    r.out = test::read_file(s.out_path);
+    r.err = test::read_file(s.err_path);
+    r.out_path = s.out_path;
+    return r;
+}
+
+FileRun create(const Env &e, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"--root", e.root, "create", "--bundle", e.b.dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(e.id);
+    return oci_files(args);
+}
+
+// ---- state ----------------------------------------------------------------
+
+struct StateInfo {
+    int exit = -1;
+    std::string status;
+    long pid = -1;
+    std::string err;
+};
+
+StateInfo state_of(const std::string &root, const std::string &id) {
+    StateInfo s;
+    auto o = oci({"--root", root, "state", id});
+    s.exit = o.status;
+    s.err = o.err;
+    if (o.status != 0)
+        return s;
+    auto doc = ocirun::json::Document::parse(o.out);
+    if (!doc)
+        return s;
+    yajl_val st = ocirun::json::member(doc->root(), "status");
+    yajl_val pid = ocirun::json::member(doc->root(), "pid");
+    if (st && YAJL_IS_STRING(st))
+        s.status = st->u.string;
+    if (pid && YAJL_IS_INTEGER(pid))
+        s.pid = static_cast<long>(YAJL_GET_INTEGER(pid));
+    return s;
+}
+
+// Poll the state until it says `want` (bounded); returns the last status seen.
+std::string wait_status(const std::string &root, const std::string &id, const char *want,
+                        int timeout_ms = 5000) {
+    std::string last;
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        last = state_of(root, id).status;
+        if (last == want)
+            return last;
+        usleep(10000);
+    }
+    return last;
+}
+
+// A process that no longer runs: absent, or a zombie nobody reaped yet.
+bool pid_gone_now(long pid) {
+    if (kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
+        return true;
+    std::string stat = test::read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto rp = stat.rfind(')');
+    return stat.empty() || (rp != std::string::npos && rp + 2 < stat.size() &&
+                            (stat[rp + 2] == 'Z' || stat[rp + 2] == 'X'));
+}
+
+bool pid_gone(long pid, int timeout_ms = 2000) {
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        if (pid_gone_now(pid))
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+std::vector<std::string> dir_entries(const std::string &path) {
+    std::vector<std::string> out;
+    DIR *d = opendir(path.c_str());
+    if (!d)
+        return out;
+    while (struct dirent *e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..")
+            out.push_back(n);
+    }
+    closedir(d);
+    return out;
+}
+
+// "Key:\tvalue" from a /proc/PID/status text.
+std::string status_field(const std::string &text, const std::string &key) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind(key + ":", 0) == 0) {
+            std::string v = line.substr(key.size() + 1);
+            size_t a = v.find_first_not_of(" \t");
+            return a == std::string::npos ? "" : v.substr(a);
+        }
+    }
+    return "";
+}
+
+std::vector<std::string> words(const std::string &s) {
+    std::istringstream in(s);
+    std::vector<std::string> out;
+    std::string w;
+    while (in >> w)
+        out.push_back(w);
+    return out;
+}
+
+bool contains(const std::string &hay, const std::string &needle) {
+    return hay.find(needle) != std::string::npos;
+}
+
+// `oci-run run` the bundle (foreground) and return what it printed.
+test::Output run(const Env &e, std::vector<std::string> extra = {}) {
+    e.b.save();
+    std::vector<std::string> args{"--root", e.root, "run", "--bundle", e.b.dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(e.id);
+    return oci(args);
+}
+
+} // namespace
+
+TestSuite(lifecycle, .fini = cleanup_all, .timeout = 60);
+
+// ---- run: exit status and output -------------------------------------------
+
+Test(lifecycle, run_returns_exit_code_and_stdout) {
+    Env e = make_env("exit", {"sh", "-c", "echo out-line; echo err-line >&2; exit 7"});
+    auto o = run(e);
+    bool left = test::exists(e.root + "/" + e.id);
+    cleanup_all();
+    cr_assert_eq(o.status, 7, "status %d, err: %s", o.status, o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "out-line\n");
+    cr_assert(contains(o.err, "err-line"), "%s", o.err.c_str());
+    cr_assert(!left, "run without --keep left its state behind");
+}
+
+Test(lifecycle, run_exit_zero) {
+    Env e = make_env("exit0", {"true"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "status %d, err: %s", o.status, o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "");
+}
+
+// The init of a PID namespace ignores signals sent from inside it (even
+// SIGKILL), so `sh -c 'kill -9 $$'` only dies when sh is not PID 1: this
+// runs without a PID namespace.
+Test(lifecycle, run_killed_by_signal_is_128_plus_sig) {
+    Env e = make_env("sig", {"sh", "-c", "kill -9 $$; echo survived"});
+    auto &ns = e.b.spec.linux_->namespaces;
+    std::erase_if(ns, [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 137, "status %d, out: %s err: %s", o.status, o.out.c_str(),
+                 o.err.c_str());
+    cr_assert(!contains(o.out, "survived"));
+}
+
+// With a PID namespace the runtime's own signal (from outside) kills PID 1.
+Test(lifecycle, run_init_killed_from_outside_is_128_plus_sig) {
+    Env e = make_env("sigout", {"sleep", "30"});
+    e.b.save();
+    Spawned s = spawn_oci({"--root", e.root, "run", "--bundle", e.b.dir, e.id});
+    std::string st = wait_status(e.root, e.id, "running");
+    auto k = oci({"--root", e.root, "kill", e.id, "KILL"});
+    int status = wait_bounded(s.pid, 5000);
+    cleanup_all();
+    cr_assert_str_eq(st.c_str(), "running");
+    cr_assert_eq(k.status, 0, "%s", k.err.c_str());
+    cr_assert_eq(status, 137, "run exited %d", status);
+}
+
+// ---- create / start / state / kill / delete --------------------------------
+
+Test(lifecycle, create_start_kill_delete) {
+    Env e = make_env("life", {"sh", "-c", "trap 'exit 0' TERM; sleep 30 & wait"});
+    std::string pid_file = track_dir(test::make_temp_dir("pidf")) + "/pid";
+    auto c = create(e, {"--pid-file", pid_file});
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    StateInfo s1 = state_of(e.root, e.id);
+    std::string pid_text = test::read_file(pid_file);
+    bool on_host = test::exists("/proc/" + std::to_string(s1.pid));
+    auto st = oci({"--root", e.root, "start", e.id});
+    std::string running = wait_status(e.root, e.id, "running", 1000);
+    auto k = oci({"--root", e.root, "kill", e.id});
+    std::string stopped = wait_status(e.root, e.id, "stopped");
+    StateInfo s3 = state_of(e.root, e.id);
+    auto d = oci({"--root", e.root, "delete", e.id});
+    bool dir_left = test::exists(e.root + "/" + e.id);
+    StateInfo after = state_of(e.root, e.id);
+    cleanup_all();
+
+    cr_assert_eq(s1.exit, 0, "state: %s", s1.err.c_str());
+    cr_assert_str_eq(s1.status.c_str(), "created");
+    cr_assert_gt(s1.pid, 0);
+    cr_assert_str_eq(pid_text.c_str(), std::to_string(s1.pid).c_str());
+    cr_assert(on_host, "init %ld not on the host", s1.pid);
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+    cr_assert_eq(k.status, 0, "kill: %s", k.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+    // runtime-spec: pid is required only while created or running.
+    cr_assert(s3.pid <= 0, "a stopped container reports pid %ld", s3.pid);
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(!dir_left, "delete left %s/%s", e.root.c_str(), e.id.c_str());
+    cr_assert_eq(after.exit, 1);
+    cr_assert(contains(after.err, "does not exist"), "%s", after.err.c_str());
+}
+
+Test(lifecycle, start_twice_fails) {
+    Env e = make_env("start2", {"sleep", "30"});
+    auto c = create(e);
+    auto s1 = oci({"--root", e.root, "start", e.id});
+    auto s2 = oci({"--root", e.root, "start", e.id});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s1.status, 0, "start: %s", s1.err.c_str());
+    cr_assert_eq(s2.status, 1);
+    cr_assert(contains(s2.err, "not created"), "%s", s2.err.c_str());
+}
+
+static void kill_with(const char *tag, const char *sig) {
+    Env e = make_env(tag, {"sleep", "30"});
+    auto c = create(e);
+    long pid = state_of(e.root, e.id).pid;
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string running = wait_status(e.root, e.id, "running", 1000);
+    auto k = oci({"--root", e.root, "kill", e.id, sig});
+    std::string stopped = wait_status(e.root, e.id, "stopped");
+    bool gone = pid > 0 && pid_gone(pid);
+    auto k2 = oci({"--root", e.root, "kill", e.id, sig});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+    cr_assert_eq(k.status, 0, "kill %s: %s", sig, k.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+    cr_assert(gone, "init %ld still runs", pid);
+    cr_assert_eq(k2.status, 1, "kill of a stopped container succeeded");
+    cr_assert(contains(k2.err, "not running"), "%s", k2.err.c_str());
+}
+
+Test(lifecycle, kill_by_name) { kill_with("killname", "KILL"); }
+Test(lifecycle, kill_by_sig_name) { kill_with("killsig", "SIGKILL"); }
+Test(lifecycle, kill_by_number) { kill_with("killnum", "9"); }
+
+Test(lifecycle, kill_created_container) {
+    Env e = make_env("killcr", {"sleep", "30"});
+    auto c = create(e);
+    auto k = oci({"--root", e.root, "kill", e.id, "KILL"});
+    std::string stopped = wait_status(e.root, e.id, "stopped");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(k.status, 0, "%s", k.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+}
+
+Test(lifecycle, list_shows_id_and_status) {
+    Env e = make_env("list", {"sleep", "30"});
+    auto c = create(e);
+    auto table = oci({"--root", e.root, "list"});
+    auto js = oci({"--root", e.root, "list", "--format", "json"});
+    auto quiet = oci({"--root", e.root, "list", "--quiet"});
+    auto s = oci({"--root", e.root, "start", e.id});
+    auto js2 = oci({"--root", e.root, "list", "-f", "json"});
+    cleanup_all();
+    auto empty = oci({"--root", e.root, "list", "-q"});
+
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(table.status, 0, "%s", table.err.c_str());
+    cr_assert(table.out.rfind("ID", 0) == 0, "%s", table.out.c_str());
+    bool row = false;
+    std::istringstream in(table.out);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto w = words(line);
+        if (w.size() >= 3 && w[0] == e.id && w[2] == "created")
+            row = true;
+    }
+    cr_assert(row, "no row for %s: %s", e.id.c_str(), table.out.c_str());
+
+    for (const auto *o : {&js, &js2}) {
+        cr_assert_eq(o->status, 0, "%s", o->err.c_str());
+        auto doc = ocirun::json::Document::parse(o->out);
+        cr_assert(doc.has_value(), "not JSON: %s", o->out.c_str());
+        yajl_val arr = doc->root();
+        cr_assert(YAJL_IS_ARRAY(arr));
+        cr_assert_eq(arr->u.array.len, 1u);
+        yajl_val id = ocirun::json::member(arr->u.array.values[0], "id");
+        yajl_val st = ocirun::json::member(arr->u.array.values[0], "status");
+        yajl_val pid = ocirun::json::member(arr->u.array.values[0], "pid");
+        cr_assert(id && YAJL_IS_STRING(id));
+        cr_assert_str_eq(id->u.string, e.id.c_str());
+        cr_assert(st && YAJL_IS_STRING(st));
+        cr_assert_str_eq(st->u.string, o == &js ? "created" : "running");
+        cr_assert(pid && YAJL_IS_INTEGER(pid) && YAJL_GET_INTEGER(pid) > 0);
+    }
+    cr_assert_eq(s.status, 0, "%s", s.err.c_str());
+    cr_assert_eq(quiet.status, 0);
+    cr_assert_str_eq(quiet.out.c_str(), (e.id + "\n").c_str());
+    cr_assert_eq(empty.status, 0, "%s", empty.err.c_str());
+    cr_assert_str_eq(empty.out.c_str(), "");
+}
+
+Test(lifecycle, delete_running_needs_force) {
+    Env e = make_env("delrun", {"sleep", "30"});
+    auto c = create(e);
+    long pid = state_of(e.root, e.id).pid;
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string running = wait_status(e.root, e.id, "running", 1000);
+    auto d1 = oci({"--root", e.root, "delete", e.id});
+    std::string still = state_of(e.root, e.id).status;
+    auto d2 = oci({"--root", e.root, "delete", "--force", e.id});
+    bool gone = pid > 0 && pid_gone(pid);
+    bool dir_left = test::exists(e.root + "/" + e.id);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+    cr_assert_eq(d1.status, 1, "delete of a running container exited %d", d1.status);
+    cr_assert(contains(d1.err, "running"), "%s", d1.err.c_str());
+    cr_assert_str_eq(still.c_str(), "running");
+    cr_assert_eq(d2.status, 0, "delete --force: %s", d2.err.c_str());
+    cr_assert(gone, "init %ld survived delete --force", pid);
+    cr_assert(!dir_left);
+}
+
+Test(lifecycle, duplicate_id_refused) {
+    Env e = make_env("dup", {"sleep", "30"});
+    auto c1 = create(e);
+    StateInfo before = state_of(e.root, e.id);
+    auto c2 = create(e);
+    StateInfo after = state_of(e.root, e.id);
+    cleanup_all();
+    cr_assert_eq(c1.status, 0, "create: %s", c1.err.c_str());
+    cr_assert_eq(c2.status, 1);
+    cr_assert(contains(c2.err, "already exists"), "%s", c2.err.c_str());
+    cr_assert_str_eq(after.status.c_str(), "created");
+    cr_assert_eq(after.pid, before.pid);
+    cr_assert_gt(after.pid, 0);
+}
+
+Test(lifecycle, invalid_ids_refused) {
+    Env e = make_env("badid", {"true"});
+    std::string parent_x = e.root + "/../x";
+    bool x_before = test::exists(parent_x);
+    std::vector<std::string> ids{"../x", ".hidden", "a/b", std::string(1025, 'a'), ""};
+    std::vector<test::Output> outs;
+    for (const auto &id : ids)
+        outs.push_back(oci({"--root", e.root, "create", "--bundle", e.b.dir, id}));
+    auto entries = dir_entries(e.root);
+    bool x_after = test::exists(parent_x);
+    cleanup_all();
+    for (size_t i = 0; i < ids.size(); i++) {
+        cr_assert_eq(outs[i].status, 1, "ID \"%s\" exited %d", ids[i].c_str(), outs[i].status);
+        cr_assert(outs[i].err.rfind("oci-run: ", 0) == 0, "%s", outs[i].err.c_str());
+    }
+    cr_assert(entries.empty(), "root has %zu entries, first %s", entries.size(),
+              entries.empty() ? "" : entries[0].c_str());
+    cr_assert_eq(x_after, x_before);
+}
+
+// The longest ID a state directory can hold (NAME_MAX).
+Test(lifecycle, id_of_255_chars_allowed) {
+    Env e = make_env("longid", {"true"});
+    std::string id(255, 'b');
+    track(e.root, id);
+    auto c = oci_files({"--root", e.root, "create", "--bundle", e.b.dir, id});
+    std::string st = state_of(e.root, id).status;
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "%s", c.err.c_str());
+    cr_assert_str_eq(st.c_str(), "created");
+}
+
+// ---- what the container saw -------------------------------------------------
+
+Test(lifecycle, hostname_from_spec) {
+    Env e = make_env("host", {"hostname"});
+    e.b.spec.hostname = "box1";
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "box1\n");
+}
+
+Test(lifecycle, capabilities_and_no_new_privs) {
+    Env e = make_env("caps", {"cat", "/proc/self/status"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    // CAP_AUDIT_WRITE (29), CAP_KILL (5), CAP_NET_BIND_SERVICE (10)
+    const char *mask = "0000000020000420";
+    std::string nnp = status_field(o.out, "NoNewPrivs"), eff = status_field(o.out, "CapEff"),
+                prm = status_field(o.out, "CapPrm"), bnd = status_field(o.out, "CapBnd"),
+                inh = status_field(o.out, "CapInh"), amb = status_field(o.out, "CapAmb");
+    cr_assert_str_eq(nnp.c_str(), "1");
+    cr_assert_str_eq(eff.c_str(), mask);
+    cr_assert_str_eq(prm.c_str(), mask);
+    cr_assert_str_eq(bnd.c_str(), mask);
+    cr_assert_str_eq(inh.c_str(), "0000000000000000");
+    cr_assert_str_eq(amb.c_str(), "0000000000000000");
+}
+
+Test(lifecycle, default_rlimit_nofile) {
+    Env e = make_env("rlim0", {"sh", "-c", "ulimit -n; ulimit -Hn"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "1024\n1024\n");
+}
+
+Test(lifecycle, rlimit_from_spec) {
+    Env e = make_env("rlim", {"sh", "-c", "ulimit -n; ulimit -Hn"});
+    bool found = false;
+    for (auto &r : e.b.spec.process->rlimits)
+        if (r.type == "RLIMIT_NOFILE") {
+            r.soft = 777;
+            r.hard = 888;
+            found = true;
+        }
+    auto o = run(e);
+    cleanup_all();
+    cr_assert(found, "default spec has no RLIMIT_NOFILE");
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "777\n888\n");
+}
+
+Test(lifecycle, env_from_spec) {
+    Env e = make_env("env", {"sh", "-c", "echo \"$FOO\""});
+    e.b.spec.process->env.push_back("FOO=bar baz");
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "bar baz\n");
+}
+
+Test(lifecycle, cwd_from_spec) {
+    Env e = make_env("cwd", {"pwd"});
+    e.b.spec.process->cwd = "/tmp";
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "/tmp\n");
+}
+
+Test(lifecycle, user_and_additional_gids) {
+    Env e = make_env("user", {"sh", "-c", "id -u; id -g; id -G"});
+    e.b.spec.process->user.uid = 1000;
+    e.b.spec.process->user.gid = 1000;
+    e.b.spec.process->user.additional_gids = {2000, 3000};
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    std::istringstream in(o.out);
+    std::string u, g, groups;
+    std::getline(in, u);
+    std::getline(in, g);
+    std::getline(in, groups);
+    cr_assert_str_eq(u.c_str(), "1000", "%s", o.out.c_str());
+    cr_assert_str_eq(g.c_str(), "1000", "%s", o.out.c_str());
+    std::set<std::string> gs;
+    for (auto &w : words(groups))
+        gs.insert(w);
+    cr_assert(gs == (std::set<std::string>{"1000", "2000", "3000"}), "id -G: %s", groups.c_str());
+}
+
+Test(lifecycle, pid_one_in_pid_namespace) {
+    Env e = make_env("pid1", {"sh", "-c", "echo $$"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "1\n");
+}
+
+Test(lifecycle, readonly_root) {
+    Env e = make_env("ro", {"sh", "-c", "touch /x && echo wrote"});
+    auto o = run(e);
+    bool created = test::exists(e.b.rootfs + "/x");
+    cleanup_all();
+    cr_assert_neq(o.status, 0, "touch / succeeded on a read-only root");
+    cr_assert(!contains(o.out, "wrote"));
+    cr_assert(contains(o.err, "Read-only file system"), "%s", o.err.c_str());
+    cr_assert(!created);
+}
+
+Test(lifecycle, writable_root) {
+    Env e = make_env("rw", {"sh", "-c", "touch /x && echo wrote"});
+    e.b.spec.root->readonly = false;
+    auto o = run(e);
+    bool created = test::exists(e.b.rootfs + "/x");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "wrote\n");
+    cr_assert(created, "the write did not reach the bundle's rootfs");
+}
+
+// /proc/kcore is masked when the kernel has it; the other masked files that
+// exist on this host are checked too (they are never empty unmasked).
+Test(lifecycle, masked_paths_read_empty) {
+    std::vector<std::string> files;
+    for (const char *p : {"/proc/kcore", "/proc/timer_list", "/proc/sched_debug"})
+        if (test::exists(p))
+            files.push_back(p);
+    bool acpi = test::exists("/proc/acpi");
+    std::string script;
+    for (const auto &f : files)
+        script += "wc -c < " + f + "; ";
+    if (acpi)
+        script += "ls -A /proc/acpi | wc -l; ";
+    script += "echo end";
+    Env e = make_env("mask", {"sh", "-c", script});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert(!files.empty(), "none of the masked files exists on this host");
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    std::vector<std::string> want(files.size() + (acpi ? 1 : 0), "0");
+    want.push_back("end");
+    cr_assert_eq(words(o.out), want, "%s / %s", script.c_str(), o.out.c_str());
+}
+
+Test(lifecycle, proc_sys_is_read_only) {
+    // With a writable /proc/sys the open succeeds (mode 0666) and only the
+    // write fails for want of CAP_SYS_ADMIN: EROFS comes from the mount.
+    Env e = make_env("procsys", {"sh", "-c", "echo 1 > /proc/sys/kernel/ns_last_pid"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_neq(o.status, 0);
+    cr_assert(contains(o.err, "Read-only file system"), "%s", o.err.c_str());
+}
+
+Test(lifecycle, network_namespace_has_only_lo) {
+    Env e = make_env("net", {"ls", "/sys/class/net"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_eq(words(o.out), std::vector<std::string>{"lo"}, "%s", o.out.c_str());
+}
+
+Test(lifecycle, proc_is_mounted) {
+    Env e = make_env("mnt", {"cat", "/proc/self/mountinfo"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    bool proc = false, root = false;
+    std::istringstream in(o.out);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto w = words(line);
+        auto sep = std::find(w.begin(), w.end(), "-");
+        if (w.size() < 5 || sep == w.end() || sep + 1 == w.end())
+            continue;
+        if (w[4] == "/proc" && sep[1] == "proc")
+            proc = true;
+        if (w[4] == "/")
+            root = true;
+    }
+    cr_assert(proc, "no proc at /proc: %s", o.out.c_str());
+    cr_assert(root);
+}
+
+Test(lifecycle, user_namespace_mapping) {
+    Env e = make_env("userns", {"sh", "-c", "cat /proc/self/uid_map; id -u"});
+    e.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, ""});
+    e.b.spec.linux_->uid_mappings = {{0, 100000, 65536}};
+    e.b.spec.linux_->gid_mappings = {{0, 100000, 65536}};
+    e.b.spec.root->readonly = false;
+    e.b.save();
+    // The container's root (host 100000) must be able to reach the rootfs.
+    chmod(e.b.dir.c_str(), 0755);
+    auto c = create(e);
+    StateInfo s = state_of(e.root, e.id);
+    std::string host_status = test::read_file("/proc/" + std::to_string(s.pid) + "/status");
+    auto st = oci({"--root", e.root, "start", e.id});
+    std::string stopped = wait_status(e.root, e.id, "stopped");
+    std::string out = test::read_file(c.out_path);
+    std::string err = test::read_file(c.out_path.substr(0, c.out_path.rfind('/')) + "/stderr");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_gt(s.pid, 0);
+    cr_assert_eq(words(status_field(host_status, "Uid")),
+                 (std::vector<std::string>{"100000", "100000", "100000", "100000"}), "Uid: %s",
+                 status_field(host_status, "Uid").c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+    cr_assert_eq(words(out), (std::vector<std::string>{"0", "100000", "65536", "0"}),
+                 "out: %s err: %s", out.c_str(), err.c_str());
+}
+
+// ---- file descriptors --------------------------------------------------------
+
+Test(lifecycle, no_extra_fds) {
+    Env e = make_env("fds", {"ls", "/proc/self/fd"});
+    // A careless caller: an inheritable fd the container must not get.
+    int leak = open("/dev/null", O_RDONLY);
+    int leak_hi = fcntl(leak, F_DUPFD, 20);
+    auto o = run(e);
+    close(leak);
+    close(leak_hi);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    std::set<std::string> fds;
+    for (auto &w : words(o.out))
+        fds.insert(w);
+    cr_assert(fds == (std::set<std::string>{"0", "1", "2", "3"}), "fds: %s", o.out.c_str());
+}
+
+Test(lifecycle, preserve_fds_passes_fd_3) {
+    Env e = make_env("pfd", {"sh", "-c", "cat <&3"});
+    e.b.save();
+    std::string dir = track_dir(test::make_temp_dir("pfdin"));
+    test::write_file(dir + "/in", "through fd 3\n");
+    int fd = open((dir + "/in").c_str(), O_RDONLY | O_CLOEXEC);
+    auto with = oci_files({"--root", e.root, "run", "--preserve-fds", "1", "--bundle", e.b.dir,
+                           e.id},
+                          fd);
+    lseek(fd, 0, SEEK_SET);
+    auto without = oci_files({"--root", e.root, "run", "--bundle", e.b.dir, e.id}, fd);
+    close(fd);
+    cleanup_all();
+    cr_assert_eq(with.status, 0, "%s", with.err.c_str());
+    cr_assert_str_eq(with.out.c_str(), "through fd 3\n");
+    cr_assert_neq(without.status, 0, "fd 3 reached the container without --preserve-fds");
+    cr_assert_str_eq(without.out.c_str(), "");
+}
+
+// ---- leftovers of an interrupted life ------------------------------------------
+
+Test(lifecycle, delete_force_of_created_container) {
+    Env e = make_env("delcr", {"sleep", "30"});
+    auto c = create(e);
+    long pid = state_of(e.root, e.id).pid;
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool gone = pid > 0 && pid_gone(pid);
+    auto entries = dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_gt(pid, 0);
+    cr_assert_eq(d.status, 0, "%s", d.err.c_str());
+    cr_assert(gone, "init %ld survived", pid);
+    cr_assert(entries.empty(), "root not empty: %s", entries.empty() ? "" : entries[0].c_str());
+}
+
+// What a create killed before it wrote state.json leaves: a directory with
+// no record. Only --force removes it.
+Test(lifecycle, delete_force_without_state) {
+    Env e = make_env("nostate", {"true"});
+    std::string dir = e.root + "/" + e.id;
+    mkdir(dir.c_str(), 0700);
+    mkfifo((dir + "/exec.fifo").c_str(), 0600);
+    auto st = oci({"--root", e.root, "state", e.id});
+    auto d1 = oci({"--root", e.root, "delete", e.id});
+    bool kept = test::exists(dir);
+    auto d2 = oci({"--root", e.root, "delete", "--force", e.id});
+    bool left = test::exists(dir);
+    cleanup_all();
+    cr_assert_eq(st.status, 1);
+    cr_assert(contains(st.err, "no state"), "%s", st.err.c_str());
+    cr_assert_eq(d1.status, 1);
+    cr_assert(kept);
+    cr_assert_eq(d2.status, 0, "%s", d2.err.c_str());
+    cr_assert(!left, "delete --force left %s", dir.c_str());
+}
+
+// ---- terminal -------------------------------------------------------------------
+
+Test(lifecycle, terminal_needs_console_socket) {
+    Env e = make_env("tty0", {"true"});
+    e.b.spec.process->terminal = true;
+    e.b.save();
+    auto c = create(e);
+    auto entries = dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 1);
+    cr_assert(contains(c.err, "--console-socket"), "%s", c.err.c_str());
+    cr_assert(entries.empty(), "left %s", entries.empty() ? "" : entries[0].c_str());
+}
+
+Test(lifecycle, terminal_through_console_socket) {
+    Env e = make_env("tty", {"sh", "-c", "tty; echo done"});
+    e.b.spec.process->terminal = true;
+    e.b.save();
+    std::string sdir = track_dir(test::make_temp_dir("sock"));
+    std::string path = sdir + "/console.sock";
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+    int brc = bind(lfd, reinterpret_cast<sockaddr *>(&sa), sizeof sa);
+    int lrc = listen(lfd, 1);
+
+    Spawned cr = spawn_oci({"--root", e.root, "create", "--console-socket", path, "--bundle",
+                            e.b.dir, e.id});
+    int master = -1;
+    struct pollfd p = {lfd, POLLIN, 0};
+    if (poll(&p, 1, 5000) == 1) {
+        int conn = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (conn >= 0) {
+            char data[256];
+            struct iovec iov = {data, sizeof data};
+            alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+            struct msghdr msg{};
+            msg.msg_iov = &iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = cbuf;
+            msg.msg_controllen = sizeof cbuf;
+            struct pollfd cp = {conn, POLLIN, 0};
+            if (poll(&cp, 1, 5000) == 1 && recvmsg(conn, &msg, MSG_CMSG_CLOEXEC) >= 0) {
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+                if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+                    std::memcpy(&master, CMSG_DATA(cm), sizeof master);
+            }
+            close(conn);
+        }
+    }
+    close(lfd);
+    int create_status = wait_bounded(cr.pid, 5000);
+    std::string create_err = test::read_file(cr.err_path);
+    auto st = oci({"--root", e.root, "start", e.id});
+    std::string seen;
+    if (master >= 0) {
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        while (!contains(seen, "done")) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+            if (ms > 5000)
+                break;
+            struct pollfd mp = {master, POLLIN, 0};
+            if (poll(&mp, 1, 100) <= 0)
+                continue;
+            char buf[512];
+            ssize_t n = read(master, buf, sizeof buf);
+            if (n <= 0)
+                break; // EIO once the container closed its side
+            seen.append(buf, static_cast<size_t>(n));
+        }
+        close(master);
+    }
+    cleanup_all();
+    cr_assert_eq(brc, 0);
+    cr_assert_eq(lrc, 0);
+    cr_assert_geq(master, 0, "no pty master received; create: %s", create_err.c_str());
+    cr_assert_eq(create_status, 0, "create: %s", create_err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(contains(seen, "/dev/pts/0"), "saw: %s", seen.c_str());
+    cr_assert(contains(seen, "done"), "saw: %s", seen.c_str());
+}
