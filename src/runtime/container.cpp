@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,25 +100,6 @@ Status write_proc_file(pid_t pid, const char *file, const std::string &value,
     if (n < 0)
         return fail_code(e, what + ": write " + path);
     return {};
-}
-
-Result<int> connect_console(const std::string &path) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail_errno("--console-socket: socket");
-    struct sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    if (path.size() >= sizeof sa.sun_path) {
-        ::close(fd);
-        return fail("--console-socket: path too long: " + path);
-    }
-    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
-        int e = errno;
-        ::close(fd);
-        return fail_code(e, "--console-socket: connect " + path);
-    }
-    return fd;
 }
 
 // What the runtime refuses before anything is created.
@@ -231,7 +211,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     fds.add(sv[1]);
     int console = -1;
     if (!o.console_socket.empty())
-        console = fds.add(OCI_TRY(connect_console(o.console_socket)));
+        console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
 
     InitConfig cfg;
     cfg.spec = &spec;

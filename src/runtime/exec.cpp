@@ -11,12 +11,10 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,25 +112,6 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
     return p;
 }
 
-Result<int> connect_unix(const std::string &path) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail_errno("--console-socket: socket");
-    struct sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    if (path.size() >= sizeof sa.sun_path) {
-        ::close(fd);
-        return fail("--console-socket: path too long");
-    }
-    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
-        int e = errno;
-        ::close(fd);
-        return fail_code(e, "--console-socket: connect " + path);
-    }
-    return fd;
-}
-
 struct Child {
     const oci::Process *proc;
     std::vector<std::pair<int, int>> ns; // fd, flag
@@ -154,24 +133,8 @@ Status child_setup(const Child &c) {
     }
     if (::setsid() < 0)
         return fail_errno("setsid");
-    if (c.proc->terminal) {
-        int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (master < 0)
-            return fail_errno("terminal: open /dev/ptmx");
-        if (::unlockpt(master) < 0)
-            return fail_errno("terminal: unlockpt");
-        int slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
-        if (slave < 0)
-            return fail_errno("terminal: open the pty peer");
-        OCI_CHECK_CTX(sync::send_fd(c.console_fd, master), "--console-socket");
-        ::close(master);
-        for (int i = 0; i < 3; i++)
-            ::dup2(slave, i);
-        if (::ioctl(0, TIOCSCTTY, 0) < 0)
-            return fail_errno("terminal: TIOCSCTTY");
-        if (slave > 2)
-            ::close(slave);
-    }
+    if (c.proc->terminal)
+        OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
     OCI_CHECK(apply_rlimits(*c.proc));
     OCI_CHECK(apply_identity(*c.proc, true));
     OCI_CHECK(apply_cwd_umask(*c.proc));
@@ -237,7 +200,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
         return fail("exec: container \"" + o.id + "\" is not running");
     }
     if (!o.console_socket.empty()) {
-        auto fd = connect_unix(o.console_socket);
+        auto fd = sync::connect_unix(o.console_socket, "--console-socket");
         if (!fd) {
             close_all();
             return forward(std::move(fd.error()));

@@ -100,30 +100,8 @@ Status setup_terminal(const InitConfig &cfg) {
         return {};
     if (cfg.console_fd < 0)
         return fail("process.terminal: needs --console-socket");
-    int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0)
-        return fail_errno("process.terminal: open /dev/ptmx");
-    if (::unlockpt(master) < 0)
-        return fail_errno("process.terminal: unlockpt");
-    int slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
-    if (slave < 0)
-        return fail_errno("process.terminal: open the pty peer");
-    if (p.console_size) {
-        struct winsize ws{};
-        ws.ws_row = static_cast<unsigned short>(p.console_size->height);
-        ws.ws_col = static_cast<unsigned short>(p.console_size->width);
-        ::ioctl(slave, TIOCSWINSZ, &ws);
-    }
-    OCI_CHECK_CTX(sync::send_fd(cfg.console_fd, master), "process.terminal: --console-socket");
-    ::close(master);
+    OCI_CHECK_CTX(attach_terminal(cfg.console_fd, p.console_size), "process.terminal");
     ::close(cfg.console_fd);
-    for (int i = 0; i < 3; i++)
-        if (::dup2(slave, i) < 0)
-            return fail_errno("process.terminal: dup2");
-    if (::ioctl(0, TIOCSCTTY, 0) < 0)
-        return fail_errno("process.terminal: TIOCSCTTY");
-    if (slave > 2)
-        ::close(slave);
     return {};
 }
 

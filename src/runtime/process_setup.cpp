@@ -1,6 +1,10 @@
 #include "process_setup.hpp"
 
 #include "caps.hpp"
+#include "sync.hpp"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
 
 #include <grp.h>
 #include <linux/close_range.h>
@@ -13,6 +17,41 @@
 #include <cstring>
 
 namespace ocirun {
+
+Status attach_terminal(int console_fd, const std::optional<oci::Box> &size) {
+    int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0)
+        return fail_errno("open /dev/ptmx");
+    if (::unlockpt(master) < 0) {
+        int e = errno;
+        ::close(master);
+        return fail_code(e, "unlockpt");
+    }
+    int peer = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+    if (peer < 0) {
+        int e = errno;
+        ::close(master);
+        return fail_code(e, "open the pty peer");
+    }
+    if (size) {
+        struct winsize ws{};
+        ws.ws_row = static_cast<unsigned short>(size->height);
+        ws.ws_col = static_cast<unsigned short>(size->width);
+        ::ioctl(peer, TIOCSWINSZ, &ws);
+    }
+    auto sent = sync::send_fd(console_fd, master);
+    ::close(master);
+    if (!sent)
+        return forward(std::move(sent.error()), "--console-socket");
+    for (int i = 0; i < 3; i++)
+        if (::dup2(peer, i) < 0)
+            return fail_errno("dup2 the pty peer");
+    if (peer > 2)
+        ::close(peer);
+    if (::ioctl(0, TIOCSCTTY, 0) < 0)
+        return fail_errno("TIOCSCTTY");
+    return {};
+}
 
 Status apply_rlimits(const oci::Process &p) {
     for (const auto &r : p.rlimits) {

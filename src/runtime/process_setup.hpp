@@ -7,6 +7,11 @@
 
 namespace ocirun {
 
+// A pty from the container's /dev/ptmx: the master goes to the console
+// socket over SCM_RIGHTS (as runc), the peer becomes stdio and the
+// controlling terminal of the (new session's) process.
+Status attach_terminal(int console_fd, const std::optional<oci::Box> &size);
+
 // rlimits (before dropping privileges).
 Status apply_rlimits(const oci::Process &p);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.

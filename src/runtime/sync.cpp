@@ -1,6 +1,7 @@
 #include "sync.hpp"
 
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -38,6 +39,23 @@ Result<Packet> receive(int fd, const char *peer) {
 
 void send_error(int fd, const Error &e) {
     (void)send(fd, Msg::error, e.code, e.msg.c_str());
+}
+
+Result<int> connect_unix(const std::string &path, const char *what) {
+    struct sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (path.size() >= sizeof sa.sun_path)
+        return fail(std::string(what) + ": path too long: " + path);
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail_errno(std::string(what) + ": socket");
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
+        int e = errno;
+        ::close(fd);
+        return fail_code(e, std::string(what) + ": connect " + path);
+    }
+    return fd;
 }
 
 Status send_fd(int sock, int fd) {

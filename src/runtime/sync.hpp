@@ -6,6 +6,7 @@
 #include "oci/error.hpp"
 
 #include <cstdint>
+#include <string>
 
 namespace ocirun::sync {
 
@@ -27,6 +28,9 @@ Status send(int fd, Msg type, int32_t value = 0, const char *text = nullptr);
 Result<Packet> receive(int fd, const char *peer);
 // Send an Error as an error packet (child side).
 void send_error(int fd, const Error &e);
+
+// Connect to a UNIX stream socket (the --console-socket); errors name `what`.
+Result<int> connect_unix(const std::string &path, const char *what);
 
 // Send / receive one fd with SCM_RIGHTS.
 Status send_fd(int sock, int fd);
