@@ -27,8 +27,7 @@ struct Error {
 
     // Full one-line text, with strerror appended when there is an errno.
     std::string text() const {
-        if (code == 0)
-            return msg;
+        if (code == 0) return msg;
         return msg + ": " + std::strerror(code);
     }
 };
@@ -36,7 +35,9 @@ struct Error {
 template <class T> using Result = std::expected<T, Error>;
 using Status = std::expected<void, Error>;
 
-inline std::unexpected<Error> fail(std::string msg) { return std::unexpected(Error{0, std::move(msg)}); }
+inline std::unexpected<Error> fail(std::string msg) {
+    return std::unexpected(Error{0, std::move(msg)});
+}
 
 inline std::unexpected<Error> fail_code(int code, std::string msg) {
     return std::unexpected(Error{code, std::move(msg)});
@@ -48,7 +49,9 @@ inline std::unexpected<Error> fail_errno(std::string msg) {
     return std::unexpected(Error{e, std::move(msg)});
 }
 
-inline std::unexpected<Error> forward(Error e) { return std::unexpected(std::move(e)); }
+inline std::unexpected<Error> forward(Error e) {
+    return std::unexpected(std::move(e));
+}
 
 inline std::unexpected<Error> forward(Error e, std::string_view ctx) {
     e.wrap(ctx);
@@ -62,16 +65,14 @@ inline std::unexpected<Error> forward(Error e, std::string_view ctx) {
 #define OCI_TRY(expr)                                                                              \
     ({                                                                                             \
         auto _oci_r = (expr);                                                                      \
-        if (!_oci_r)                                                                               \
-            return ::std::unexpected(::std::move(_oci_r.error()));                                 \
+        if (!_oci_r) return ::std::unexpected(::std::move(_oci_r.error()));                        \
         ::std::move(*_oci_r);                                                                      \
     })
 
 #define OCI_CHECK(expr)                                                                            \
     do {                                                                                           \
         auto _oci_r = (expr);                                                                      \
-        if (!_oci_r)                                                                               \
-            return ::std::unexpected(::std::move(_oci_r.error()));                                 \
+        if (!_oci_r) return ::std::unexpected(::std::move(_oci_r.error()));                        \
     } while (0)
 
 #define OCI_CHECK_CTX(expr, ctx)                                                                   \

@@ -18,8 +18,7 @@ std::string Path::str() const {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const Path *p = *it;
         if (p->key) {
-            if (!out.empty())
-                out += '.';
+            if (!out.empty()) out += '.';
             out += p->key;
         } else {
             out += '[';
@@ -43,13 +42,11 @@ namespace {
 // the status; `msg` gets yajl's explanation on error.
 yajl_status stream_parse(std::string_view text, size_t n, bool complete, std::string *msg) {
     yajl_handle h = yajl_alloc(nullptr, nullptr, nullptr);
-    if (!h)
-        return yajl_status_error;
+    if (!h) return yajl_status_error;
     yajl_config(h, yajl_allow_comments, 0);
     auto *buf = reinterpret_cast<const unsigned char *>(text.data());
     yajl_status st = yajl_parse(h, buf, n);
-    if (st == yajl_status_ok && complete)
-        st = yajl_complete_parse(h);
+    if (st == yajl_status_ok && complete) st = yajl_complete_parse(h);
     if (st != yajl_status_ok && msg) {
         unsigned char *e = yajl_get_error(h, 0, buf, n);
         if (e) {
@@ -85,13 +82,11 @@ size_t error_offset(std::string_view text) {
         size_t q = p;
         while (q > 0) {
             q--;
-            if (text[q] != '"')
-                continue;
+            if (text[q] != '"') continue;
             size_t bs = 0;
             while (q >= bs + 1 && text[q - bs - 1] == '\\')
                 bs++;
-            if (bs % 2 == 0)
-                return q;
+            if (bs % 2 == 0) return q;
         }
         return p;
     }
@@ -110,10 +105,8 @@ size_t error_offset(std::string_view text) {
 // error the offending token is located and its line and column counted.
 static Status check_syntax(std::string_view text) {
     std::string what = "invalid JSON";
-    if (stream_parse(text, text.size(), true, &what) == yajl_status_ok)
-        return {};
-    if (what.rfind("parse error: ", 0) == 0)
-        what.erase(0, 13);
+    if (stream_parse(text, text.size(), true, &what) == yajl_status_ok) return {};
+    if (what.rfind("parse error: ", 0) == 0) what.erase(0, 13);
     while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
         what.pop_back();
     size_t off = error_offset(text);
@@ -132,44 +125,34 @@ static Status check_syntax(std::string_view text) {
 }
 
 Result<Document> Document::parse(std::string_view text) {
-    if (text.find('\0') != std::string_view::npos)
-        return fail("invalid JSON: contains a NUL byte");
+    if (text.find('\0') != std::string_view::npos) return fail("invalid JSON: contains a NUL byte");
     OCI_CHECK(check_syntax(text));
     // yajl_tree_parse needs a NUL-terminated buffer.
     std::string copy(text);
     char err[256] = {0};
     yajl_val v = yajl_tree_parse(copy.c_str(), err, sizeof err);
-    if (!v)
-        return fail(std::string("invalid JSON: ") + err);
+    if (!v) return fail(std::string("invalid JSON: ") + err);
     Document d;
     d.tree_.reset(v);
     return d;
 }
 
 yajl_val member(yajl_val obj, const char *key) {
-    if (!obj || !YAJL_IS_OBJECT(obj))
-        return nullptr;
+    if (!obj || !YAJL_IS_OBJECT(obj)) return nullptr;
     // The last occurrence wins, as in Go's encoding/json that runc uses.
     yajl_val found = nullptr;
     for (size_t i = 0; i < obj->u.object.len; i++)
-        if (std::strcmp(obj->u.object.keys[i], key) == 0)
-            found = obj->u.object.values[i];
-    if (found && YAJL_IS_NULL(found))
-        return nullptr;
+        if (std::strcmp(obj->u.object.keys[i], key) == 0) found = obj->u.object.values[i];
+    if (found && YAJL_IS_NULL(found)) return nullptr;
     return found;
 }
 
 static const char *type_name(yajl_val v) {
-    if (YAJL_IS_STRING(v))
-        return "a string";
-    if (YAJL_IS_NUMBER(v))
-        return "a number";
-    if (YAJL_IS_OBJECT(v))
-        return "an object";
-    if (YAJL_IS_ARRAY(v))
-        return "an array";
-    if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v))
-        return "a boolean";
+    if (YAJL_IS_STRING(v)) return "a string";
+    if (YAJL_IS_NUMBER(v)) return "a number";
+    if (YAJL_IS_OBJECT(v)) return "an object";
+    if (YAJL_IS_ARRAY(v)) return "an array";
+    if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) return "a boolean";
     return "null";
 }
 
@@ -178,44 +161,37 @@ static std::unexpected<Error> wrong_type(const Path &p, yajl_val v, const char *
 }
 
 Result<yajl_val> as_object(yajl_val v, const Path &p) {
-    if (!YAJL_IS_OBJECT(v))
-        return wrong_type(p, v, "an object");
+    if (!YAJL_IS_OBJECT(v)) return wrong_type(p, v, "an object");
     return v;
 }
 
 Result<yajl_val> as_array(yajl_val v, const Path &p) {
-    if (!YAJL_IS_ARRAY(v))
-        return wrong_type(p, v, "an array");
+    if (!YAJL_IS_ARRAY(v)) return wrong_type(p, v, "an array");
     return v;
 }
 
 Status get_string(yajl_val obj, const Path &p, const char *key, std::string &out, bool required) {
     yajl_val v = member(obj, key);
     if (!v) {
-        if (required)
-            return fail_at(p.field(key), "required field is missing");
+        if (required) return fail_at(p.field(key), "required field is missing");
         return {};
     }
-    if (!YAJL_IS_STRING(v))
-        return wrong_type(p.field(key), v, "a string");
+    if (!YAJL_IS_STRING(v)) return wrong_type(p.field(key), v, "a string");
     out = v->u.string;
     return {};
 }
 
 Status get_bool(yajl_val obj, const Path &p, const char *key, bool &out) {
     yajl_val v = member(obj, key);
-    if (!v)
-        return {};
-    if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
-        return wrong_type(p.field(key), v, "a boolean");
+    if (!v) return {};
+    if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) return wrong_type(p.field(key), v, "a boolean");
     out = YAJL_IS_TRUE(v);
     return {};
 }
 
 Status get_bool_opt(yajl_val obj, const Path &p, const char *key, std::optional<bool> &out) {
     yajl_val v = member(obj, key);
-    if (!v)
-        return {};
+    if (!v) return {};
     bool b = false;
     OCI_CHECK(get_bool(obj, p, key, b));
     out = b;
@@ -227,8 +203,7 @@ Status get_strings(yajl_val obj, const Path &p, const char *key, std::vector<std
     return each(
         obj, p, key,
         [&](yajl_val v, const Path &ip, size_t) -> Status {
-            if (!YAJL_IS_STRING(v))
-                return wrong_type(ip, v, "a string");
+            if (!YAJL_IS_STRING(v)) return wrong_type(ip, v, "a string");
             out.emplace_back(v->u.string);
             return {};
         },
@@ -238,10 +213,8 @@ Status get_strings(yajl_val obj, const Path &p, const char *key, std::vector<std
 Status get_string_map(yajl_val obj, const Path &p, const char *key,
                       std::map<std::string, std::string> &out) {
     return each_member(obj, p, key, [&](const char *k, yajl_val v, const Path &mp) -> Status {
-        if (YAJL_IS_NULL(v))
-            return {};
-        if (!YAJL_IS_STRING(v))
-            return wrong_type(mp, v, "a string");
+        if (YAJL_IS_NULL(v)) return {};
+        if (!YAJL_IS_STRING(v)) return wrong_type(mp, v, "a string");
         out[k] = v->u.string;
         return {};
     });
@@ -251,11 +224,9 @@ Status get_string_map(yajl_val obj, const Path &p, const char *key,
 // (uint64 limits such as 18446744073709551615) are exact. As with Go's
 // encoding/json (runc), 5.0 and 1e3 are not integers.
 static Result<const char *> integer_text(yajl_val v, const Path &p) {
-    if (!YAJL_IS_NUMBER(v))
-        return wrong_type(p, v, "an integer");
+    if (!YAJL_IS_NUMBER(v)) return wrong_type(p, v, "an integer");
     const char *r = v->u.number.r;
-    if (std::strpbrk(r, ".eE"))
-        return fail_at(p, std::string("expected an integer, got ") + r);
+    if (std::strpbrk(r, ".eE")) return fail_at(p, std::string("expected an integer, got ") + r);
     return r;
 }
 
@@ -277,8 +248,7 @@ Result<uint64_t> to_uint(yajl_val v, const Path &p, uint64_t hi) {
     const char *r = OCI_TRY(integer_text(v, p));
     errno = 0;
     unsigned long long n = r[0] == '-' ? 0 : std::strtoull(r, nullptr, 10);
-    if (r[0] == '-' || errno == ERANGE || n > hi)
-        return out_of_range(p, r, "0", hi);
+    if (r[0] == '-' || errno == ERANGE || n > hi) return out_of_range(p, r, "0", hi);
     return static_cast<uint64_t>(n);
 }
 
@@ -292,7 +262,9 @@ Writer::Writer(bool pretty) : g_(yajl_gen_alloc(nullptr)) {
     yajl_gen_config(g_, yajl_gen_validate_utf8, 0);
 }
 
-Writer::~Writer() { yajl_gen_free(g_); }
+Writer::~Writer() {
+    yajl_gen_free(g_);
+}
 
 Writer &Writer::begin_object() {
     yajl_gen_map_open(g_);
@@ -310,7 +282,9 @@ Writer &Writer::end_array() {
     yajl_gen_array_close(g_);
     return *this;
 }
-Writer &Writer::key(std::string_view k) { return str(k); }
+Writer &Writer::key(std::string_view k) {
+    return str(k);
+}
 Writer &Writer::str(std::string_view s) {
     yajl_gen_string(g_, reinterpret_cast<const unsigned char *>(s.data()), s.size());
     return *this;

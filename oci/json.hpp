@@ -73,8 +73,7 @@ Status get_int(yajl_val obj, const Path &p, const char *key, T &out, int64_t lo,
                bool required = false) {
     yajl_val v = member(obj, key);
     if (!v) {
-        if (required)
-            return fail_at(p.field(key), "required field is missing");
+        if (required) return fail_at(p.field(key), "required field is missing");
         return {};
     }
     out = static_cast<T>(OCI_TRY(to_int(v, p.field(key), lo, hi)));
@@ -82,11 +81,10 @@ Status get_int(yajl_val obj, const Path &p, const char *key, T &out, int64_t lo,
 }
 
 template <class T>
-Status get_int_opt(yajl_val obj, const Path &p, const char *key, std::optional<T> &out,
-                   int64_t lo, int64_t hi) {
+Status get_int_opt(yajl_val obj, const Path &p, const char *key, std::optional<T> &out, int64_t lo,
+                   int64_t hi) {
     yajl_val v = member(obj, key);
-    if (!v)
-        return {};
+    if (!v) return {};
     out = static_cast<T>(OCI_TRY(to_int(v, p.field(key), lo, hi)));
     return {};
 }
@@ -96,8 +94,7 @@ Status get_uint(yajl_val obj, const Path &p, const char *key, T &out, uint64_t h
                 bool required = false) {
     yajl_val v = member(obj, key);
     if (!v) {
-        if (required)
-            return fail_at(p.field(key), "required field is missing");
+        if (required) return fail_at(p.field(key), "required field is missing");
         return {};
     }
     out = static_cast<T>(OCI_TRY(to_uint(v, p.field(key), hi)));
@@ -108,8 +105,7 @@ template <class T>
 Status get_uint_opt(yajl_val obj, const Path &p, const char *key, std::optional<T> &out,
                     uint64_t hi) {
     yajl_val v = member(obj, key);
-    if (!v)
-        return {};
+    if (!v) return {};
     out = static_cast<T>(OCI_TRY(to_uint(v, p.field(key), hi)));
     return {};
 }
@@ -120,8 +116,7 @@ Status each(yajl_val obj, const Path &p, const char *key, F &&fn, bool required 
     yajl_val v = member(obj, key);
     Path kp = p.field(key);
     if (!v) {
-        if (required)
-            return fail_at(kp, "required field is missing");
+        if (required) return fail_at(kp, "required field is missing");
         return {};
     }
     yajl_val arr = OCI_TRY(as_array(v, kp));
@@ -136,8 +131,7 @@ Status each(yajl_val obj, const Path &p, const char *key, F &&fn, bool required 
 template <class F> Status each_member(yajl_val obj, const Path &p, const char *key, F &&fn) {
     yajl_val v = member(obj, key);
     Path kp = p.field(key);
-    if (!v)
-        return {};
+    if (!v) return {};
     yajl_val o = OCI_TRY(as_object(v, kp));
     for (size_t i = 0; i < o->u.object.len; i++) {
         Path mp = kp.field(o->u.object.keys[i]);
@@ -174,9 +168,7 @@ class Writer {
     Writer &kv_strings(std::string_view k, const std::vector<std::string> &v);
     Writer &kv_map(std::string_view k, const std::map<std::string, std::string> &m);
     // Omitted when empty / unset.
-    Writer &opt_str(std::string_view k, std::string_view v) {
-        return v.empty() ? *this : kv(k, v);
-    }
+    Writer &opt_str(std::string_view k, std::string_view v) { return v.empty() ? *this : kv(k, v); }
     Writer &opt_strings(std::string_view k, const std::vector<std::string> &v) {
         return v.empty() ? *this : kv_strings(k, v);
     }
@@ -184,8 +176,7 @@ class Writer {
         return m.empty() ? *this : kv_map(k, m);
     }
     template <class T> Writer &opt_int(std::string_view k, const std::optional<T> &v) {
-        if (!v)
-            return *this;
+        if (!v) return *this;
         if constexpr (std::is_signed_v<T>)
             return kv_i64(k, *v);
         else

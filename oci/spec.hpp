@@ -31,7 +31,7 @@ struct Capabilities {
 };
 
 struct Rlimit {
-    std::string type; // "RLIMIT_NOFILE"
+    std::string type;  // "RLIMIT_NOFILE"
     int resource = -1; // resolved RLIMIT_* value
     uint64_t hard = 0;
     uint64_t soft = 0;
@@ -262,8 +262,7 @@ struct Linux {
 
     const Namespace *find_namespace(NsType t) const {
         for (const auto &ns : namespaces)
-            if (ns.type == t)
-                return &ns;
+            if (ns.type == t) return &ns;
         return nullptr;
     }
 };

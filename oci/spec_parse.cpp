@@ -30,8 +30,7 @@ Status get_enum(yajl_val obj, const Path &p, const char *key, std::string &out, 
     OCI_CHECK(json::get_string(obj, p, key, out, required));
     if (!out.empty() && !valid(out))
         return json::fail_at(p.field(key), std::string("unknown ") + what + " " + quoted(out));
-    if (required && out.empty())
-        return json::fail_at(p.field(key), "must not be empty");
+    if (required && out.empty()) return json::fail_at(p.field(key), "must not be empty");
     return {};
 }
 
@@ -48,8 +47,7 @@ Status get_enum_list(yajl_val obj, const Path &p, const char *key, std::vector<s
 
 Result<yajl_val> object_member(yajl_val obj, const Path &p, const char *key) {
     yajl_val v = json::member(obj, key);
-    if (!v)
-        return nullptr;
+    if (!v) return nullptr;
     return json::as_object(v, p.field(key));
 }
 
@@ -61,8 +59,7 @@ Status parse_id_mappings(yajl_val obj, const Path &p, const char *key,
         OCI_CHECK(json::get_uint(v, ip, "containerID", m.container_id, kU32, true));
         OCI_CHECK(json::get_uint(v, ip, "hostID", m.host_id, kU32, true));
         OCI_CHECK(json::get_uint(v, ip, "size", m.size, kU32, true));
-        if (m.size == 0)
-            return json::fail_at(ip.field("size"), "must be greater than 0");
+        if (m.size == 0) return json::fail_at(ip.field("size"), "must be greater than 0");
         if (uint64_t(m.container_id) + m.size - 1 > kU32 || uint64_t(m.host_id) + m.size - 1 > kU32)
             return json::fail_at(ip.field("size"), "range overflows 32-bit ids");
         out.push_back(m);
@@ -94,12 +91,12 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
         OCI_CHECK(json::get_uint(u, up, "uid", proc.user.uid, kU32));
         OCI_CHECK(json::get_uint(u, up, "gid", proc.user.gid, kU32));
         OCI_CHECK(json::get_uint_opt(u, up, "umask", proc.user.umask, 0777));
-        OCI_CHECK(json::each(u, up, "additionalGids",
-                             [&](yajl_val v, const Path &ip, size_t) -> Status {
-                                 proc.user.additional_gids.push_back(
-                                     static_cast<uint32_t>(OCI_TRY(json::to_uint(v, ip, kU32))));
-                                 return {};
-                             }));
+        OCI_CHECK(
+            json::each(u, up, "additionalGids", [&](yajl_val v, const Path &ip, size_t) -> Status {
+                proc.user.additional_gids.push_back(
+                    static_cast<uint32_t>(OCI_TRY(json::to_uint(v, ip, kU32))));
+                return {};
+            }));
         OCI_CHECK(json::get_string(u, up, "username", proc.user.username));
     }
     OCI_CHECK(json::get_strings(obj, p, "args", proc.args));
@@ -122,13 +119,11 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
         Rlimit r;
         OCI_CHECK(json::get_string(v, ip, "type", r.type, true));
         auto res = rlimit_from_name(r.type);
-        if (!res)
-            return json::fail_at(ip.field("type"), "unknown rlimit " + quoted(r.type));
+        if (!res) return json::fail_at(ip.field("type"), "unknown rlimit " + quoted(r.type));
         r.resource = *res;
         OCI_CHECK(json::get_uint(v, ip, "hard", r.hard, kU64, true));
         OCI_CHECK(json::get_uint(v, ip, "soft", r.soft, kU64, true));
-        if (r.soft > r.hard)
-            return json::fail_at(ip.field("soft"), "is greater than hard");
+        if (r.soft > r.hard) return json::fail_at(ip.field("soft"), "is greater than hard");
         proc.rlimits.push_back(std::move(r));
         return {};
     }));
@@ -138,8 +133,8 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
     if (yajl_val s = OCI_TRY(object_member(obj, p, "scheduler"))) {
         Path sp = p.field("scheduler");
         Scheduler sch;
-        OCI_CHECK(get_enum(s, sp, "policy", sch.policy, is_scheduler_policy, "scheduler policy",
-                           true));
+        OCI_CHECK(
+            get_enum(s, sp, "policy", sch.policy, is_scheduler_policy, "scheduler policy", true));
         OCI_CHECK(json::get_int(s, sp, "nice", sch.nice, -20, 19));
         OCI_CHECK(json::get_int(s, sp, "priority", sch.priority, 0, 99));
         OCI_CHECK(get_enum_list(s, sp, "flags", sch.flags, is_scheduler_flag, "scheduler flag"));
@@ -152,8 +147,8 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
     if (yajl_val io = OCI_TRY(object_member(obj, p, "ioPriority"))) {
         Path ip = p.field("ioPriority");
         IoPriority prio;
-        OCI_CHECK(get_enum(io, ip, "class", prio.klass, is_io_priority_class,
-                           "I/O priority class", true));
+        OCI_CHECK(get_enum(io, ip, "class", prio.klass, is_io_priority_class, "I/O priority class",
+                           true));
         OCI_CHECK(json::get_int(io, ip, "priority", prio.priority, 0, 7));
         proc.io_priority = std::move(prio);
     }
@@ -207,7 +202,9 @@ Status parse_hooks(yajl_val obj, const Path &p, Hooks &h) {
     return {};
 }
 
-bool valid_device_type(const std::string &t) { return t == "c" || t == "b" || t == "u" || t == "p"; }
+bool valid_device_type(const std::string &t) {
+    return t == "c" || t == "b" || t == "u" || t == "p";
+}
 
 Status parse_devices(yajl_val obj, const Path &p, std::vector<Device> &out) {
     return json::each(obj, p, "devices", [&](yajl_val v, const Path &ip, size_t) -> Status {
@@ -288,7 +285,9 @@ Status parse_block_io(yajl_val b, const Path &p, BlockIo &bio) {
 bool valid_access(const std::string &a) {
     return a.find_first_not_of("rwm") == std::string::npos;
 }
-bool valid_rule_type(const std::string &t) { return t == "a" || t == "b" || t == "c"; }
+bool valid_rule_type(const std::string &t) {
+    return t == "a" || t == "b" || t == "c";
+}
 
 Status parse_resources(yajl_val r, const Path &p, Resources &res) {
     OCI_CHECK(json::each(r, p, "devices", [&](yajl_val v, const Path &ip, size_t) -> Status {
@@ -330,25 +329,26 @@ Status parse_resources(yajl_val r, const Path &p, Resources &res) {
         Path np = p.field("network");
         Network net;
         OCI_CHECK(json::get_uint_opt(n, np, "classID", net.class_id, kU32));
-        OCI_CHECK(json::each(n, np, "priorities", [&](yajl_val v, const Path &ip, size_t) -> Status {
-            OCI_CHECK(json::as_object(v, ip));
-            InterfacePriority ipr;
-            OCI_CHECK(json::get_string(v, ip, "name", ipr.name, true));
-            OCI_CHECK(json::get_uint(v, ip, "priority", ipr.priority, kU32, true));
-            net.priorities.push_back(std::move(ipr));
-            return {};
-        }));
+        OCI_CHECK(
+            json::each(n, np, "priorities", [&](yajl_val v, const Path &ip, size_t) -> Status {
+                OCI_CHECK(json::as_object(v, ip));
+                InterfacePriority ipr;
+                OCI_CHECK(json::get_string(v, ip, "name", ipr.name, true));
+                OCI_CHECK(json::get_uint(v, ip, "priority", ipr.priority, kU32, true));
+                net.priorities.push_back(std::move(ipr));
+                return {};
+            }));
         res.network = std::move(net);
     }
-    OCI_CHECK(json::each_member(r, p, "rdma", [&](const char *k, yajl_val v,
-                                                  const Path &mp) -> Status {
-        OCI_CHECK(json::as_object(v, mp));
-        Rdma rd;
-        OCI_CHECK(json::get_uint_opt(v, mp, "hcaHandles", rd.hca_handles, kU32));
-        OCI_CHECK(json::get_uint_opt(v, mp, "hcaObjects", rd.hca_objects, kU32));
-        res.rdma[k] = rd;
-        return {};
-    }));
+    OCI_CHECK(
+        json::each_member(r, p, "rdma", [&](const char *k, yajl_val v, const Path &mp) -> Status {
+            OCI_CHECK(json::as_object(v, mp));
+            Rdma rd;
+            OCI_CHECK(json::get_uint_opt(v, mp, "hcaHandles", rd.hca_handles, kU32));
+            OCI_CHECK(json::get_uint_opt(v, mp, "hcaObjects", rd.hca_objects, kU32));
+            res.rdma[k] = rd;
+            return {};
+        }));
     OCI_CHECK(json::get_string_map(r, p, "unified", res.unified));
     return {};
 }
@@ -366,10 +366,8 @@ Status parse_seccomp(yajl_val s, const Path &p, Seccomp &sc) {
         OCI_CHECK(json::as_object(v, ip));
         Syscall sys;
         OCI_CHECK(json::get_strings(v, ip, "names", sys.names, true));
-        if (sys.names.empty())
-            return json::fail_at(ip.field("names"), "must not be empty");
-        OCI_CHECK(get_enum(v, ip, "action", sys.action, is_seccomp_action, "seccomp action",
-                           true));
+        if (sys.names.empty()) return json::fail_at(ip.field("names"), "must not be empty");
+        OCI_CHECK(get_enum(v, ip, "action", sys.action, is_seccomp_action, "seccomp action", true));
         OCI_CHECK(json::get_uint_opt(v, ip, "errnoRet", sys.errno_ret, 4095));
         OCI_CHECK(json::each(v, ip, "args", [&](yajl_val a, const Path &ap, size_t) -> Status {
             OCI_CHECK(json::as_object(a, ap));
@@ -377,8 +375,7 @@ Status parse_seccomp(yajl_val s, const Path &p, Seccomp &sc) {
             OCI_CHECK(json::get_uint(a, ap, "index", arg.index, 5, true));
             OCI_CHECK(json::get_uint(a, ap, "value", arg.value, kU64, true));
             OCI_CHECK(json::get_uint(a, ap, "valueTwo", arg.value_two, kU64));
-            OCI_CHECK(get_enum(a, ap, "op", arg.op, is_seccomp_operator, "seccomp operator",
-                               true));
+            OCI_CHECK(get_enum(a, ap, "op", arg.op, is_seccomp_operator, "seccomp operator", true));
             sys.args.push_back(std::move(arg));
             return {};
         }));
@@ -394,8 +391,7 @@ Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
         std::string type;
         OCI_CHECK(json::get_string(v, ip, "type", type, true));
         auto t = ns_type_from_name(type);
-        if (!t)
-            return json::fail_at(ip.field("type"), "unknown namespace " + quoted(type));
+        if (!t) return json::fail_at(ip.field("type"), "unknown namespace " + quoted(type));
         Namespace ns{*t, {}};
         OCI_CHECK(json::get_string(v, ip, "path", ns.path));
         lx.namespaces.push_back(std::move(ns));
@@ -403,19 +399,19 @@ Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
     }));
     OCI_CHECK(parse_id_mappings(l, p, "uidMappings", lx.uid_mappings));
     OCI_CHECK(parse_id_mappings(l, p, "gidMappings", lx.gid_mappings));
-    OCI_CHECK(json::each_member(l, p, "timeOffsets", [&](const char *k, yajl_val v,
-                                                         const Path &mp) -> Status {
-        std::string clock = k;
-        if (clock != "monotonic" && clock != "boottime")
-            return json::fail_at(mp, "unknown clock " + quoted(clock) +
-                                         " (expected monotonic or boottime)");
-        OCI_CHECK(json::as_object(v, mp));
-        TimeOffset off;
-        OCI_CHECK(json::get_int(v, mp, "secs", off.secs, kI64Min, kI64Max));
-        OCI_CHECK(json::get_uint(v, mp, "nanosecs", off.nanosecs, 999999999));
-        lx.time_offsets[clock] = off;
-        return {};
-    }));
+    OCI_CHECK(json::each_member(
+        l, p, "timeOffsets", [&](const char *k, yajl_val v, const Path &mp) -> Status {
+            std::string clock = k;
+            if (clock != "monotonic" && clock != "boottime")
+                return json::fail_at(mp, "unknown clock " + quoted(clock) +
+                                             " (expected monotonic or boottime)");
+            OCI_CHECK(json::as_object(v, mp));
+            TimeOffset off;
+            OCI_CHECK(json::get_int(v, mp, "secs", off.secs, kI64Min, kI64Max));
+            OCI_CHECK(json::get_uint(v, mp, "nanosecs", off.nanosecs, 999999999));
+            lx.time_offsets[clock] = off;
+            return {};
+        }));
     OCI_CHECK(parse_devices(l, p, lx.devices));
     OCI_CHECK(json::get_string(l, p, "cgroupsPath", lx.cgroups_path));
     if (yajl_val r = OCI_TRY(object_member(l, p, "resources")))
@@ -445,18 +441,18 @@ Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
         Personality pers;
         OCI_CHECK(get_enum(per, pp, "domain", pers.domain, is_personality_domain,
                            "personality domain", true));
-        OCI_CHECK(get_enum_list(per, pp, "flags", pers.flags, is_personality_flag,
-                                "personality flag"));
+        OCI_CHECK(
+            get_enum_list(per, pp, "flags", pers.flags, is_personality_flag, "personality flag"));
         lx.personality = std::move(pers);
     }
-    OCI_CHECK(json::each_member(l, p, "netDevices", [&](const char *k, yajl_val v,
-                                                        const Path &mp) -> Status {
-        OCI_CHECK(json::as_object(v, mp));
-        NetDevice nd;
-        OCI_CHECK(json::get_string(v, mp, "name", nd.name));
-        lx.net_devices[k] = std::move(nd);
-        return {};
-    }));
+    OCI_CHECK(json::each_member(l, p, "netDevices",
+                                [&](const char *k, yajl_val v, const Path &mp) -> Status {
+                                    OCI_CHECK(json::as_object(v, mp));
+                                    NetDevice nd;
+                                    OCI_CHECK(json::get_string(v, mp, "name", nd.name));
+                                    lx.net_devices[k] = std::move(nd);
+                                    return {};
+                                }));
     return {};
 }
 
@@ -466,8 +462,7 @@ Result<Spec> parse_spec(std::string_view text) {
     json::Document doc = OCI_TRY(json::Document::parse(text));
     Path root;
     yajl_val top = doc.root();
-    if (!YAJL_IS_OBJECT(top))
-        return fail("expected a JSON object at the top level");
+    if (!YAJL_IS_OBJECT(top)) return fail("expected a JSON object at the top level");
     Spec spec;
     OCI_CHECK(json::get_string(top, root, "ociVersion", spec.oci_version, true));
     if (yajl_val pr = OCI_TRY(object_member(top, root, "process")))
@@ -495,12 +490,10 @@ namespace ocirun::oci {
 
 Result<Process> parse_process(std::string_view text) {
     json::Document doc = OCI_TRY(json::Document::parse(text));
-    if (!YAJL_IS_OBJECT(doc.root()))
-        return fail("expected a JSON object at the top level");
+    if (!YAJL_IS_OBJECT(doc.root())) return fail("expected a JSON object at the top level");
     Process p;
     OCI_CHECK(parse_process(doc.root(), Path{}, p));
-    if (p.args.empty())
-        return fail("args: must contain at least the program to run");
+    if (p.args.empty()) return fail("args: must contain at least the program to run");
     if (p.cwd.empty() || p.cwd[0] != '/')
         return fail("cwd: must be an absolute path, got \"" + p.cwd + "\"");
     return p;

@@ -28,7 +28,9 @@ std::unexpected<Error> bad(const std::string &path, const std::string &what) {
     return fail(path + ": " + what);
 }
 
-bool absolute(const std::string &p) { return !p.empty() && p[0] == '/'; }
+bool absolute(const std::string &p) {
+    return !p.empty() && p[0] == '/';
+}
 
 // Sysctls that need their own namespace to be safe to set (runc's list).
 Status check_sysctl(const Linux &lx) {
@@ -43,13 +45,11 @@ Status check_sysctl(const Linux &lx) {
         bool ipc = key.rfind("kernel.msg", 0) == 0 || key.rfind("kernel.sem", 0) == 0 ||
                    key.rfind("kernel.shm", 0) == 0 || key.rfind("fs.mqueue.", 0) == 0;
         if (ipc) {
-            if (!has(NsType::ipc))
-                return bad(path, "requires a new IPC namespace");
+            if (!has(NsType::ipc)) return bad(path, "requires a new IPC namespace");
             continue;
         }
         if (key.rfind("net.", 0) == 0) {
-            if (!has(NsType::network))
-                return bad(path, "requires a network namespace");
+            if (!has(NsType::network)) return bad(path, "requires a network namespace");
             continue;
         }
         if (key == "kernel.hostname" || key == "kernel.domainname")
@@ -65,12 +65,10 @@ Status check_id_mappings(const char *name, const std::vector<IdMapping> &maps) {
             const auto &a = maps[i], &b = maps[j];
             bool c = a.container_id < uint64_t(b.container_id) + b.size &&
                      b.container_id < uint64_t(a.container_id) + a.size;
-            if (c)
-                return bad(idx(name, j, "containerID"), "overlaps " + idx(name, i));
+            if (c) return bad(idx(name, j, "containerID"), "overlaps " + idx(name, i));
             bool h = a.host_id < uint64_t(b.host_id) + b.size &&
                      b.host_id < uint64_t(a.host_id) + a.size;
-            if (h)
-                return bad(idx(name, j, "hostID"), "overlaps " + idx(name, i));
+            if (h) return bad(idx(name, j, "hostID"), "overlaps " + idx(name, i));
         }
     return {};
 }
@@ -80,19 +78,14 @@ Status check_id_mappings(const char *name, const std::vector<IdMapping> &maps) {
 Status validate_spec(const Spec &spec) {
     if (spec.oci_version.rfind("1.", 0) != 0)
         return bad("ociVersion", "unsupported version \"" + spec.oci_version +
-                                      "\" (this runtime implements 1.x, up to " +
-                                      kSpecVersion + ")");
-    if (!spec.root)
-        return bad("root", "required field is missing");
-    if (spec.root->path.empty())
-        return bad("root.path", "must not be empty");
-    if (!spec.process)
-        return bad("process", "required field is missing");
+                                     "\" (this runtime implements 1.x, up to " + kSpecVersion +
+                                     ")");
+    if (!spec.root) return bad("root", "required field is missing");
+    if (spec.root->path.empty()) return bad("root.path", "must not be empty");
+    if (!spec.process) return bad("process", "required field is missing");
     const Process &proc = *spec.process;
-    if (proc.args.empty())
-        return bad("process.args", "must contain at least the program to run");
-    if (proc.args[0].empty())
-        return bad("process.args[0]", "must not be empty");
+    if (proc.args.empty()) return bad("process.args", "must contain at least the program to run");
+    if (proc.args[0].empty()) return bad("process.args[0]", "must not be empty");
     if (!absolute(proc.cwd))
         return bad("process.cwd", "must be an absolute path, got \"" + proc.cwd + "\"");
     if (proc.console_size && !proc.terminal)
@@ -111,8 +104,7 @@ Status validate_spec(const Spec &spec) {
         for (size_t i = 0; i < c.ambient.size(); i++) {
             auto has = [&](const std::vector<std::string> &v) {
                 for (const auto &s : v)
-                    if (s == c.ambient[i])
-                        return true;
+                    if (s == c.ambient[i]) return true;
                 return false;
             };
             if (!has(c.permitted) || !has(c.inheritable))
@@ -148,8 +140,7 @@ Status validate_spec(const Spec &spec) {
         OCI_CHECK(check("poststop", h.poststop));
     }
 
-    if (!spec.linux_)
-        return bad("linux", "required field is missing (this is a Linux runtime)");
+    if (!spec.linux_) return bad("linux", "required field is missing (this is a Linux runtime)");
     const Linux &lx = *spec.linux_;
     bool seen[kNsTypeCount] = {};
     for (size_t i = 0; i < lx.namespaces.size(); i++) {
@@ -218,8 +209,7 @@ Result<Spec> load_bundle_spec(const std::string &bundle) {
     std::string path = bundle + "/config.json";
     // O_NONBLOCK so a FIFO planted as config.json cannot hang us; refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return fail_errno("config.json: open " + path);
+    if (fd < 0) return fail_errno("config.json: open " + path);
     struct stat st;
     if (::fstat(fd, &st) < 0) {
         int e = errno;
@@ -240,25 +230,21 @@ Result<Spec> load_bundle_spec(const std::string &bundle) {
     size_t got = 0;
     while (got < text.size()) {
         ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             int e = errno;
             ::close(fd);
             return fail_code(e, "config.json: read " + path);
         }
-        if (n == 0)
-            break;
+        if (n == 0) break;
         got += static_cast<size_t>(n);
     }
     ::close(fd);
     text.resize(got);
     auto spec = parse_spec(text);
-    if (!spec)
-        return forward(std::move(spec.error()), "config.json");
+    if (!spec) return forward(std::move(spec.error()), "config.json");
     auto ok = validate_spec(*spec);
-    if (!ok)
-        return forward(std::move(ok.error()), "config.json");
+    if (!ok) return forward(std::move(ok.error()), "config.json");
     return spec;
 }
 

@@ -12,8 +12,7 @@ using json::Writer;
 namespace {
 
 void write_id_mappings(Writer &w, const char *key, const std::vector<IdMapping> &maps) {
-    if (maps.empty())
-        return;
+    if (maps.empty()) return;
     w.key(key).begin_array();
     for (const auto &m : maps)
         w.begin_object()
@@ -26,8 +25,7 @@ void write_id_mappings(Writer &w, const char *key, const std::vector<IdMapping> 
 
 void write_process(Writer &w, const Process &p) {
     w.key("process").begin_object();
-    if (p.terminal)
-        w.kv_bool("terminal", true);
+    if (p.terminal) w.kv_bool("terminal", true);
     if (p.console_size)
         w.key("consoleSize")
             .begin_object()
@@ -61,27 +59,25 @@ void write_process(Writer &w, const Process &p) {
     if (!p.rlimits.empty()) {
         w.key("rlimits").begin_array();
         for (const auto &r : p.rlimits)
-            w.begin_object().kv("type", r.type).kv_u64("hard", r.hard).kv_u64("soft", r.soft).end_object();
+            w.begin_object()
+                .kv("type", r.type)
+                .kv_u64("hard", r.hard)
+                .kv_u64("soft", r.soft)
+                .end_object();
         w.end_array();
     }
-    if (p.no_new_privileges)
-        w.kv_bool("noNewPrivileges", true);
+    if (p.no_new_privileges) w.kv_bool("noNewPrivileges", true);
     w.opt_str("apparmorProfile", p.apparmor_profile);
     w.opt_int("oomScoreAdj", p.oom_score_adj);
     if (p.scheduler) {
         const auto &s = *p.scheduler;
         w.key("scheduler").begin_object().kv("policy", s.policy);
-        if (s.nice)
-            w.kv_i64("nice", s.nice);
-        if (s.priority)
-            w.kv_i64("priority", s.priority);
+        if (s.nice) w.kv_i64("nice", s.nice);
+        if (s.priority) w.kv_i64("priority", s.priority);
         w.opt_strings("flags", s.flags);
-        if (s.runtime)
-            w.kv_u64("runtime", s.runtime);
-        if (s.deadline)
-            w.kv_u64("deadline", s.deadline);
-        if (s.period)
-            w.kv_u64("period", s.period);
+        if (s.runtime) w.kv_u64("runtime", s.runtime);
+        if (s.deadline) w.kv_u64("deadline", s.deadline);
+        if (s.period) w.kv_u64("period", s.period);
         w.end_object();
     }
     w.opt_str("selinuxLabel", p.selinux_label);
@@ -101,8 +97,7 @@ void write_process(Writer &w, const Process &p) {
 }
 
 void write_hooks(Writer &w, const char *key, const std::vector<Hook> &hooks) {
-    if (hooks.empty())
-        return;
+    if (hooks.empty()) return;
     w.key(key).begin_array();
     for (const auto &h : hooks) {
         w.begin_object().kv("path", h.path);
@@ -115,11 +110,14 @@ void write_hooks(Writer &w, const char *key, const std::vector<Hook> &hooks) {
 }
 
 void write_throttle(Writer &w, const char *key, const std::vector<ThrottleDevice> &v) {
-    if (v.empty())
-        return;
+    if (v.empty()) return;
     w.key(key).begin_array();
     for (const auto &t : v)
-        w.begin_object().kv_i64("major", t.major).kv_i64("minor", t.minor).kv_u64("rate", t.rate).end_object();
+        w.begin_object()
+            .kv_i64("major", t.major)
+            .kv_i64("minor", t.minor)
+            .kv_u64("rate", t.rate)
+            .end_object();
     w.end_array();
 }
 
@@ -158,8 +156,7 @@ void write_resources(Writer &w, const Resources &r) {
         w.opt_int("idle", c.idle);
         w.end_object();
     }
-    if (r.pids)
-        w.key("pids").begin_object().kv_i64("limit", r.pids->limit).end_object();
+    if (r.pids) w.key("pids").begin_object().kv_i64("limit", r.pids->limit).end_object();
     if (r.block_io) {
         const auto &b = *r.block_io;
         w.key("blockIO").begin_object();
@@ -225,8 +222,7 @@ void write_seccomp(Writer &w, const Seccomp &s) {
                 w.key("args").begin_array();
                 for (const auto &a : sc.args) {
                     w.begin_object().kv_u64("index", a.index).kv_u64("value", a.value);
-                    if (a.value_two)
-                        w.kv_u64("valueTwo", a.value_two);
+                    if (a.value_two) w.kv_u64("valueTwo", a.value_two);
                     w.kv("op", a.op).end_object();
                 }
                 w.end_array();
@@ -243,8 +239,7 @@ void write_linux(Writer &w, const Linux &l) {
     write_id_mappings(w, "uidMappings", l.uid_mappings);
     write_id_mappings(w, "gidMappings", l.gid_mappings);
     w.opt_map("sysctl", l.sysctl);
-    if (l.resources)
-        write_resources(w, *l.resources);
+    if (l.resources) write_resources(w, *l.resources);
     w.opt_str("cgroupsPath", l.cgroups_path);
     if (!l.namespaces.empty()) {
         w.key("namespaces").begin_array();
@@ -258,7 +253,11 @@ void write_linux(Writer &w, const Linux &l) {
     if (!l.time_offsets.empty()) {
         w.key("timeOffsets").begin_object();
         for (const auto &[clock, off] : l.time_offsets)
-            w.key(clock).begin_object().kv_i64("secs", off.secs).kv_u64("nanosecs", off.nanosecs).end_object();
+            w.key(clock)
+                .begin_object()
+                .kv_i64("secs", off.secs)
+                .kv_u64("nanosecs", off.nanosecs)
+                .end_object();
         w.end_object();
     }
     if (!l.devices.empty()) {
@@ -271,8 +270,7 @@ void write_linux(Writer &w, const Linux &l) {
         }
         w.end_array();
     }
-    if (l.seccomp)
-        write_seccomp(w, *l.seccomp);
+    if (l.seccomp) write_seccomp(w, *l.seccomp);
     w.opt_str("rootfsPropagation", l.rootfs_propagation);
     w.opt_strings("maskedPaths", l.masked_paths);
     w.opt_strings("readonlyPaths", l.readonly_paths);
@@ -282,12 +280,9 @@ void write_linux(Writer &w, const Linux &l) {
         w.key("intelRdt").begin_object();
         w.opt_str("closID", r.clos_id).opt_str("l3CacheSchema", r.l3_cache_schema);
         w.opt_str("memBwSchema", r.mem_bw_schema).opt_str("schemata", r.schemata);
-        if (r.enable_cmt)
-            w.kv_bool("enableCMT", true);
-        if (r.enable_mbm)
-            w.kv_bool("enableMBM", true);
-        if (r.enable_monitoring)
-            w.kv_bool("enableMonitoring", true);
+        if (r.enable_cmt) w.kv_bool("enableCMT", true);
+        if (r.enable_mbm) w.kv_bool("enableMBM", true);
+        if (r.enable_monitoring) w.kv_bool("enableMonitoring", true);
         w.end_object();
     }
     if (l.personality) {
@@ -312,12 +307,10 @@ void write_linux(Writer &w, const Linux &l) {
 std::string write_spec(const Spec &spec, bool pretty) {
     Writer w(pretty);
     w.begin_object().kv("ociVersion", spec.oci_version);
-    if (spec.process)
-        write_process(w, *spec.process);
+    if (spec.process) write_process(w, *spec.process);
     if (spec.root) {
         w.key("root").begin_object().kv("path", spec.root->path);
-        if (spec.root->readonly)
-            w.kv_bool("readonly", true);
+        if (spec.root->readonly) w.kv_bool("readonly", true);
         w.end_object();
     }
     w.opt_str("hostname", spec.hostname);
@@ -346,12 +339,10 @@ std::string write_spec(const Spec &spec, bool pretty) {
         w.end_object();
     }
     w.opt_map("annotations", spec.annotations);
-    if (spec.linux_)
-        write_linux(w, *spec.linux_);
+    if (spec.linux_) write_linux(w, *spec.linux_);
     w.end_object();
     std::string out(w.view());
-    if (pretty && (out.empty() || out.back() != '\n'))
-        out += '\n';
+    if (pretty && (out.empty() || out.back() != '\n')) out += '\n';
     return out;
 }
 
@@ -380,10 +371,20 @@ Spec default_spec(bool rootless, uint32_t euid, uint32_t egid) {
          {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"},
          {},
          {}},
-        {"/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}, {}, {}},
+        {"/dev/shm",
+         "tmpfs",
+         "shm",
+         {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"},
+         {},
+         {}},
         {"/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}, {}, {}},
         {"/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}, {}, {}},
-        {"/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}, {}, {}},
+        {"/sys/fs/cgroup",
+         "cgroup",
+         "cgroup",
+         {"nosuid", "noexec", "nodev", "relatime", "ro"},
+         {},
+         {}},
     };
     Linux l;
     Resources r;
@@ -391,10 +392,17 @@ Spec default_spec(bool rootless, uint32_t euid, uint32_t egid) {
     l.resources = std::move(r);
     l.namespaces = {{NsType::pid, {}}, {NsType::network, {}}, {NsType::ipc, {}},
                     {NsType::uts, {}}, {NsType::mount, {}},   {NsType::cgroup, {}}};
-    l.masked_paths = {"/proc/acpi",        "/proc/asound",       "/proc/kcore",
-                      "/proc/keys",        "/proc/latency_stats", "/proc/timer_list",
-                      "/proc/timer_stats", "/proc/sched_debug",  "/sys/firmware",
-                      "/proc/scsi",        "/sys/devices/virtual/powercap"};
+    l.masked_paths = {"/proc/acpi",
+                      "/proc/asound",
+                      "/proc/kcore",
+                      "/proc/keys",
+                      "/proc/latency_stats",
+                      "/proc/timer_list",
+                      "/proc/timer_stats",
+                      "/proc/sched_debug",
+                      "/sys/firmware",
+                      "/proc/scsi",
+                      "/sys/devices/virtual/powercap"};
     l.readonly_paths = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"};
     if (rootless) {
         // As runc spec --rootless: a user namespace mapping the caller to root, no
@@ -403,8 +411,7 @@ Spec default_spec(bool rootless, uint32_t euid, uint32_t egid) {
         // and no gid= on devpts (gid 5 is not mapped).
         std::vector<Namespace> ns;
         for (const auto &n : l.namespaces)
-            if (n.type != NsType::network && n.type != NsType::user)
-                ns.push_back(n);
+            if (n.type != NsType::network && n.type != NsType::user) ns.push_back(n);
         ns.push_back({NsType::user, {}});
         l.namespaces = std::move(ns);
         l.uid_mappings = {{0, euid, 1}};
@@ -413,13 +420,13 @@ Spec default_spec(bool rootless, uint32_t euid, uint32_t egid) {
         std::vector<Mount> mounts;
         for (auto &m : s.mounts) {
             if (m.destination == "/sys") {
-                mounts.push_back({"/sys", "none", "/sys", {"rbind", "nosuid", "noexec", "nodev", "ro"}, {}, {}});
+                mounts.push_back(
+                    {"/sys", "none", "/sys", {"rbind", "nosuid", "noexec", "nodev", "ro"}, {}, {}});
                 continue;
             }
             std::vector<std::string> opts;
             for (auto &o : m.options)
-                if (o.rfind("gid=", 0) != 0)
-                    opts.push_back(o);
+                if (o.rfind("gid=", 0) != 0) opts.push_back(o);
             m.options = std::move(opts);
             mounts.push_back(std::move(m));
         }

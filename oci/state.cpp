@@ -16,15 +16,13 @@ constexpr const char *kStatusNames[] = {"creating", "created", "running", "stopp
 
 std::optional<ContainerStatus> status_from(std::string_view s) {
     for (int i = 0; i < 5; i++)
-        if (s == kStatusNames[i])
-            return static_cast<ContainerStatus>(i);
+        if (s == kStatusNames[i]) return static_cast<ContainerStatus>(i);
     return std::nullopt;
 }
 
 void write_state_members(json::Writer &w, const State &st) {
     w.kv("ociVersion", st.oci_version).kv("id", st.id).kv("status", status_name(st.status));
-    if (st.pid > 0)
-        w.kv_i64("pid", st.pid);
+    if (st.pid > 0) w.kv_i64("pid", st.pid);
     w.kv("bundle", st.bundle);
     w.opt_map("annotations", st.annotations);
 }
@@ -35,8 +33,7 @@ Status parse_state_members(yajl_val top, const json::Path &p, State &st) {
     std::string status;
     OCI_CHECK(json::get_string(top, p, "status", status, true));
     auto s = status_from(status);
-    if (!s)
-        return json::fail_at(p.field("status"), "unknown status \"" + status + "\"");
+    if (!s) return json::fail_at(p.field("status"), "unknown status \"" + status + "\"");
     st.status = *s;
     OCI_CHECK(json::get_int(top, p, "pid", st.pid, 0, INT32_MAX));
     OCI_CHECK(json::get_string(top, p, "bundle", st.bundle, true));
@@ -46,7 +43,9 @@ Status parse_state_members(yajl_val top, const json::Path &p, State &st) {
 
 } // namespace
 
-const char *status_name(ContainerStatus s) { return kStatusNames[static_cast<int>(s)]; }
+const char *status_name(ContainerStatus s) {
+    return kStatusNames[static_cast<int>(s)];
+}
 
 std::string write_state(const State &st, bool pretty) {
     json::Writer w(pretty);
@@ -58,8 +57,7 @@ std::string write_state(const State &st, bool pretty) {
 
 Result<State> parse_state(std::string_view text) {
     json::Document doc = OCI_TRY(json::Document::parse(text));
-    if (!YAJL_IS_OBJECT(doc.root()))
-        return fail("expected a JSON object at the top level");
+    if (!YAJL_IS_OBJECT(doc.root())) return fail("expected a JSON object at the top level");
     State st;
     OCI_CHECK(parse_state_members(doc.root(), json::Path{}, st));
     return st;
@@ -81,8 +79,7 @@ std::string write_record(const ContainerRecord &rec) {
 Result<ContainerRecord> parse_record(std::string_view text) {
     json::Document doc = OCI_TRY(json::Document::parse(text));
     yajl_val top = doc.root();
-    if (!YAJL_IS_OBJECT(top))
-        return fail("expected a JSON object at the top level");
+    if (!YAJL_IS_OBJECT(top)) return fail("expected a JSON object at the top level");
     json::Path p;
     ContainerRecord rec;
     OCI_CHECK(parse_state_members(top, p, rec.state));
@@ -102,13 +99,11 @@ Status write_file_atomic(const std::string &path, std::string_view content, int 
                   static_cast<unsigned>(std::random_device{}()));
     std::string tmp_path = dir + tmp;
     int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd < 0)
-        return fail_errno("create " + tmp_path);
+    if (fd < 0) return fail_errno("create " + tmp_path);
     size_t done = 0;
     while (done < content.size()) {
         ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             int e = errno;
             ::close(fd);

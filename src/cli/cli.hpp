@@ -74,8 +74,7 @@ int parse_flags(const Command &cmd, int argc, char **argv, const struct option *
     for (const struct option *o = opts; o->name; o++)
         if (o->val > 0 && o->val < 128 && o->val != 'h') {
             shorts += static_cast<char>(o->val);
-            if (o->has_arg == required_argument)
-                shorts += ':';
+            if (o->has_arg == required_argument) shorts += ':';
         }
     struct option all[64];
     int n = 0;
@@ -87,16 +86,14 @@ int parse_flags(const Command &cmd, int argc, char **argv, const struct option *
     optind = 0;
     int c;
     while ((c = getopt_long_only(argc, argv, shorts.c_str(), all, nullptr)) != -1) {
-        if (c == 'h')
-            return command_help(cmd);
+        if (c == 'h') return command_help(cmd);
         if (c == ':')
-            return usage_error(cmd.name, std::string("option ") + argv[optind - 1] +
-                                             " needs a value");
+            return usage_error(cmd.name,
+                               std::string("option ") + argv[optind - 1] + " needs a value");
         if (c == '?')
             return usage_error(cmd.name, std::string("unknown option ") + argv[optind - 1]);
         int rc = on_flag(c, optarg);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     return -1;
 }

@@ -9,10 +9,8 @@ int cmd_create(const Globals &g, int argc, char **argv) {
     o.root = g.root;
     int rc = parse_flags(cmd, argc, argv, opts, false,
                          [&](int c, const char *arg) { return create_flag(cmd, o, c, arg); });
-    if (rc >= 0)
-        return rc;
-    if ((rc = expect_args(cmd, argc, argv, 1)) >= 0)
-        return rc;
+    if (rc >= 0) return rc;
+    if ((rc = expect_args(cmd, argc, argv, 1)) >= 0) return rc;
     o.id = argv[optind];
     auto pid = create_container(o);
     return pid ? 0 : report(pid.error());

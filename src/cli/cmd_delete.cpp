@@ -12,10 +12,8 @@ int cmd_delete(const Globals &g, int argc, char **argv) {
         force = true;
         return 0;
     });
-    if (rc >= 0)
-        return rc;
-    if ((rc = expect_args(cmd, argc, argv, 1)) >= 0)
-        return rc;
+    if (rc >= 0) return rc;
+    if ((rc = expect_args(cmd, argc, argv, 1)) >= 0) return rc;
     auto r = delete_container(g.root, argv[optind], force);
     return r ? 0 : report(r.error());
 }

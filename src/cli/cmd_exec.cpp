@@ -10,8 +10,7 @@ bool parse_u32(const char *s, uint32_t &out) {
     char *end;
     errno = 0;
     unsigned long v = std::strtoul(s, &end, 10);
-    if (!*s || *end || errno || v > 0xffffffffUL || s[0] == '-')
-        return false;
+    if (!*s || *end || errno || v > 0xffffffffUL || s[0] == '-') return false;
     out = static_cast<uint32_t>(v);
     return true;
 }
@@ -79,26 +78,25 @@ int cmd_exec(const Globals &g, int argc, char **argv) {
         case PRESERVE: {
             uint32_t n;
             if (!parse_u32(arg, n) || n > 1000)
-                return usage_error(cmd.name, std::string("--preserve-fds: expected 0..1000, got \"") +
-                                                 arg + "\"");
+                return usage_error(
+                    cmd.name, std::string("--preserve-fds: expected 0..1000, got \"") + arg + "\"");
             o.preserve_fds = static_cast<int>(n);
             break;
         }
         case 'g': {
             uint32_t gid;
             if (!parse_u32(arg, gid))
-                return usage_error(cmd.name, std::string("--additional-gids: expected a gid, got \"") +
-                                                 arg + "\"");
+                return usage_error(cmd.name,
+                                   std::string("--additional-gids: expected a gid, got \"") + arg +
+                                       "\"");
             o.additional_gids.push_back(gid);
             break;
         }
         }
         return 0;
     });
-    if (rc >= 0)
-        return rc;
-    if (optind >= argc)
-        return usage_error(cmd.name, "missing container ID");
+    if (rc >= 0) return rc;
+    if (optind >= argc) return usage_error(cmd.name, "missing container ID");
     o.id = argv[optind];
     for (int i = optind + 1; i < argc; i++)
         o.args.push_back(argv[i]);

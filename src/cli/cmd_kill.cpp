@@ -15,16 +15,15 @@ int cmd_kill(const Globals &g, int argc, char **argv) {
         all = true;
         return 0;
     });
-    if (rc >= 0)
-        return rc;
+    if (rc >= 0) return rc;
     int have = argc - optind;
-    if (have < 1 || have > 2)
-        return expect_args(cmd, argc, argv, have < 1 ? 1 : 2);
+    if (have < 1 || have > 2) return expect_args(cmd, argc, argv, have < 1 ? 1 : 2);
     int sig = SIGTERM;
     if (have == 2) {
         auto s = oci::signal_from_name(argv[optind + 1]);
         if (!s)
-            return usage_error(cmd.name, std::string("unknown signal \"") + argv[optind + 1] + "\"");
+            return usage_error(cmd.name,
+                               std::string("unknown signal \"") + argv[optind + 1] + "\"");
         sig = *s;
     }
     auto r = kill_container(g.root, argv[optind], sig, all);

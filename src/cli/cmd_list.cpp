@@ -21,15 +21,12 @@ int cmd_list(const Globals &g, int argc, char **argv) {
             quiet = true;
         return 0;
     });
-    if (rc >= 0)
-        return rc;
-    if ((rc = expect_args(cmd, argc, argv, 0)) >= 0)
-        return rc;
+    if (rc >= 0) return rc;
+    if ((rc = expect_args(cmd, argc, argv, 0)) >= 0) return rc;
     if (format != "table" && format != "json")
         return usage_error(cmd.name, "--format: expected table or json, got \"" + format + "\"");
     auto list = list_containers(g.root);
-    if (!list)
-        return report(list.error());
+    if (!list) return report(list.error());
     if (quiet) {
         for (const auto &c : *list)
             std::printf("%s\n", c.state.id.c_str());

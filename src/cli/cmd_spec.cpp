@@ -17,10 +17,8 @@ int cmd_spec(const Globals &, int argc, char **argv) {
             rootless = true;
         return 0;
     });
-    if (rc >= 0)
-        return rc;
-    if ((rc = expect_args(cmd, argc, argv, 0)) >= 0)
-        return rc;
+    if (rc >= 0) return rc;
+    if ((rc = expect_args(cmd, argc, argv, 0)) >= 0) return rc;
     auto r = write_default_spec(bundle, rootless);
     return r ? 0 : report(r.error());
 }

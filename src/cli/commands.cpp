@@ -10,8 +10,7 @@ namespace ocirun::cli {
 namespace {
 
 const Command kCommands[] = {
-    {"create", "create a container from a bundle, its process waiting for start",
-     "[options] ID",
+    {"create", "create a container from a bundle, its process waiting for start", "[options] ID",
      "  -b, --bundle DIR        bundle directory (default: current directory)\n"
      "  --pid-file FILE         write the container's init PID to FILE\n"
      "  --console-socket PATH   UNIX socket that receives the terminal master\n"
@@ -82,8 +81,7 @@ const Command kCommands[] = {
 
 const Command *find_command(const char *name) {
     for (const auto &c : kCommands)
-        if (std::strcmp(c.name, name) == 0)
-            return &c;
+        if (std::strcmp(c.name, name) == 0) return &c;
     return nullptr;
 }
 
@@ -93,30 +91,29 @@ int report(const std::string &msg) {
     return 1;
 }
 
-int report(const Error &e) { return report(e.text()); }
+int report(const Error &e) {
+    return report(e.text());
+}
 
 int usage_error(const char *command, const std::string &what) {
     std::string msg = command ? std::string(command) + ": " + what : what;
-    if (command)
-        msg += " (see oci-run " + std::string(command) + " --help)";
+    if (command) msg += " (see oci-run " + std::string(command) + " --help)";
     return report(msg);
 }
 
 int command_help(const Command &c) {
     std::printf("Usage: oci-run %s %s\n\n%s\n", c.name, c.usage, c.summary);
-    if (c.help[0])
-        std::printf("\nOptions:\n%s", c.help);
+    if (c.help[0]) std::printf("\nOptions:\n%s", c.help);
     std::printf("  -h, --help              print this help\n");
     return 0;
 }
 
 int expect_args(const Command &cmd, int argc, char **argv, int n, bool at_least) {
     int have = argc - optind;
-    if (have == n || (at_least && have > n))
-        return -1;
+    if (have == n || (at_least && have > n)) return -1;
     if (have < n)
-        return usage_error(cmd.name, n - have == 1 && n == 1 ? "missing container ID"
-                                                               : "missing arguments");
+        return usage_error(cmd.name,
+                           n - have == 1 && n == 1 ? "missing container ID" : "missing arguments");
     return usage_error(cmd.name, std::string("unexpected argument \"") + argv[optind + n] + "\"");
 }
 

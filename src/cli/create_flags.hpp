@@ -8,15 +8,23 @@
 
 namespace ocirun::cli {
 
-enum CreateFlag { F_BUNDLE = 'b', F_PID_FILE = 300, F_CONSOLE, F_NO_PIVOT, F_NO_KEYRING, F_PRESERVE };
+enum CreateFlag {
+    F_BUNDLE = 'b',
+    F_PID_FILE = 300,
+    F_CONSOLE,
+    F_NO_PIVOT,
+    F_NO_KEYRING,
+    F_PRESERVE
+};
 
 #define OCIRUN_CREATE_OPTIONS                                                                      \
     {"bundle", required_argument, nullptr, F_BUNDLE},                                              \
         {"pid-file", required_argument, nullptr, F_PID_FILE},                                      \
         {"console-socket", required_argument, nullptr, F_CONSOLE},                                 \
         {"no-pivot", no_argument, nullptr, F_NO_PIVOT},                                            \
-        {"no-new-keyring", no_argument, nullptr, F_NO_KEYRING},                                    \
-        {"preserve-fds", required_argument, nullptr, F_PRESERVE}
+        {"no-new-keyring", no_argument, nullptr, F_NO_KEYRING}, {                                  \
+        "preserve-fds", required_argument, nullptr, F_PRESERVE                                     \
+    }
 
 // Returns 0 when handled, -1 when `c` is not a create flag, or an exit code.
 inline int create_flag(const Command &cmd, CreateOptions &o, int c, const char *arg) {

@@ -35,16 +35,14 @@ void print_version() {
 }
 
 void print_help() {
-    std::printf(
-        "oci-run: an OCI container runtime that enforces a declared sandbox policy\n"
-        "\n"
-        "Usage: oci-run [global options] COMMAND [command options] [arguments]\n"
-        "\n"
-        "Commands:\n");
-    static const char *order[] = {"create", "start",   "run",    "state",      "kill",
-                                  "delete", "list",    "exec",   "ps",         "pause",
-                                  "resume", "events",  "update", "features",   "spec",
-                                  "checkpoint", "restore"};
+    std::printf("oci-run: an OCI container runtime that enforces a declared sandbox policy\n"
+                "\n"
+                "Usage: oci-run [global options] COMMAND [command options] [arguments]\n"
+                "\n"
+                "Commands:\n");
+    static const char *order[] = {"create", "start",    "run",  "state",      "kill",   "delete",
+                                  "list",   "exec",     "ps",   "pause",      "resume", "events",
+                                  "update", "features", "spec", "checkpoint", "restore"};
     for (const char *name : order) {
         const cli::Command *c = cli::find_command(name);
         std::printf("  %-11s %s\n", c->name, c->summary);
@@ -67,11 +65,9 @@ void print_help() {
 }
 
 std::string default_root() {
-    if (geteuid() == 0)
-        return "/run/oci-run";
+    if (geteuid() == 0) return "/run/oci-run";
     const char *xdg = std::getenv("XDG_RUNTIME_DIR");
-    if (xdg && *xdg)
-        return std::string(xdg) + "/oci-run";
+    if (xdg && *xdg) return std::string(xdg) + "/oci-run";
     return "/tmp/oci-run-" + std::to_string(geteuid());
 }
 
@@ -132,8 +128,8 @@ int main(int argc, char **argv) {
         }
     }
     if (log_format != "text" && log_format != "json")
-        return cli::usage_error(nullptr, "--log-format: expected text or json, got \"" +
-                                             log_format + "\"");
+        return cli::usage_error(nullptr,
+                                "--log-format: expected text or json, got \"" + log_format + "\"");
     g.log_json = log_format == "json";
     if (g.rootless != "true" && g.rootless != "false" && g.rootless != "auto")
         return cli::usage_error(nullptr, "--rootless: expected true, false or auto, got \"" +
@@ -141,8 +137,7 @@ int main(int argc, char **argv) {
     int log_fd = -1;
     if (!g.log_path.empty()) {
         log_fd = open(g.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-        if (log_fd < 0)
-            return cli::report(Error{errno, "--log: open " + g.log_path});
+        if (log_fd < 0) return cli::report(Error{errno, "--log: open " + g.log_path});
     }
     log::configure(log_fd, g.log_json ? log::Format::json : log::Format::text, g.debug);
     if (g.root.empty())

@@ -15,12 +15,10 @@ namespace {
 
 int last_cap() {
     static int last = -1;
-    if (last >= 0)
-        return last;
+    if (last >= 0) return last;
     last = 40;
     if (FILE *f = std::fopen("/proc/sys/kernel/cap_last_cap", "re")) {
-        if (std::fscanf(f, "%d", &last) != 1)
-            last = 40;
+        if (std::fscanf(f, "%d", &last) != 1) last = 40;
         std::fclose(f);
     }
     return last;
@@ -29,8 +27,7 @@ int last_cap() {
 uint64_t mask_of(const std::vector<std::string> &names) {
     uint64_t m = 0;
     for (const auto &n : names)
-        if (auto c = oci::capability_from_name(n); c && *c <= last_cap())
-            m |= uint64_t(1) << *c;
+        if (auto c = oci::capability_from_name(n); c && *c <= last_cap()) m |= uint64_t(1) << *c;
     return m;
 }
 
@@ -39,8 +36,7 @@ uint64_t mask_of(const std::vector<std::string> &names) {
 Status drop_bounding(const oci::Capabilities &caps) {
     uint64_t keep = mask_of(caps.bounding);
     for (int c = 0; c <= last_cap(); c++) {
-        if (keep & (uint64_t(1) << c))
-            continue;
+        if (keep & (uint64_t(1) << c)) continue;
         if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
             return fail_errno("drop capability " + std::to_string(c) + " from the bounding set");
     }
@@ -58,15 +54,13 @@ Status apply_capabilities(const oci::Capabilities &caps) {
     data[1].permitted = static_cast<uint32_t>(perm >> 32);
     data[0].inheritable = static_cast<uint32_t>(inh);
     data[1].inheritable = static_cast<uint32_t>(inh >> 32);
-    if (::syscall(SYS_capset, &hdr, data) < 0)
-        return fail_errno("capset");
+    if (::syscall(SYS_capset, &hdr, data) < 0) return fail_errno("capset");
     // Ambient: start empty, raise exactly what was asked (CVE-2022-29162).
     if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
         return fail_errno("clear ambient capabilities");
     for (const auto &n : caps.ambient) {
         auto c = oci::capability_from_name(n);
-        if (!c || *c > last_cap())
-            continue;
+        if (!c || *c > last_cap()) continue;
         if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, *c, 0, 0) < 0)
             return fail_errno("raise ambient capability " + n);
     }

@@ -62,8 +62,7 @@ std::string now_rfc3339() {
 
 Result<std::string> absolute_path(const std::string &path, const std::string &what) {
     char *r = ::realpath(path.c_str(), nullptr);
-    if (!r)
-        return fail_errno(what + " " + path);
+    if (!r) return fail_errno(what + " " + path);
     std::string s = r;
     free(r);
     return s;
@@ -76,8 +75,7 @@ Status write_id_map(pid_t pid, const char *file, const std::vector<oci::IdMappin
                 std::to_string(m.size) + "\n";
     std::string path = "/proc/" + std::to_string(pid) + "/" + file;
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail_errno("open " + path);
+    if (fd < 0) return fail_errno("open " + path);
     ssize_t n = ::write(fd, text.data(), text.size());
     int e = errno;
     ::close(fd);
@@ -92,13 +90,11 @@ Status write_proc_file(pid_t pid, const char *file, const std::string &value,
                        const std::string &what) {
     std::string path = "/proc/" + std::to_string(pid) + "/" + file;
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail_errno(what + ": open " + path);
+    if (fd < 0) return fail_errno(what + ": open " + path);
     ssize_t n = ::write(fd, value.data(), value.size());
     int e = errno;
     ::close(fd);
-    if (n < 0)
-        return fail_code(e, what + ": write " + path);
+    if (n < 0) return fail_code(e, what + ": write " + path);
     return {};
 }
 
@@ -119,37 +115,25 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     auto pending = [](const char *field) {
         return fail(std::string("config.json: ") + field + ": not implemented yet");
     };
-    if (spec.hooks && !spec.hooks->empty())
-        return pending("hooks");
-    if (lx.seccomp)
-        return pending("linux.seccomp");
+    if (spec.hooks && !spec.hooks->empty()) return pending("hooks");
+    if (lx.seccomp) return pending("linux.seccomp");
     if (lx.resources) {
         const oci::Resources &r = *lx.resources;
-        if (r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() ||
-            r.network || !r.rdma.empty() || !r.unified.empty())
+        if (r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
+            !r.rdma.empty() || !r.unified.empty())
             return pending("linux.resources (cgroup limits)");
         for (const auto &d : r.devices)
-            if (d.allow)
-                return pending("linux.resources.devices (allow rules)");
+            if (d.allow) return pending("linux.resources.devices (allow rules)");
     }
-    if (!lx.cgroups_path.empty())
-        return pending("linux.cgroupsPath");
-    if (lx.intel_rdt)
-        return pending("linux.intelRdt");
-    if (!lx.time_offsets.empty())
-        return pending("linux.timeOffsets");
-    if (!lx.net_devices.empty())
-        return pending("linux.netDevices");
-    if (!lx.mount_label.empty())
-        return pending("linux.mountLabel (SELinux)");
-    if (!spec.process->apparmor_profile.empty())
-        return pending("process.apparmorProfile");
-    if (!spec.process->selinux_label.empty())
-        return pending("process.selinuxLabel");
-    if (spec.process->scheduler)
-        return pending("process.scheduler");
-    if (spec.process->io_priority)
-        return pending("process.ioPriority");
+    if (!lx.cgroups_path.empty()) return pending("linux.cgroupsPath");
+    if (lx.intel_rdt) return pending("linux.intelRdt");
+    if (!lx.time_offsets.empty()) return pending("linux.timeOffsets");
+    if (!lx.net_devices.empty()) return pending("linux.netDevices");
+    if (!lx.mount_label.empty()) return pending("linux.mountLabel (SELinux)");
+    if (!spec.process->apparmor_profile.empty()) return pending("process.apparmorProfile");
+    if (!spec.process->selinux_label.empty()) return pending("process.selinuxLabel");
+    if (spec.process->scheduler) return pending("process.scheduler");
+    if (spec.process->io_priority) return pending("process.ioPriority");
     for (size_t i = 0; i < spec.mounts.size(); i++)
         if (!spec.mounts[i].uid_mappings.empty())
             return fail("config.json: mounts[" + std::to_string(i) +
@@ -161,8 +145,7 @@ struct Fds {
     std::vector<int> fds;
     ~Fds() {
         for (int fd : fds)
-            if (fd >= 0)
-                ::close(fd);
+            if (fd >= 0) ::close(fd);
     }
     int add(int fd) {
         fds.push_back(fd);
@@ -171,17 +154,14 @@ struct Fds {
 };
 
 Status write_pid_file(const std::string &path, pid_t pid) {
-    if (path.empty())
-        return {};
+    if (path.empty()) return {};
     return oci::write_file_atomic(path, std::to_string(pid), 0644);
 }
 
 // Status from the live process, never from the record alone.
 oci::ContainerStatus live_status(const ContainerDir &dir, const oci::ContainerRecord &rec) {
-    if (!process_alive(rec.state.pid, rec.init_start_time))
-        return oci::ContainerStatus::stopped;
-    if (rec.state.status == oci::ContainerStatus::creating)
-        return oci::ContainerStatus::creating;
+    if (!process_alive(rec.state.pid, rec.init_start_time)) return oci::ContainerStatus::stopped;
+    if (rec.state.status == oci::ContainerStatus::creating) return oci::ContainerStatus::creating;
     struct stat st;
     if (::fstatat(dir.fd(), kFifo, &st, AT_SYMLINK_NOFOLLOW) == 0)
         return oci::ContainerStatus::created;
@@ -192,18 +172,17 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
     OCI_CHECK(check_supported(spec, o));
-    std::string rootfs_in = spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
+    std::string rootfs_in =
+        spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
     std::string rootfs = OCI_TRY(absolute_path(rootfs_in, "root.path"));
     const oci::Linux &lx = *spec.linux_;
 
     Fds fds;
     std::string fifo = dir.path() + "/" + kFifo;
-    if (::mkfifo(fifo.c_str(), 0600) < 0)
-        return fail_errno("mkfifo " + fifo);
+    if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
     int fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     int fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
-    if (fifo_r < 0 || fifo_w < 0)
-        return fail_errno("open " + fifo);
+    if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return fail_errno("socketpair");
@@ -244,10 +223,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (pid_ns_fd >= 0 && ::setns(pid_ns_fd, CLONE_NEWPID) < 0)
         return fail_errno("setns pid namespace");
 
-    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr,
-                                             nullptr, nullptr));
-    if (pid < 0)
-        return fail_errno("clone");
+    pid_t pid = static_cast<pid_t>(
+        ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    if (pid < 0) return fail_errno("clone");
     if (pid == 0) {
         ::close(dir.fd()); // the lock belongs to the runtime, not the container
         ::close(sv[0]);
@@ -276,8 +254,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     rec.created = now_rfc3339();
     rec.rootfs = rootfs;
     rec.owner = ::geteuid();
-    if (auto r = dir.save(rec); !r)
-        return abort_child(r.error());
+    if (auto r = dir.save(rec); !r) return abort_child(r.error());
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
     if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
@@ -289,26 +266,23 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             return abort_child(r.error());
         if (auto r = write_id_map(pid, "gid_map", lx.gid_mappings); !r)
             return abort_child(r.error());
-        if (auto r = sync::send(sv[0], sync::Msg::mappings_done); !r)
-            return abort_child(r.error());
+        if (auto r = sync::send(sv[0], sync::Msg::mappings_done); !r) return abort_child(r.error());
     }
     if (spec.process->oom_score_adj) {
-        if (auto r = write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
-                                     "process.oomScoreAdj");
+        if (auto r =
+                write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
+                                "process.oomScoreAdj");
             !r)
             return abort_child(r.error());
     }
     auto msg = sync::receive(sv[0], "the container's init");
-    if (!msg)
-        return abort_child(msg.error());
-    if (msg->type == sync::Msg::error)
-        return abort_child(Error{msg->value, msg->text});
+    if (!msg) return abort_child(msg.error());
+    if (msg->type == sync::Msg::error) return abort_child(Error{msg->value, msg->text});
     if (msg->type != sync::Msg::ready)
         return abort_child(Error{0, "sync: unexpected message from the container's init"});
 
     rec.state.status = oci::ContainerStatus::created;
-    if (auto r = dir.save(rec); !r)
-        return abort_child(r.error());
+    if (auto r = dir.save(rec); !r) return abort_child(r.error());
     if (auto r = write_pid_file(o.pid_file, pid); !r)
         return abort_child(r.error().wrap("--pid-file"));
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
@@ -319,21 +293,18 @@ Status start_locked(ContainerDir &dir) {
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     oci::ContainerStatus st = live_status(dir, rec);
     if (st != oci::ContainerStatus::created)
-        return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
-                    ", not created");
+        return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) + ", not created");
     std::string fifo = dir.path() + "/" + kFifo;
     int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENXIO)
-            return fail("container \"" + dir.id() + "\": its init is gone");
+        if (errno == ENXIO) return fail("container \"" + dir.id() + "\": its init is gone");
         return fail_errno("open " + fifo);
     }
     char c = '0';
     ssize_t n = ::write(fd, &c, 1);
     int e = errno;
     ::close(fd);
-    if (n != 1)
-        return fail_code(e, "start: write " + fifo);
+    if (n != 1) return fail_code(e, "start: write " + fifo);
     ::unlink(fifo.c_str());
     rec.state.status = oci::ContainerStatus::running;
     rec.started = true;
@@ -342,8 +313,7 @@ Status start_locked(ContainerDir &dir) {
 
 pid_t g_forward_pid = 0;
 void forward_signal(int sig) {
-    if (g_forward_pid > 0)
-        ::kill(g_forward_pid, sig);
+    if (g_forward_pid > 0) ::kill(g_forward_pid, sig);
 }
 
 // Every process in the same PID namespace as the init (kill --all without a cgroup).
@@ -352,25 +322,20 @@ std::vector<pid_t> pidns_members(pid_t init) {
     char buf[64], target[128];
     std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
     ssize_t n = ::readlink(buf, target, sizeof target - 1);
-    if (n <= 0)
-        return out;
+    if (n <= 0) return out;
     target[n] = '\0';
     DIR *d = ::opendir("/proc");
-    if (!d)
-        return out;
+    if (!d) return out;
     while (struct dirent *e = ::readdir(d)) {
         char *end;
         long pid = std::strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0)
-            continue;
+        if (*end || pid <= 0) continue;
         char p[64], t[128];
         std::snprintf(p, sizeof p, "/proc/%ld/ns/pid", pid);
         ssize_t m = ::readlink(p, t, sizeof t - 1);
-        if (m <= 0)
-            continue;
+        if (m <= 0) continue;
         t[m] = '\0';
-        if (std::strcmp(t, target) == 0)
-            out.push_back(static_cast<pid_t>(pid));
+        if (std::strcmp(t, target) == 0) out.push_back(static_cast<pid_t>(pid));
     }
     ::closedir(d);
     return out;
@@ -391,8 +356,7 @@ Result<pid_t> create_container(const CreateOptions &o) {
 Status start_container(const std::string &root, const std::string &id) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     auto r = start_locked(dir);
-    if (!r)
-        return forward(std::move(r.error()), "start");
+    if (!r) return forward(std::move(r.error()), "start");
     return {};
 }
 
@@ -408,7 +372,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         pid = *p;
         if (!detach) {
             g_forward_pid = pid;
-            struct sigaction sa{};
+            struct sigaction sa {};
             sa.sa_handler = forward_signal;
             sa.sa_flags = SA_RESTART;
             for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
@@ -422,19 +386,16 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
             return forward(std::move(r.error()), "run");
         }
     }
-    if (detach)
-        return 0;
+    if (detach) return 0;
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR)
-            return fail_errno("run: wait for the container's init");
+        if (errno != EINTR) return fail_errno("run: wait for the container's init");
     }
     g_forward_pid = 0;
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     if (!keep) {
         auto r = delete_container(o.root, o.id, true);
-        if (!r)
-            log::warning(r.error().text());
+        if (!r) log::warning(r.error().text());
     }
     return code;
 }
@@ -443,8 +404,7 @@ Result<oci::State> container_state(const std::string &root, const std::string &i
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     rec.state.status = live_status(dir, rec);
-    if (rec.state.status == oci::ContainerStatus::stopped)
-        rec.state.pid = 0;
+    if (rec.state.status == oci::ContainerStatus::stopped) rec.state.pid = 0;
     return rec.state;
 }
 
@@ -456,12 +416,10 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
         return fail("kill: container \"" + id + "\" is not running");
     if (all) {
         for (pid_t p : pidns_members(rec.state.pid))
-            if (p != rec.state.pid)
-                ::kill(p, sig);
+            if (p != rec.state.pid) ::kill(p, sig);
     }
     auto r = signal_process(rec.state.pid, rec.init_start_time, sig);
-    if (!r)
-        return forward(std::move(r.error()), "kill");
+    if (!r) return forward(std::move(r.error()), "kill");
     return {};
 }
 
@@ -475,8 +433,7 @@ Status delete_container(const std::string &root, const std::string &id, bool for
                 return fail("delete: container \"" + id +
                             "\" is running: stop it first or use --force");
             for (pid_t p : pidns_members(rec->state.pid))
-                if (p != rec->state.pid)
-                    ::kill(p, SIGKILL);
+                if (p != rec->state.pid) ::kill(p, SIGKILL);
             (void)signal_process(rec->state.pid, rec->init_start_time, SIGKILL);
             if (!wait_process_gone(rec->state.pid, 10000))
                 return fail("delete: container \"" + id + "\": init " +
@@ -486,8 +443,7 @@ Status delete_container(const std::string &root, const std::string &id, bool for
         return forward(std::move(rec.error()), "delete");
     }
     auto r = dir.remove();
-    if (!r)
-        return forward(std::move(r.error()), "delete");
+    if (!r) return forward(std::move(r.error()), "delete");
     return {};
 }
 
@@ -495,16 +451,13 @@ Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {
     std::vector<ContainerInfo> out;
     for (const auto &id : OCI_TRY(list_ids(root))) {
         auto dir = ContainerDir::open(root, id);
-        if (!dir)
-            continue;
+        if (!dir) continue;
         auto rec = dir->load();
-        if (!rec)
-            continue;
+        if (!rec) continue;
         ContainerInfo info;
         info.state = rec->state;
         info.state.status = live_status(*dir, *rec);
-        if (info.state.status == oci::ContainerStatus::stopped)
-            info.state.pid = 0;
+        if (info.state.status == oci::ContainerStatus::stopped) info.state.pid = 0;
         info.created = rec->created;
         info.owner = rec->owner;
         out.push_back(std::move(info));

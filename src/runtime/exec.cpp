@@ -31,16 +31,15 @@ struct NsJoin {
 };
 // User first: the other namespaces belong to it.
 constexpr NsJoin kOrder[] = {
-    {oci::NsType::user, "user", CLONE_NEWUSER},     {oci::NsType::ipc, "ipc", CLONE_NEWIPC},
-    {oci::NsType::uts, "uts", CLONE_NEWUTS},        {oci::NsType::network, "net", CLONE_NEWNET},
+    {oci::NsType::user, "user", CLONE_NEWUSER},       {oci::NsType::ipc, "ipc", CLONE_NEWIPC},
+    {oci::NsType::uts, "uts", CLONE_NEWUTS},          {oci::NsType::network, "net", CLONE_NEWNET},
     {oci::NsType::cgroup, "cgroup", CLONE_NEWCGROUP}, {oci::NsType::time, "time", CLONE_NEWTIME},
     {oci::NsType::mount, "mnt", CLONE_NEWNS},
 };
 
 Result<std::string> read_text(const std::string &path, const std::string &what) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail_errno(what + ": open " + path);
+    if (fd < 0) return fail_errno(what + ": open " + path);
     std::string text;
     char buf[8192];
     ssize_t n;
@@ -52,8 +51,7 @@ Result<std::string> read_text(const std::string &path, const std::string &what) 
 
 void add_unique(std::vector<std::string> &v, const std::string &s) {
     for (const auto &x : v)
-        if (x == s)
-            return;
+        if (x == s) return;
     v.push_back(s);
 }
 
@@ -62,15 +60,13 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
     if (!o.process_file.empty()) {
         std::string text = OCI_TRY(read_text(o.process_file, "--process"));
         auto parsed = oci::parse_process(text);
-        if (!parsed)
-            return forward(std::move(parsed.error()), "--process " + o.process_file);
+        if (!parsed) return forward(std::move(parsed.error()), "--process " + o.process_file);
         p = std::move(*parsed);
     } else {
         p = *spec.process;
         p.terminal = o.tty;
         p.console_size.reset();
-        if (o.args.empty())
-            return fail("exec: missing the command to run");
+        if (o.args.empty()) return fail("exec: missing the command to run");
         p.args = o.args;
     }
     for (const auto &e : o.env) {
@@ -83,11 +79,9 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
                 x = e;
                 replaced = true;
             }
-        if (!replaced)
-            p.env.push_back(e);
+        if (!replaced) p.env.push_back(e);
     }
-    if (!o.cwd.empty())
-        p.cwd = o.cwd;
+    if (!o.cwd.empty()) p.cwd = o.cwd;
     if (o.user) {
         p.user.uid = o.user->first;
         p.user.gid = o.user->second;
@@ -95,8 +89,7 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
     for (auto g : o.additional_gids)
         p.user.additional_gids.push_back(g);
     if (!o.caps.empty()) {
-        if (!p.capabilities)
-            p.capabilities.emplace();
+        if (!p.capabilities) p.capabilities.emplace();
         for (const auto &c : o.caps) {
             if (!oci::capability_from_name(c))
                 return fail("--cap: unknown capability \"" + c + "\"");
@@ -105,8 +98,7 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
             add_unique(p.capabilities->permitted, c);
         }
     }
-    if (o.no_new_privs)
-        p.no_new_privileges = true;
+    if (o.no_new_privs) p.no_new_privileges = true;
     if (p.terminal && o.console_socket.empty())
         return fail("exec: a terminal needs --console-socket");
     return p;
@@ -123,18 +115,15 @@ struct Child {
 
 Status child_setup(const Child &c) {
     for (auto [fd, flag] : c.ns)
-        if (::setns(fd, flag) < 0)
-            return fail_errno(std::string("setns ") + std::to_string(flag));
+        if (::setns(fd, flag) < 0) return fail_errno(std::string("setns ") + std::to_string(flag));
     for (auto [fd, flag] : c.ns)
         ::close(fd);
     if (c.in_userns) {
         if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
             return fail_errno("become root in the container's user namespace");
     }
-    if (::setsid() < 0)
-        return fail_errno("setsid");
-    if (c.proc->terminal)
-        OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
+    if (::setsid() < 0) return fail_errno("setsid");
+    if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
     OCI_CHECK(apply_rlimits(*c.proc));
     OCI_CHECK(apply_identity(*c.proc, true));
     OCI_CHECK(apply_cwd_umask(*c.proc));
@@ -144,8 +133,7 @@ Status child_setup(const Child &c) {
 
 pid_t g_child = 0;
 void forward_signal(int sig) {
-    if (g_child > 0)
-        ::kill(g_child, sig);
+    if (g_child > 0) ::kill(g_child, sig);
 }
 
 } // namespace
@@ -157,8 +145,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
         return fail("exec: container \"" + o.id + "\" is not running");
     std::string text = OCI_TRY(read_text(dir.path() + "/config.json", "exec"));
     auto spec = oci::parse_spec(text);
-    if (!spec)
-        return forward(std::move(spec.error()), "exec: " + dir.path() + "/config.json");
+    if (!spec) return forward(std::move(spec.error()), "exec: " + dir.path() + "/config.json");
     oci::Process proc = OCI_TRY(build_process(o, *spec));
     const oci::Linux &lx = *spec->linux_;
     pid_t init = rec.state.pid;
@@ -171,8 +158,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     };
     int pidns = -1;
     for (const auto &j : kOrder) {
-        if (!lx.find_namespace(j.type))
-            continue;
+        if (!lx.find_namespace(j.type)) continue;
         std::string path = "/proc/" + std::to_string(init) + "/ns/" + j.proc_name;
         int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -182,8 +168,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
         }
         to_close.push_back(fd);
         c.ns.push_back({fd, j.flag});
-        if (j.type == oci::NsType::user)
-            c.in_userns = true;
+        if (j.type == oci::NsType::user) c.in_userns = true;
     }
     if (lx.find_namespace(oci::NsType::pid)) {
         std::string path = "/proc/" + std::to_string(init) + "/ns/pid";
@@ -223,7 +208,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
         ::close(sv[1]);
         return fail_code(e, "exec: setns pid namespace");
     }
-    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    pid_t pid =
+        static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
     if (pid < 0) {
         int e = errno;
         close_all();
@@ -239,8 +225,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
             sync::send_error(sv[1], r.error());
             ::_exit(1);
         }
-        if (o.detach)
-            ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+        if (o.detach) ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
         Error e = exec_process(proc);
         sync::send_error(sv[1], e);
         ::_exit(127);
@@ -262,18 +247,16 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (auto r = oci::write_file_atomic(o.pid_file, std::to_string(pid), 0644); !r)
             return forward(std::move(r.error()), "--pid-file");
     }
-    if (o.detach)
-        return 0;
+    if (o.detach) return 0;
     dir = ContainerDir(); // release the lock while the process runs
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = forward_signal;
     sa.sa_flags = SA_RESTART;
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
         ::sigaction(s, &sa, nullptr);
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR)
-            return fail_errno("exec: wait");
+        if (errno != EINTR) return fail_errno("exec: wait");
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

@@ -39,8 +39,7 @@ void seccomp_section(json::Writer &w) {
             std::string lower;
             for (const char *c = a + 10; *c; c++) // skip "SCMP_ARCH_"
                 lower += static_cast<char>(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-            if (seccomp_arch_resolve_name(lower.c_str()) != 0)
-                w.str(a);
+            if (seccomp_arch_resolve_name(lower.c_str()) != 0) w.str(a);
         }
         w.end_array();
         list(w, "knownFlags", oci::seccomp_flags());

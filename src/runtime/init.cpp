@@ -23,31 +23,25 @@ namespace ocirun {
 namespace {
 
 Status wait_for_mappings(const InitConfig &cfg) {
-    if (!cfg.new_userns)
-        return {};
+    if (!cfg.new_userns) return {};
     auto p = sync::receive(cfg.sync_fd, "the runtime");
-    if (!p)
-        return forward(std::move(p.error()));
+    if (!p) return forward(std::move(p.error()));
     if (p->type != sync::Msg::mappings_done)
         return fail("sync: unexpected message while waiting for id mappings");
     // Become root of the new user namespace.
-    if (::setresgid(0, 0, 0) < 0)
-        return fail_errno("setresgid 0 in the user namespace");
-    if (::setresuid(0, 0, 0) < 0)
-        return fail_errno("setresuid 0 in the user namespace");
+    if (::setresgid(0, 0, 0) < 0) return fail_errno("setresgid 0 in the user namespace");
+    if (::setresuid(0, 0, 0) < 0) return fail_errno("setresuid 0 in the user namespace");
     return {};
 }
 
 Status join_namespaces(const InitConfig &cfg) {
     for (auto [fd, type] : cfg.join_ns)
-        if (::setns(fd, type) < 0)
-            return fail_errno("setns " + std::to_string(type));
+        if (::setns(fd, type) < 0) return fail_errno("setns " + std::to_string(type));
     return {};
 }
 
 Status new_session_keyring(const InitConfig &cfg) {
-    if (cfg.no_new_keyring)
-        return {};
+    if (cfg.no_new_keyring) return {};
     // A private session keyring so the container cannot read the host's keys.
     if (::syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, nullptr) < 0 && errno != ENOSYS &&
         errno != EACCES && errno != EPERM)
@@ -68,26 +62,21 @@ Status write_sysctls(const oci::Spec &spec) {
     for (const auto &[key, value] : spec.linux_->sysctl) {
         std::string path = "/proc/sys/" + key;
         for (size_t i = 10; i < path.size(); i++)
-            if (path[i] == '.')
-                path[i] = '/';
+            if (path[i] == '.') path[i] = '/';
         int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-            return fail_errno("linux.sysctl." + key + ": open " + path);
+        if (fd < 0) return fail_errno("linux.sysctl." + key + ": open " + path);
         ssize_t n = ::write(fd, value.data(), value.size());
         int e = errno;
         ::close(fd);
-        if (n < 0)
-            return fail_code(e, "linux.sysctl." + key + ": write " + path);
+        if (n < 0) return fail_code(e, "linux.sysctl." + key + ": write " + path);
     }
     return {};
 }
 
 Status set_personality(const oci::Spec &spec) {
-    if (!spec.linux_->personality)
-        return {};
+    if (!spec.linux_->personality) return {};
     unsigned long dom = spec.linux_->personality->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
-    if (::personality(dom) < 0)
-        return fail_errno("linux.personality");
+    if (::personality(dom) < 0) return fail_errno("linux.personality");
     return {};
 }
 
@@ -96,10 +85,8 @@ Status set_personality(const oci::Spec &spec) {
 // controlling terminal.
 Status setup_terminal(const InitConfig &cfg) {
     const oci::Process &p = *cfg.spec->process;
-    if (!p.terminal)
-        return {};
-    if (cfg.console_fd < 0)
-        return fail("process.terminal: needs --console-socket");
+    if (!p.terminal) return {};
+    if (cfg.console_fd < 0) return fail("process.terminal: needs --console-socket");
     OCI_CHECK_CTX(attach_terminal(cfg.console_fd, p.console_size), "process.terminal");
     ::close(cfg.console_fd);
     return {};
@@ -113,8 +100,7 @@ Status wait_for_start(const InitConfig &cfg) {
     ssize_t n;
     while ((n = ::read(cfg.fifo_read_fd, &c, 1)) < 0 && errno == EINTR) {
     }
-    if (n != 1)
-        return fail_errno("wait for start");
+    if (n != 1) return fail_errno("wait for start");
     ::close(cfg.fifo_read_fd);
     ::close(cfg.fifo_write_fd);
     return {};
@@ -125,8 +111,7 @@ Status setup(const InitConfig &cfg) {
     const oci::Process &proc = *spec.process;
     OCI_CHECK(wait_for_mappings(cfg));
     OCI_CHECK(join_namespaces(cfg));
-    if (::setsid() < 0)
-        return fail_errno("setsid");
+    if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
     OCI_CHECK_CTX(setup_rootfs(spec, {cfg.rootfs, cfg.new_userns, cfg.no_pivot}), "rootfs");
     OCI_CHECK(setup_terminal(cfg));
@@ -159,8 +144,7 @@ void run_init(const InitConfig &cfg) {
         ::_exit(1);
     }
     ::close(cfg.sync_fd);
-    if (!wait_for_start(cfg))
-        ::_exit(1);
+    if (!wait_for_start(cfg)) ::_exit(1);
     Error e = exec_process(*cfg.spec->process);
     // The runtime is gone by now; stderr is the container's.
     std::string line = "oci-run: " + e.text() + "\n";

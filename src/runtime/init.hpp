@@ -27,5 +27,4 @@ struct InitConfig {
 // Never returns: execs the process or exits after reporting the error.
 [[noreturn]] void run_init(const InitConfig &cfg);
 
-
 } // namespace ocirun

@@ -43,10 +43,8 @@ std::string now_rfc3339() {
 void write_all(int fd, std::string_view s) {
     while (!s.empty()) {
         ssize_t n = ::write(fd, s.data(), s.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return; // the log is best effort; the error still reaches stderr
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; // the log is best effort; the error still reaches stderr
         s.remove_prefix(static_cast<size_t>(n));
     }
 }
@@ -59,15 +57,16 @@ void configure(int fd, Format format, bool debug) {
     g_debug = debug;
 }
 
-bool debug_enabled() { return g_debug; }
+bool debug_enabled() {
+    return g_debug;
+}
 
 void write(Level level, std::string_view msg) {
     int saved = errno;
     int fd = g_fd;
     // Without a log file, debug lines go to stderr so --debug shows them.
     if (fd < 0) {
-        if (level != Level::debug)
-            return;
+        if (level != Level::debug) return;
         fd = STDERR_FILENO;
     }
     std::string line;

@@ -17,11 +17,16 @@ bool debug_enabled();
 void write(Level level, std::string_view msg);
 
 inline void debug(std::string_view msg) {
-    if (debug_enabled())
-        write(Level::debug, msg);
+    if (debug_enabled()) write(Level::debug, msg);
 }
-inline void info(std::string_view msg) { write(Level::info, msg); }
-inline void warning(std::string_view msg) { write(Level::warning, msg); }
-inline void error(std::string_view msg) { write(Level::error, msg); }
+inline void info(std::string_view msg) {
+    write(Level::info, msg);
+}
+inline void warning(std::string_view msg) {
+    write(Level::warning, msg);
+}
+inline void error(std::string_view msg) {
+    write(Level::error, msg);
+}
 
 } // namespace ocirun::log

@@ -15,19 +15,32 @@ struct FlagOpt {
 };
 
 constexpr FlagOpt kFlags[] = {
-    {"ro", false, MS_RDONLY},          {"rw", true, MS_RDONLY},
-    {"nosuid", false, MS_NOSUID},      {"suid", true, MS_NOSUID},
-    {"nodev", false, MS_NODEV},        {"dev", true, MS_NODEV},
-    {"noexec", false, MS_NOEXEC},      {"exec", true, MS_NOEXEC},
-    {"sync", false, MS_SYNCHRONOUS},   {"async", true, MS_SYNCHRONOUS},
-    {"dirsync", false, MS_DIRSYNC},    {"remount", false, MS_REMOUNT},
-    {"mand", false, MS_MANDLOCK},      {"nomand", true, MS_MANDLOCK},
-    {"atime", true, MS_NOATIME},       {"noatime", false, MS_NOATIME},
-    {"diratime", true, MS_NODIRATIME}, {"nodiratime", false, MS_NODIRATIME},
-    {"relatime", false, MS_RELATIME},  {"norelatime", true, MS_RELATIME},
-    {"strictatime", false, MS_STRICTATIME}, {"nostrictatime", true, MS_STRICTATIME},
-    {"lazytime", false, MS_LAZYTIME},  {"nolazytime", true, MS_LAZYTIME},
-    {"silent", false, MS_SILENT},      {"loud", true, MS_SILENT},
+    {"ro", false, MS_RDONLY},
+    {"rw", true, MS_RDONLY},
+    {"nosuid", false, MS_NOSUID},
+    {"suid", true, MS_NOSUID},
+    {"nodev", false, MS_NODEV},
+    {"dev", true, MS_NODEV},
+    {"noexec", false, MS_NOEXEC},
+    {"exec", true, MS_NOEXEC},
+    {"sync", false, MS_SYNCHRONOUS},
+    {"async", true, MS_SYNCHRONOUS},
+    {"dirsync", false, MS_DIRSYNC},
+    {"remount", false, MS_REMOUNT},
+    {"mand", false, MS_MANDLOCK},
+    {"nomand", true, MS_MANDLOCK},
+    {"atime", true, MS_NOATIME},
+    {"noatime", false, MS_NOATIME},
+    {"diratime", true, MS_NODIRATIME},
+    {"nodiratime", false, MS_NODIRATIME},
+    {"relatime", false, MS_RELATIME},
+    {"norelatime", true, MS_RELATIME},
+    {"strictatime", false, MS_STRICTATIME},
+    {"nostrictatime", true, MS_STRICTATIME},
+    {"lazytime", false, MS_LAZYTIME},
+    {"nolazytime", true, MS_LAZYTIME},
+    {"silent", false, MS_SILENT},
+    {"loud", true, MS_SILENT},
 };
 
 struct PropOpt {
@@ -36,19 +49,17 @@ struct PropOpt {
 };
 
 constexpr PropOpt kProp[] = {
-    {"private", MS_PRIVATE},
-    {"rprivate", MS_PRIVATE | MS_REC},
-    {"shared", MS_SHARED},
-    {"rshared", MS_SHARED | MS_REC},
-    {"slave", MS_SLAVE},
-    {"rslave", MS_SLAVE | MS_REC},
-    {"unbindable", MS_UNBINDABLE},
-    {"runbindable", MS_UNBINDABLE | MS_REC},
+    {"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
+    {"shared", MS_SHARED},         {"rshared", MS_SHARED | MS_REC},
+    {"slave", MS_SLAVE},           {"rslave", MS_SLAVE | MS_REC},
+    {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
 };
 
 } // namespace
 
-bool MountOptions::readonly() const { return flags & MS_RDONLY; }
+bool MountOptions::readonly() const {
+    return flags & MS_RDONLY;
+}
 
 MountOptions parse_mount_options(const std::vector<std::string> &options) {
     MountOptions m;
@@ -75,18 +86,15 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
                 found = true;
                 break;
             }
-        if (found)
-            continue;
+        if (found) continue;
         for (const auto &p : kProp)
             if (o == p.name) {
                 m.propagation = p.flags;
                 found = true;
                 break;
             }
-        if (found)
-            continue;
-        if (!m.data.empty())
-            m.data += ',';
+        if (found) continue;
+        if (!m.data.empty()) m.data += ',';
         m.data += o;
     }
     return m;

@@ -18,34 +18,31 @@ bool read_stat(pid_t pid, char *buf, size_t size, const char **after) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
     int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
+    if (fd < 0) return false;
     ssize_t n = ::read(fd, buf, size - 1);
     ::close(fd);
-    if (n <= 0)
-        return false;
+    if (n <= 0) return false;
     buf[n] = '\0';
     const char *p = std::strrchr(buf, ')');
-    if (!p || p[1] != ' ')
-        return false;
+    if (!p || p[1] != ' ') return false;
     *after = p + 2; // field 3 (state) starts here
     return true;
 }
 
-int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+int pidfd_open(pid_t pid) {
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
 
 } // namespace
 
 uint64_t process_start_time(pid_t pid) {
     char buf[1024];
     const char *p;
-    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p))
-        return 0;
+    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p)) return 0;
     // Fields from 3 on; start time is field 22.
     for (int field = 3; field < 22; field++) {
         p = std::strchr(p, ' ');
-        if (!p)
-            return 0;
+        if (!p) return 0;
         p++;
     }
     return std::strtoull(p, nullptr, 10);
@@ -54,25 +51,21 @@ uint64_t process_start_time(pid_t pid) {
 char process_state(pid_t pid) {
     char buf[1024];
     const char *p;
-    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p))
-        return 0;
+    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p)) return 0;
     return *p;
 }
 
 bool process_alive(pid_t pid, uint64_t start_time) {
-    if (pid <= 0)
-        return false;
+    if (pid <= 0) return false;
     char st = process_state(pid);
-    if (st == 0 || st == 'Z' || st == 'X')
-        return false;
+    if (st == 0 || st == 'Z' || st == 'X') return false;
     return process_start_time(pid) == start_time;
 }
 
 Status signal_process(pid_t pid, uint64_t start_time, int sig) {
     int fd = pidfd_open(pid);
     if (fd < 0) {
-        if (errno == ESRCH)
-            return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
+        if (errno == ESRCH) return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
         return fail_errno("pidfd_open " + std::to_string(pid));
     }
     // With the pidfd held, the PID cannot be recycled under us: check identity now.
@@ -83,22 +76,19 @@ Status signal_process(pid_t pid, uint64_t start_time, int sig) {
     long rc = ::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0);
     int e = errno;
     ::close(fd);
-    if (rc < 0)
-        return fail_code(e, "signal process " + std::to_string(pid));
+    if (rc < 0) return fail_code(e, "signal process " + std::to_string(pid));
     return {};
 }
 
 bool wait_process_gone(pid_t pid, int timeout_ms) {
     int fd = pidfd_open(pid);
-    if (fd < 0)
-        return errno == ESRCH;
+    if (fd < 0) return errno == ESRCH;
     struct pollfd p = {fd, POLLIN, 0};
     int rc;
     while ((rc = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
     }
     ::close(fd);
-    if (rc > 0)
-        return true;
+    if (rc > 0) return true;
     // A zombie whose parent has not reaped it also counts as gone.
     char st = process_state(pid);
     return st == 0 || st == 'Z';

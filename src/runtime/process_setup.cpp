@@ -20,8 +20,7 @@ namespace ocirun {
 
 Status attach_terminal(int console_fd, const std::optional<oci::Box> &size) {
     int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0)
-        return fail_errno("open /dev/ptmx");
+    if (master < 0) return fail_errno("open /dev/ptmx");
     if (::unlockpt(master) < 0) {
         int e = errno;
         ::close(master);
@@ -34,22 +33,18 @@ Status attach_terminal(int console_fd, const std::optional<oci::Box> &size) {
         return fail_code(e, "open the pty peer");
     }
     if (size) {
-        struct winsize ws{};
+        struct winsize ws {};
         ws.ws_row = static_cast<unsigned short>(size->height);
         ws.ws_col = static_cast<unsigned short>(size->width);
         ::ioctl(peer, TIOCSWINSZ, &ws);
     }
     auto sent = sync::send_fd(console_fd, master);
     ::close(master);
-    if (!sent)
-        return forward(std::move(sent.error()), "--console-socket");
+    if (!sent) return forward(std::move(sent.error()), "--console-socket");
     for (int i = 0; i < 3; i++)
-        if (::dup2(peer, i) < 0)
-            return fail_errno("dup2 the pty peer");
-    if (peer > 2)
-        ::close(peer);
-    if (::ioctl(0, TIOCSCTTY, 0) < 0)
-        return fail_errno("TIOCSCTTY");
+        if (::dup2(peer, i) < 0) return fail_errno("dup2 the pty peer");
+    if (peer > 2) ::close(peer);
+    if (::ioctl(0, TIOCSCTTY, 0) < 0) return fail_errno("TIOCSCTTY");
     return {};
 }
 
@@ -67,8 +62,7 @@ Status apply_identity(const oci::Process &p, bool setgroups_allowed) {
     oci::Capabilities none;
     const oci::Capabilities &caps = p.capabilities ? *p.capabilities : none;
     OCI_CHECK(drop_bounding(caps));
-    if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-        return fail_errno("prctl PR_SET_KEEPCAPS");
+    if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) return fail_errno("prctl PR_SET_KEEPCAPS");
     if (setgroups_allowed) {
         std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
         if (::setgroups(groups.size(), groups.data()) < 0)
@@ -80,8 +74,7 @@ Status apply_identity(const oci::Process &p, bool setgroups_allowed) {
         return fail_errno("process.user.gid: setresgid " + std::to_string(p.user.gid));
     if (::setresuid(p.user.uid, p.user.uid, p.user.uid) < 0)
         return fail_errno("process.user.uid: setresuid " + std::to_string(p.user.uid));
-    if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
-        return fail_errno("prctl PR_SET_KEEPCAPS");
+    if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0) return fail_errno("prctl PR_SET_KEEPCAPS");
     OCI_CHECK_CTX(apply_capabilities(caps), "process.capabilities");
     if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return fail_errno("process.noNewPrivileges");
@@ -90,8 +83,7 @@ Status apply_identity(const oci::Process &p, bool setgroups_allowed) {
 
 Status apply_cwd_umask(const oci::Process &p) {
     ::umask(p.user.umask.value_or(022));
-    if (::chdir(p.cwd.c_str()) < 0)
-        return fail_errno("process.cwd: chdir " + p.cwd);
+    if (::chdir(p.cwd.c_str()) < 0) return fail_errno("process.cwd: chdir " + p.cwd);
     // A cwd inherited from outside the root shows as "(unreachable)..." (CVE-2024-21626).
     char buf[4096];
     if (!::getcwd(buf, sizeof buf) || buf[0] != '/')
@@ -108,8 +100,7 @@ Status mark_fds_cloexec(int preserve_fds) {
 
 static const char *env_path(const std::vector<std::string> &env) {
     for (const auto &e : env)
-        if (e.rfind("PATH=", 0) == 0)
-            return e.c_str() + 5;
+        if (e.rfind("PATH=", 0) == 0) return e.c_str() + 5;
     return nullptr;
 }
 
@@ -132,14 +123,12 @@ Error exec_process(const oci::Process &p) {
     size_t pos = 0;
     while (pos <= dirs.size()) {
         size_t end = dirs.find(':', pos);
-        if (end == std::string::npos)
-            end = dirs.size();
+        if (end == std::string::npos) end = dirs.size();
         std::string dir = dirs.substr(pos, end - pos);
         pos = end + 1;
         std::string full = (dir.empty() ? "." : dir) + "/" + prog;
         ::execve(full.c_str(), argv.data(), envp.data());
-        if (errno != ENOENT && errno != ENOTDIR)
-            last = errno;
+        if (errno != ENOENT && errno != ENOTDIR) last = errno;
     }
     return Error{last, "exec " + prog + ": not found in PATH " + dirs};
 }

@@ -26,8 +26,7 @@ class Fd {
     explicit Fd(int fd = -1) : fd_(fd) {}
     Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
     ~Fd() {
-        if (fd_ >= 0)
-            ::close(fd_);
+        if (fd_ >= 0) ::close(fd_);
     }
     int get() const { return fd_; }
 
@@ -36,13 +35,15 @@ class Fd {
 };
 
 int openat2_in_root(int rootfd, const char *path, int flags) {
-    struct open_how how{};
+    struct open_how how {};
     how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
     return static_cast<int>(::syscall(SYS_openat2, rootfd, path, &how, sizeof how));
 }
 
-std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+std::string fd_path(int fd) {
+    return "/proc/self/fd/" + std::to_string(fd);
+}
 
 // Open `dest` (absolute, container view) inside the root, creating missing
 // components (directories, and the last one as a file when `file`), all
@@ -53,43 +54,36 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
         rel.erase(0, 1);
     if (rel.empty()) {
         int fd = openat2_in_root(rootfd, ".", O_PATH);
-        if (fd < 0)
-            return fail_errno("open rootfs");
+        if (fd < 0) return fail_errno("open rootfs");
         return fd;
     }
     int fd = openat2_in_root(rootfd, rel.c_str(), O_PATH);
-    if (fd >= 0)
-        return fd;
-    if (errno != ENOENT)
-        return fail_errno("open " + dest + " in the rootfs");
+    if (fd >= 0) return fd;
+    if (errno != ENOENT) return fail_errno("open " + dest + " in the rootfs");
     // Create each missing component, relative to the already-resolved parent.
     size_t pos = 0;
     int cur = openat2_in_root(rootfd, ".", O_PATH | O_DIRECTORY);
-    if (cur < 0)
-        return fail_errno("open rootfs");
+    if (cur < 0) return fail_errno("open rootfs");
     while (pos <= rel.size()) {
         size_t next = rel.find('/', pos);
-        if (next == std::string::npos)
-            next = rel.size();
+        if (next == std::string::npos) next = rel.size();
         std::string comp = rel.substr(pos, next - pos);
         pos = next + 1;
-        if (comp.empty() || comp == ".")
-            continue;
+        if (comp.empty() || comp == ".") continue;
         bool last = pos > rel.size();
         std::string sofar = rel.substr(0, next);
         int child = openat2_in_root(rootfd, sofar.c_str(), O_PATH);
         if (child < 0 && errno == ENOENT) {
             // Create in the resolved parent (cur), which lies inside the root.
             if (last && file) {
-                int f = ::openat(cur, comp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC |
-                                                        O_NOFOLLOW, 0644);
+                int f = ::openat(cur, comp.c_str(),
+                                 O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
                 if (f < 0 && errno != EEXIST) {
                     int e = errno;
                     ::close(cur);
                     return fail_code(e, "create /" + sofar + " in the rootfs");
                 }
-                if (f >= 0)
-                    ::close(f);
+                if (f >= 0) ::close(f);
             } else if (::mkdirat(cur, comp.c_str(), 0755) < 0 && errno != EEXIST) {
                 int e = errno;
                 ::close(cur);
@@ -98,8 +92,7 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
             child = openat2_in_root(rootfd, sofar.c_str(), O_PATH);
         }
         ::close(cur);
-        if (child < 0)
-            return fail_errno("open /" + sofar + " in the rootfs");
+        if (child < 0) return fail_errno("open /" + sofar + " in the rootfs");
         cur = child;
     }
     return cur;
@@ -107,15 +100,13 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
 
 bool source_is_dir(const oci::Mount &m) {
     struct stat st;
-    if (::stat(m.source.c_str(), &st) < 0)
-        return true;
+    if (::stat(m.source.c_str(), &st) < 0) return true;
     return S_ISDIR(st.st_mode);
 }
 
 Status do_mount(const char *src, const std::string &target, const char *type, unsigned long flags,
                 const char *data, const std::string &what) {
-    if (::mount(src, target.c_str(), type, flags, data) < 0)
-        return fail_errno(what);
+    if (::mount(src, target.c_str(), type, flags, data) < 0) return fail_errno(what);
     return {};
 }
 
@@ -125,21 +116,14 @@ Status remount_bind(const std::string &target, unsigned long flags, const std::s
     struct statvfs sv;
     unsigned long keep = 0;
     if (::statvfs(target.c_str(), &sv) == 0) {
-        if (sv.f_flag & ST_NOSUID)
-            keep |= MS_NOSUID;
-        if (sv.f_flag & ST_NODEV)
-            keep |= MS_NODEV;
-        if (sv.f_flag & ST_NOEXEC)
-            keep |= MS_NOEXEC;
-        if (sv.f_flag & ST_NOATIME)
-            keep |= MS_NOATIME;
-        if (sv.f_flag & ST_NODIRATIME)
-            keep |= MS_NODIRATIME;
-        if (sv.f_flag & ST_RELATIME)
-            keep |= MS_RELATIME;
+        if (sv.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+        if (sv.f_flag & ST_NODEV) keep |= MS_NODEV;
+        if (sv.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+        if (sv.f_flag & ST_NOATIME) keep |= MS_NOATIME;
+        if (sv.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
+        if (sv.f_flag & ST_RELATIME) keep |= MS_RELATIME;
     }
-    if (::mount(nullptr, target.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags | keep, nullptr) <
-        0)
+    if (::mount(nullptr, target.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags | keep, nullptr) < 0)
         return fail_errno(what);
     return {};
 }
@@ -153,33 +137,28 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     std::string what = "mounts[" + std::to_string(index) + "] " + m.destination;
     MountOptions o = parse_mount_options(m.options);
     std::string type = m.type;
-    if (o.bind && type.empty())
-        type = "bind";
+    if (o.bind && type.empty()) type = "bind";
     bool bind = o.bind || type == "bind";
     bool file = bind && !source_is_dir(m);
     auto fd = open_dest(rootfd, m.destination, file);
-    if (!fd)
-        return forward(std::move(fd.error()), what);
+    if (!fd) return forward(std::move(fd.error()), what);
     Fd dest(*fd);
     std::string target = fd_path(dest.get());
     unsigned long flags = o.flags & ~MS_REMOUNT;
 
     if (bind) {
-        if (m.source.empty())
-            return fail(what + ": bind mount without a source");
+        if (m.source.empty()) return fail(what + ": bind mount without a source");
         unsigned long bflags = MS_BIND | (o.recursive ? MS_REC : 0);
         OCI_CHECK(do_mount(m.source.c_str(), target, nullptr, bflags, nullptr,
                            what + ": bind " + m.source));
         // Re-open the new mount so the remount applies to it, not to what was under it.
         Fd now(openat2_in_root(rootfd, m.destination.c_str() + 1, O_PATH));
-        if (now.get() < 0)
-            return fail_errno(what + ": reopen after bind");
+        if (now.get() < 0) return fail_errno(what + ": reopen after bind");
         std::string t2 = fd_path(now.get());
-        if (flags & ~(MS_REC))
-            OCI_CHECK(remount_bind(t2, flags, what + ": remount"));
+        if (flags & ~(MS_REC)) OCI_CHECK(remount_bind(t2, flags, what + ": remount"));
         if (o.propagation)
-            OCI_CHECK(do_mount(nullptr, t2, nullptr, o.propagation, nullptr,
-                               what + ": set propagation"));
+            OCI_CHECK(
+                do_mount(nullptr, t2, nullptr, o.propagation, nullptr, what + ": set propagation"));
         return {};
     }
     if (type == "cgroup") {
@@ -201,18 +180,17 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     if (!r && type == "sysfs" && ctx.in_userns && (r.error().code == EPERM)) {
         // sysfs cannot be mounted in a user namespace without its own network
         // namespace: bind the host's read-only, as runc does.
-        OCI_CHECK(do_mount("/sys", target, nullptr, MS_BIND | MS_REC, nullptr,
-                           what + ": bind /sys"));
+        OCI_CHECK(
+            do_mount("/sys", target, nullptr, MS_BIND | MS_REC, nullptr, what + ": bind /sys"));
         Fd now(openat2_in_root(rootfd, m.destination.c_str() + 1, O_PATH));
         OCI_CHECK(remount_bind(fd_path(now.get()), MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                                what + ": remount"));
         return {};
     }
-    if (!r)
-        return r;
+    if (!r) return r;
     if (o.propagation)
-        OCI_CHECK(do_mount(nullptr, target, nullptr, o.propagation, nullptr,
-                           what + ": set propagation"));
+        OCI_CHECK(
+            do_mount(nullptr, target, nullptr, o.propagation, nullptr, what + ": set propagation"));
     return {};
 }
 
@@ -221,13 +199,13 @@ struct DefaultDevice {
     unsigned major, minor;
 };
 constexpr DefaultDevice kDevices[] = {
-    {"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
+    {"null", 1, 3},   {"zero", 1, 5},    {"full", 1, 7},
+    {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
 };
 
 Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ctx) {
     auto dev = open_dest(rootfd, "/dev", false);
-    if (!dev)
-        return forward(std::move(dev.error()), "devices");
+    if (!dev) return forward(std::move(dev.error()), "devices");
     Fd devfd(*dev);
     std::string devpath = fd_path(devfd.get());
     auto make = [&](const std::string &name, mode_t type, unsigned major, unsigned minor,
@@ -236,8 +214,7 @@ Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ct
         if (ctx.in_userns) {
             // mknod is not allowed in a user namespace: bind the host's node.
             auto f = open_dest(rootfd, rel, true);
-            if (!f)
-                return forward(std::move(f.error()), "device " + rel);
+            if (!f) return forward(std::move(f.error()), "device " + rel);
             Fd t(*f);
             std::string host = "/dev/" + name;
             if (::mount(host.c_str(), fd_path(t.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
@@ -248,10 +225,8 @@ Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ct
         ::unlink(full.c_str());
         if (::mknod(full.c_str(), type | (mode & 07777), makedev(major, minor)) < 0)
             return fail_errno("device " + rel + ": mknod");
-        if (::chmod(full.c_str(), mode & 07777) < 0)
-            return fail_errno("device " + rel + ": chmod");
-        if (::lchown(full.c_str(), uid, gid) < 0)
-            return fail_errno("device " + rel + ": chown");
+        if (::chmod(full.c_str(), mode & 07777) < 0) return fail_errno("device " + rel + ": chmod");
+        if (::lchown(full.c_str(), uid, gid) < 0) return fail_errno("device " + rel + ": chown");
         return {};
     };
     for (const auto &d : kDevices)
@@ -267,14 +242,13 @@ Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ct
     struct Link {
         const char *from, *to;
     };
-    constexpr Link links[] = {{"fd", "/proc/self/fd"},     {"stdin", "/proc/self/fd/0"},
+    constexpr Link links[] = {{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
                               {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
-                              {"core", "/proc/kcore"},      {"ptmx", "pts/ptmx"}};
+                              {"core", "/proc/kcore"},       {"ptmx", "pts/ptmx"}};
     for (const auto &l : links) {
         if (std::strcmp(l.from, "ptmx") == 0) {
             struct stat st;
-            if (::fstatat(devfd.get(), "pts", &st, 0) < 0)
-                continue;
+            if (::fstatat(devfd.get(), "pts", &st, 0) < 0) continue;
             ::unlinkat(devfd.get(), "ptmx", 0);
         }
         if (::symlinkat(l.to, devfd.get(), l.from) < 0 && errno != EEXIST)
@@ -284,24 +258,19 @@ Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ct
 }
 
 Status pivot(const std::string &rootfs, bool no_pivot) {
-    if (::chdir(rootfs.c_str()) < 0)
-        return fail_errno("chdir " + rootfs);
+    if (::chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
     if (no_pivot) {
         if (::mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0)
             return fail_errno("move " + rootfs + " to /");
-        if (::chroot(".") < 0)
-            return fail_errno("chroot " + rootfs);
+        if (::chroot(".") < 0) return fail_errno("chroot " + rootfs);
     } else {
-        if (::syscall(SYS_pivot_root, ".", ".") < 0)
-            return fail_errno("pivot_root " + rootfs);
+        if (::syscall(SYS_pivot_root, ".", ".") < 0) return fail_errno("pivot_root " + rootfs);
         // The old root is stacked under the new one: detach it.
         if (::mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
             return fail_errno("make old root rslave");
-        if (::umount2(".", MNT_DETACH) < 0)
-            return fail_errno("detach old root");
+        if (::umount2(".", MNT_DETACH) < 0) return fail_errno("detach old root");
     }
-    if (::chdir("/") < 0)
-        return fail_errno("chdir /");
+    if (::chdir("/") < 0) return fail_errno("chdir /");
     return {};
 }
 
@@ -315,8 +284,7 @@ Status setup_rootfs(const oci::Spec &spec, const RootfsContext &ctx) {
     if (::mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
         return fail_errno("bind rootfs " + ctx.rootfs);
     Fd root(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (root.get() < 0)
-        return fail_errno("open rootfs " + ctx.rootfs);
+    if (root.get() < 0) return fail_errno("open rootfs " + ctx.rootfs);
     for (size_t i = 0; i < spec.mounts.size(); i++)
         OCI_CHECK(mount_one(root.get(), spec.mounts[i], i, ctx));
     OCI_CHECK(create_devices(root.get(), spec, ctx));
@@ -326,18 +294,15 @@ Status setup_rootfs(const oci::Spec &spec, const RootfsContext &ctx) {
 Status finish_rootfs(const oci::Spec &spec) {
     const oci::Linux &lx = *spec.linux_;
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (root.get() < 0)
-        return fail_errno("open /");
+    if (root.get() < 0) return fail_errno("open /");
     for (const auto &p : lx.masked_paths) {
         Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
         if (t.get() < 0) {
-            if (errno == ENOENT)
-                continue;
+            if (errno == ENOENT) continue;
             return fail_errno("maskedPaths " + p);
         }
         struct stat st;
-        if (::fstat(t.get(), &st) < 0)
-            return fail_errno("maskedPaths " + p);
+        if (::fstat(t.get(), &st) < 0) return fail_errno("maskedPaths " + p);
         std::string target = fd_path(t.get());
         if (S_ISDIR(st.st_mode)) {
             if (::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY, "size=0k") < 0)
@@ -348,16 +313,14 @@ Status finish_rootfs(const oci::Spec &spec) {
             if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
                 major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
                 return fail("maskedPaths " + p + ": /dev/null is not the null device (char 1:3)");
-            if (::mount(fd_path(null.get()).c_str(), target.c_str(), nullptr, MS_BIND, nullptr) <
-                0)
+            if (::mount(fd_path(null.get()).c_str(), target.c_str(), nullptr, MS_BIND, nullptr) < 0)
                 return fail_errno("maskedPaths " + p + ": bind /dev/null");
         }
     }
     for (const auto &p : lx.readonly_paths) {
         Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
         if (t.get() < 0) {
-            if (errno == ENOENT)
-                continue;
+            if (errno == ENOENT) continue;
             return fail_errno("readonlyPaths " + p);
         }
         std::string target = fd_path(t.get());
@@ -367,8 +330,7 @@ Status finish_rootfs(const oci::Spec &spec) {
         OCI_CHECK(remount_bind(fd_path(now.get()), MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                                "readonlyPaths " + p + ": remount"));
     }
-    if (spec.root->readonly)
-        OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
+    if (spec.root->readonly) OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
     if (!lx.rootfs_propagation.empty()) {
         MountOptions o = parse_mount_options({lx.rootfs_propagation});
         if (::mount(nullptr, "/", nullptr, o.propagation, nullptr) < 0)

@@ -14,10 +14,8 @@ Status validate_id(const std::string &id) {
     auto ok_first = [](char c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
     };
-    if (id.empty())
-        return fail("missing container ID");
-    if (id.size() > 1024)
-        return fail("container ID is longer than 1024 characters");
+    if (id.empty()) return fail("missing container ID");
+    if (id.size() > 1024) return fail("container ID is longer than 1024 characters");
     if (!ok_first(id[0]))
         return fail("invalid container ID \"" + id + "\": must start with a letter or digit");
     for (char c : id)
@@ -28,16 +26,12 @@ Status validate_id(const std::string &id) {
 }
 
 static Status mkdir_p(const std::string &path, mode_t mode) {
-    if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST)
-        return {};
-    if (errno != ENOENT)
-        return fail_errno("mkdir " + path);
+    if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST) return {};
+    if (errno != ENOENT) return fail_errno("mkdir " + path);
     auto slash = path.rfind('/');
-    if (slash == std::string::npos || slash == 0)
-        return fail_errno("mkdir " + path);
+    if (slash == std::string::npos || slash == 0) return fail_errno("mkdir " + path);
     OCI_CHECK(mkdir_p(path.substr(0, slash), mode));
-    if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST)
-        return fail_errno("mkdir " + path);
+    if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST) return fail_errno("mkdir " + path);
     return {};
 }
 
@@ -48,8 +42,7 @@ ContainerDir::ContainerDir(ContainerDir &&o) noexcept
 
 ContainerDir &ContainerDir::operator=(ContainerDir &&o) noexcept {
     if (this != &o) {
-        if (fd_ >= 0)
-            ::close(fd_);
+        if (fd_ >= 0) ::close(fd_);
         path_ = std::move(o.path_);
         id_ = std::move(o.id_);
         fd_ = o.fd_;
@@ -59,17 +52,14 @@ ContainerDir &ContainerDir::operator=(ContainerDir &&o) noexcept {
 }
 
 ContainerDir::~ContainerDir() {
-    if (fd_ >= 0)
-        ::close(fd_);
+    if (fd_ >= 0) ::close(fd_);
 }
 
 static Result<int> open_locked(const std::string &path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return fail_errno("open " + path);
+    if (fd < 0) return fail_errno("open " + path);
     while (::flock(fd, LOCK_EX) < 0) {
-        if (errno == EINTR)
-            continue;
+        if (errno == EINTR) continue;
         int e = errno;
         ::close(fd);
         return fail_code(e, "lock " + path);
@@ -84,8 +74,7 @@ Result<ContainerDir> ContainerDir::create(const std::string &root, const std::st
     d.id_ = id;
     d.path_ = root + "/" + id;
     if (::mkdir(d.path_.c_str(), 0700) < 0) {
-        if (errno == EEXIST)
-            return fail("container \"" + id + "\" already exists");
+        if (errno == EEXIST) return fail("container \"" + id + "\" already exists");
         return fail_errno("mkdir " + d.path_);
     }
     auto fd = open_locked(d.path_);
@@ -104,8 +93,7 @@ Result<ContainerDir> ContainerDir::open(const std::string &root, const std::stri
     d.path_ = root + "/" + id;
     auto fd = open_locked(d.path_);
     if (!fd) {
-        if (fd.error().code == ENOENT)
-            return fail("container \"" + id + "\" does not exist");
+        if (fd.error().code == ENOENT) return fail("container \"" + id + "\" does not exist");
         return forward(std::move(fd.error()));
     }
     d.fd_ = *fd;
@@ -131,8 +119,7 @@ Result<oci::ContainerRecord> ContainerDir::load() const {
         text.append(buf, static_cast<size_t>(n));
     ::close(fd);
     auto rec = oci::parse_record(text);
-    if (!rec)
-        return forward(std::move(rec.error()), path_ + "/state.json");
+    if (!rec) return forward(std::move(rec.error()), path_ + "/state.json");
     return rec;
 }
 
@@ -142,12 +129,10 @@ Status ContainerDir::save(const oci::ContainerRecord &rec) const {
 
 static void remove_tree_at(int dirfd) {
     DIR *d = ::fdopendir(::dup(dirfd));
-    if (!d)
-        return;
+    if (!d) return;
     while (struct dirent *e = ::readdir(d)) {
         std::string_view n = e->d_name;
-        if (n == "." || n == "..")
-            continue;
+        if (n == "." || n == "..") continue;
         if (e->d_type == DT_DIR) {
             int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub >= 0) {
@@ -163,11 +148,9 @@ static void remove_tree_at(int dirfd) {
 }
 
 Status ContainerDir::remove() {
-    if (fd_ < 0)
-        return {};
+    if (fd_ < 0) return {};
     remove_tree_at(fd_);
-    if (::rmdir(path_.c_str()) < 0 && errno != ENOENT)
-        return fail_errno("remove " + path_);
+    if (::rmdir(path_.c_str()) < 0 && errno != ENOENT) return fail_errno("remove " + path_);
     ::close(fd_);
     fd_ = -1;
     return {};
@@ -177,14 +160,12 @@ Result<std::vector<std::string>> list_ids(const std::string &root) {
     std::vector<std::string> ids;
     DIR *d = ::opendir(root.c_str());
     if (!d) {
-        if (errno == ENOENT)
-            return ids;
+        if (errno == ENOENT) return ids;
         return fail_errno("open " + root);
     }
     while (struct dirent *e = ::readdir(d)) {
         std::string n = e->d_name;
-        if (n == "." || n == ".." || !validate_id(n))
-            continue;
+        if (n == "." || n == ".." || !validate_id(n)) continue;
         ids.push_back(std::move(n));
     }
     ::closedir(d);

@@ -6,20 +6,32 @@ namespace ocirun::support {
 
 namespace {
 // time is created only without offsets (timeOffsets is refused until written).
-constexpr const char *kNamespaces[] = {"cgroup", "ipc", "mount", "network",
+constexpr const char *kNamespaces[] = {"cgroup", "ipc",  "mount", "network",
                                        "pid",    "time", "user",  "uts"};
 } // namespace
 
-std::span<const char *const> namespaces() { return kNamespaces; }
+std::span<const char *const> namespaces() {
+    return kNamespaces;
+}
 std::span<const char *const> mount_options() {
     const auto &v = known_mount_flag_names();
     return {v.data(), v.size()};
 }
 // Hooks are refused at create until the hooks work lands.
-std::span<const char *const> hooks() { return {}; }
-bool capabilities() { return true; }
-bool seccomp() { return false; }
-bool cgroup_v1() { return false; }
-bool cgroup_v2() { return false; }
+std::span<const char *const> hooks() {
+    return {};
+}
+bool capabilities() {
+    return true;
+}
+bool seccomp() {
+    return false;
+}
+bool cgroup_v1() {
+    return false;
+}
+bool cgroup_v2() {
+    return false;
+}
 
 } // namespace ocirun::support

@@ -12,13 +12,11 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
     Packet p{};
     p.type = type;
     p.value = value;
-    if (text)
-        std::strncpy(p.text, text, sizeof p.text - 1);
+    if (text) std::strncpy(p.text, text, sizeof p.text - 1);
     ssize_t n;
     while ((n = ::send(fd, &p, sizeof p, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
-    if (n != static_cast<ssize_t>(sizeof p))
-        return fail_errno("sync socket: send");
+    if (n != static_cast<ssize_t>(sizeof p)) return fail_errno("sync socket: send");
     return {};
 }
 
@@ -27,10 +25,8 @@ Result<Packet> receive(int fd, const char *peer) {
     ssize_t n;
     while ((n = ::recv(fd, &p, sizeof p, 0)) < 0 && errno == EINTR) {
     }
-    if (n < 0)
-        return fail_errno("sync socket: receive");
-    if (n == 0)
-        return fail(std::string(peer) + " exited during setup");
+    if (n < 0) return fail_errno("sync socket: receive");
+    if (n == 0) return fail(std::string(peer) + " exited during setup");
     if (n != static_cast<ssize_t>(sizeof p))
         return fail("sync socket: short message from " + std::string(peer));
     p.text[sizeof p.text - 1] = '\0';
@@ -42,14 +38,13 @@ void send_error(int fd, const Error &e) {
 }
 
 Result<int> connect_unix(const std::string &path, const char *what) {
-    struct sockaddr_un sa{};
+    struct sockaddr_un sa {};
     sa.sun_family = AF_UNIX;
     if (path.size() >= sizeof sa.sun_path)
         return fail(std::string(what) + ": path too long: " + path);
     std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail_errno(std::string(what) + ": socket");
+    if (fd < 0) return fail_errno(std::string(what) + ": socket");
     if (::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) < 0) {
         int e = errno;
         ::close(fd);
@@ -65,7 +60,7 @@ Status send_fd(int sock, int fd) {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } u{};
-    struct msghdr msg{};
+    struct msghdr msg {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     msg.msg_control = u.buf;
@@ -78,8 +73,7 @@ Status send_fd(int sock, int fd) {
     ssize_t n;
     while ((n = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
-    if (n < 0)
-        return fail_errno("send fd");
+    if (n < 0) return fail_errno("send fd");
     return {};
 }
 
@@ -90,7 +84,7 @@ Result<int> receive_fd(int sock) {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } u{};
-    struct msghdr msg{};
+    struct msghdr msg {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     msg.msg_control = u.buf;
@@ -98,11 +92,9 @@ Result<int> receive_fd(int sock) {
     ssize_t n;
     while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
     }
-    if (n <= 0)
-        return fail_errno("receive fd");
+    if (n <= 0) return fail_errno("receive fd");
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    if (!c || c->cmsg_type != SCM_RIGHTS)
-        return fail("receive fd: no descriptor in message");
+    if (!c || c->cmsg_type != SCM_RIGHTS) return fail("receive fd: no descriptor in message");
     int fd;
     std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
     return fd;

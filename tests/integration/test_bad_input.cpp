@@ -38,8 +38,7 @@ std::string track_dir(const std::string &d) {
 
 void cleanup_all() {
     for (const auto &[root, id] : g_containers)
-        if (test::exists(root + "/" + id))
-            oci({"--root", root, "delete", "--force", id});
+        if (test::exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
     g_containers.clear();
     for (const auto &d : g_dirs)
         test::rm_rf(d);
@@ -57,17 +56,17 @@ size_t count_lines(const std::string &s) {
     return n;
 }
 
-size_t mount_count() { return count_lines(test::read_file("/proc/self/mountinfo")); }
+size_t mount_count() {
+    return count_lines(test::read_file("/proc/self/mountinfo"));
+}
 
 std::vector<std::string> dir_entries(const std::string &path) {
     std::vector<std::string> out;
     DIR *d = opendir(path.c_str());
-    if (!d)
-        return out;
+    if (!d) return out;
     while (struct dirent *e = readdir(d)) {
         std::string n = e->d_name;
-        if (n != "." && n != "..")
-            out.push_back(n);
+        if (n != "." && n != "..") out.push_back(n);
     }
     closedir(d);
     return out;
@@ -94,8 +93,7 @@ test::Output oci_bounded(const std::vector<std::string> &args, int timeout_ms = 
     pid_t pid;
     int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return o;
+    if (rc != 0) return o;
     for (int waited = 0;; waited += 5) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -120,8 +118,8 @@ test::Output oci_bounded(const std::vector<std::string> &args, int timeout_ms = 
 // container's init runs, and much cheaper than a busybox rootfs.
 struct Cfg {
     std::string dir;
-    std::string text;             // config.json as `oci-run spec` wrote it
-    ocirun::oci::Spec spec;       // the same, parsed
+    std::string text;       // config.json as `oci-run spec` wrote it
+    ocirun::oci::Spec spec; // the same, parsed
     std::string root, id;
 };
 
@@ -148,7 +146,9 @@ void write_config(const Cfg &c, const std::string &text) {
     test::write_file(c.dir + "/config.json", text);
 }
 
-void save_spec(const Cfg &c) { write_config(c, ocirun::oci::write_spec(c.spec)); }
+void save_spec(const Cfg &c) {
+    write_config(c, ocirun::oci::write_spec(c.spec));
+}
 
 // `text` with `from` replaced by `to` (which must occur).
 std::string replaced(const std::string &text, const std::string &from, const std::string &to) {
@@ -200,8 +200,7 @@ void expect_error(const std::vector<std::string> &args, const std::vector<std::s
 size_t ns_index(const ocirun::oci::Spec &s, ocirun::oci::NsType t) {
     const auto &ns = s.linux_->namespaces;
     for (size_t i = 0; i < ns.size(); i++)
-        if (ns[i].type == t)
-            return i;
+        if (ns[i].type == t) return i;
     cr_assert_fail("namespace not in the default config");
     return 0;
 }
@@ -256,8 +255,8 @@ Test(bad_input, unknown_namespace) {
     Cfg c = make_cfg("ns");
     size_t n = ns_index(c.spec, ocirun::oci::NsType::pid);
     write_config(c, replaced(c.text, "\"type\": \"pid\"", "\"type\": \"pidd\""));
-    expect_refused(c, {"linux.namespaces[" + std::to_string(n) +
-                       "].type: unknown namespace \"pidd\""});
+    expect_refused(
+        c, {"linux.namespaces[" + std::to_string(n) + "].type: unknown namespace \"pidd\""});
 }
 
 Test(bad_input, missing_process_cwd) {

@@ -33,16 +33,16 @@ Test(cli, version_lists_spec_and_libraries) {
 Test(cli, help_lists_every_runc_command) {
     auto o = oci({"--help"});
     cr_assert_eq(o.status, 0);
-    for (const char *c : {"create", "start", "run", "state", "kill", "delete", "list", "exec", "ps",
-                          "pause", "resume", "events", "update", "features", "spec",
-                          "checkpoint", "restore"})
+    for (const char *c :
+         {"create", "start", "run", "state", "kill", "delete", "list", "exec", "ps", "pause",
+          "resume", "events", "update", "features", "spec", "checkpoint", "restore"})
         cr_assert(o.out.find(std::string("  ") + c + " ") != std::string::npos, "missing %s", c);
 }
 
 Test(cli, every_command_has_help) {
-    for (const char *c : {"create", "start", "run", "state", "kill", "delete", "list", "exec", "ps",
-                          "pause", "resume", "events", "update", "features", "spec",
-                          "checkpoint", "restore"}) {
+    for (const char *c :
+         {"create", "start", "run", "state", "kill", "delete", "list", "exec", "ps", "pause",
+          "resume", "events", "update", "features", "spec", "checkpoint", "restore"}) {
         auto o = oci({c, "--help"});
         cr_assert_eq(o.status, 0, "%s --help exited %d", c, o.status);
         cr_assert(o.out.find(std::string("Usage: oci-run ") + c) == 0, "%s", o.out.c_str());

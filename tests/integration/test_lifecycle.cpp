@@ -42,7 +42,9 @@ namespace {
 std::vector<std::pair<std::string, std::string>> g_containers; // root, id
 std::vector<std::string> g_dirs;
 
-void track(const std::string &root, const std::string &id) { g_containers.emplace_back(root, id); }
+void track(const std::string &root, const std::string &id) {
+    g_containers.emplace_back(root, id);
+}
 std::string track_dir(const std::string &d) {
     g_dirs.push_back(d);
     return d;
@@ -50,8 +52,7 @@ std::string track_dir(const std::string &d) {
 
 void cleanup_all() {
     for (const auto &[root, id] : g_containers)
-        if (test::exists(root + "/" + id))
-            oci({"--root", root, "delete", "--force", id});
+        if (test::exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
     g_containers.clear();
     for (const auto &d : g_dirs)
         test::rm_rf(d);
@@ -111,8 +112,7 @@ Spawned spawn_oci(const std::vector<std::string> &args, int fd3 = -1) {
     for (auto &a : argv)
         cargv.push_back(a.data());
     cargv.push_back(nullptr);
-    if (posix_spawnp(&s.pid, cargv[0], &fa, nullptr, cargv.data(), environ) != 0)
-        s.pid = -1;
+    if (posix_spawnp(&s.pid, cargv[0], &fa, nullptr, cargv.data(), environ) != 0) s.pid = -1;
     posix_spawn_file_actions_destroy(&fa);
     return s;
 }
@@ -120,15 +120,12 @@ Spawned spawn_oci(const std::vector<std::string> &args, int fd3 = -1) {
 // Exit status (128 + signal when killed), or -1 after `timeout_ms` (the
 // child, ours, is then SIGKILLed and reaped).
 int wait_bounded(pid_t pid, int timeout_ms) {
-    if (pid <= 0)
-        return -1;
+    if (pid <= 0) return -1;
     for (int waited = 0;; waited += 5) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (r < 0 && errno != EINTR)
-            return -1;
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR) return -1;
         if (waited >= timeout_ms) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
@@ -174,17 +171,13 @@ StateInfo state_of(const std::string &root, const std::string &id) {
     auto o = oci({"--root", root, "state", id});
     s.exit = o.status;
     s.err = o.err;
-    if (o.status != 0)
-        return s;
+    if (o.status != 0) return s;
     auto doc = ocirun::json::Document::parse(o.out);
-    if (!doc)
-        return s;
+    if (!doc) return s;
     yajl_val st = ocirun::json::member(doc->root(), "status");
     yajl_val pid = ocirun::json::member(doc->root(), "pid");
-    if (st && YAJL_IS_STRING(st))
-        s.status = st->u.string;
-    if (pid && YAJL_IS_INTEGER(pid))
-        s.pid = static_cast<long>(YAJL_GET_INTEGER(pid));
+    if (st && YAJL_IS_STRING(st)) s.status = st->u.string;
+    if (pid && YAJL_IS_INTEGER(pid)) s.pid = static_cast<long>(YAJL_GET_INTEGER(pid));
     return s;
 }
 
@@ -194,8 +187,7 @@ std::string wait_status(const std::string &root, const std::string &id, const ch
     std::string last;
     for (int waited = 0; waited <= timeout_ms; waited += 10) {
         last = state_of(root, id).status;
-        if (last == want)
-            return last;
+        if (last == want) return last;
         usleep(10000);
     }
     return last;
@@ -203,8 +195,7 @@ std::string wait_status(const std::string &root, const std::string &id, const ch
 
 // A process that no longer runs: absent, or a zombie nobody reaped yet.
 bool pid_gone_now(long pid) {
-    if (kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH)
-        return true;
+    if (kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH) return true;
     std::string stat = test::read_file("/proc/" + std::to_string(pid) + "/stat");
     auto rp = stat.rfind(')');
     return stat.empty() || (rp != std::string::npos && rp + 2 < stat.size() &&
@@ -213,8 +204,7 @@ bool pid_gone_now(long pid) {
 
 bool pid_gone(long pid, int timeout_ms = 2000) {
     for (int waited = 0; waited <= timeout_ms; waited += 10) {
-        if (pid_gone_now(pid))
-            return true;
+        if (pid_gone_now(pid)) return true;
         usleep(10000);
     }
     return false;
@@ -223,12 +213,10 @@ bool pid_gone(long pid, int timeout_ms = 2000) {
 std::vector<std::string> dir_entries(const std::string &path) {
     std::vector<std::string> out;
     DIR *d = opendir(path.c_str());
-    if (!d)
-        return out;
+    if (!d) return out;
     while (struct dirent *e = readdir(d)) {
         std::string n = e->d_name;
-        if (n != "." && n != "..")
-            out.push_back(n);
+        if (n != "." && n != "..") out.push_back(n);
     }
     closedir(d);
     return out;
@@ -393,9 +381,15 @@ static void kill_with(const char *tag, const char *sig) {
     cr_assert(contains(k2.err, "not running"), "%s", k2.err.c_str());
 }
 
-Test(lifecycle, kill_by_name) { kill_with("killname", "KILL"); }
-Test(lifecycle, kill_by_sig_name) { kill_with("killsig", "SIGKILL"); }
-Test(lifecycle, kill_by_number) { kill_with("killnum", "9"); }
+Test(lifecycle, kill_by_name) {
+    kill_with("killname", "KILL");
+}
+Test(lifecycle, kill_by_sig_name) {
+    kill_with("killsig", "SIGKILL");
+}
+Test(lifecycle, kill_by_number) {
+    kill_with("killnum", "9");
+}
 
 Test(lifecycle, kill_created_container) {
     Env e = make_env("killcr", {"sleep", "30"});
@@ -427,8 +421,7 @@ Test(lifecycle, list_shows_id_and_status) {
     std::string line;
     while (std::getline(in, line)) {
         auto w = words(line);
-        if (w.size() >= 3 && w[0] == e.id && w[2] == "created")
-            row = true;
+        if (w.size() >= 3 && w[0] == e.id && w[2] == "created") row = true;
     }
     cr_assert(row, "no row for %s: %s", e.id.c_str(), table.out.c_str());
 
@@ -652,14 +645,12 @@ Test(lifecycle, writable_root) {
 Test(lifecycle, masked_paths_read_empty) {
     std::vector<std::string> files;
     for (const char *p : {"/proc/kcore", "/proc/timer_list", "/proc/sched_debug"})
-        if (test::exists(p))
-            files.push_back(p);
+        if (test::exists(p)) files.push_back(p);
     bool acpi = test::exists("/proc/acpi");
     std::string script;
     for (const auto &f : files)
         script += "wc -c < " + f + "; ";
-    if (acpi)
-        script += "ls -A /proc/acpi | wc -l; ";
+    if (acpi) script += "ls -A /proc/acpi | wc -l; ";
     script += "echo end";
     Env e = make_env("mask", {"sh", "-c", script});
     auto o = run(e);
@@ -700,12 +691,9 @@ Test(lifecycle, proc_is_mounted) {
     while (std::getline(in, line)) {
         auto w = words(line);
         auto sep = std::find(w.begin(), w.end(), "-");
-        if (w.size() < 5 || sep == w.end() || sep + 1 == w.end())
-            continue;
-        if (w[4] == "/proc" && sep[1] == "proc")
-            proc = true;
-        if (w[4] == "/")
-            root = true;
+        if (w.size() < 5 || sep == w.end() || sep + 1 == w.end()) continue;
+        if (w[4] == "/proc" && sep[1] == "proc") proc = true;
+        if (w[4] == "/") root = true;
     }
     cr_assert(proc, "no proc at /proc: %s", o.out.c_str());
     cr_assert(root);
@@ -763,9 +751,8 @@ Test(lifecycle, preserve_fds_passes_fd_3) {
     std::string dir = track_dir(test::make_temp_dir("pfdin"));
     test::write_file(dir + "/in", "through fd 3\n");
     int fd = open((dir + "/in").c_str(), O_RDONLY | O_CLOEXEC);
-    auto with = oci_files({"--root", e.root, "run", "--preserve-fds", "1", "--bundle", e.b.dir,
-                           e.id},
-                          fd);
+    auto with =
+        oci_files({"--root", e.root, "run", "--preserve-fds", "1", "--bundle", e.b.dir, e.id}, fd);
     lseek(fd, 0, SEEK_SET);
     auto without = oci_files({"--root", e.root, "run", "--bundle", e.b.dir, e.id}, fd);
     close(fd);
@@ -835,14 +822,14 @@ Test(lifecycle, terminal_through_console_socket) {
     std::string sdir = track_dir(test::make_temp_dir("sock"));
     std::string path = sdir + "/console.sock";
     int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa{};
+    struct sockaddr_un sa {};
     sa.sun_family = AF_UNIX;
     std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
     int brc = bind(lfd, reinterpret_cast<sockaddr *>(&sa), sizeof sa);
     int lrc = listen(lfd, 1);
 
-    Spawned cr = spawn_oci({"--root", e.root, "create", "--console-socket", path, "--bundle",
-                            e.b.dir, e.id});
+    Spawned cr = spawn_oci(
+        {"--root", e.root, "create", "--console-socket", path, "--bundle", e.b.dir, e.id});
     int master = -1;
     struct pollfd p = {lfd, POLLIN, 0};
     if (poll(&p, 1, 5000) == 1) {
@@ -851,7 +838,7 @@ Test(lifecycle, terminal_through_console_socket) {
             char data[256];
             struct iovec iov = {data, sizeof data};
             alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-            struct msghdr msg{};
+            struct msghdr msg {};
             msg.msg_iov = &iov;
             msg.msg_iovlen = 1;
             msg.msg_control = cbuf;
@@ -877,15 +864,12 @@ Test(lifecycle, terminal_through_console_socket) {
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
             long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
-            if (ms > 5000)
-                break;
+            if (ms > 5000) break;
             struct pollfd mp = {master, POLLIN, 0};
-            if (poll(&mp, 1, 100) <= 0)
-                continue;
+            if (poll(&mp, 1, 100) <= 0) continue;
             char buf[512];
             ssize_t n = read(master, buf, sizeof buf);
-            if (n <= 0)
-                break; // EIO once the container closed its side
+            if (n <= 0) break; // EIO once the container closed its side
             seen.append(buf, static_cast<size_t>(n));
         }
         close(master);

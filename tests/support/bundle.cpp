@@ -18,9 +18,13 @@ std::string maker_path() {
 }
 } // namespace
 
-void Bundle::save() const { write_file(dir + "/config.json", ocirun::oci::write_spec(spec)); }
+void Bundle::save() const {
+    write_file(dir + "/config.json", ocirun::oci::write_spec(spec));
+}
 
-void Bundle::remove() const { rm_rf(dir); }
+void Bundle::remove() const {
+    rm_rf(dir);
+}
 
 Bundle make_bundle(const char *tag, const std::vector<std::string> &args) {
     Bundle b;
@@ -42,7 +46,9 @@ Bundle make_bundle(const char *tag, const std::vector<std::string> &args) {
     return b;
 }
 
-std::string make_root(const char *tag) { return make_temp_dir((std::string("root-") + tag).c_str()); }
+std::string make_root(const char *tag) {
+    return make_temp_dir((std::string("root-") + tag).c_str());
+}
 
 std::string unique_id(const char *tag) {
     static std::atomic<int> n{0};

@@ -20,8 +20,7 @@ namespace test {
 Output run(const std::vector<std::string> &argv, const std::string &input) {
     Output o;
     int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-        return o;
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) return o;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
@@ -67,13 +66,11 @@ Output run(const std::vector<std::string> &argv, const std::string &input) {
             p[n] = {err[0], POLLIN, 0};
             eo = n++;
         }
-        if (poll(p, n, -1) < 0 && errno != EINTR)
-            break;
+        if (poll(p, n, -1) < 0 && errno != EINTR) break;
         char buf[65536];
         if (io >= 0 && p[io].revents) {
             ssize_t w = write(in[1], input.data() + written, input.size() - written);
-            if (w > 0)
-                written += static_cast<size_t>(w);
+            if (w > 0) written += static_cast<size_t>(w);
             if (w < 0 || written == input.size()) {
                 close(in[1]);
                 in[1] = -1;
@@ -116,12 +113,11 @@ Output oci(const std::vector<std::string> &args, const std::string &input) {
 
 std::string make_temp_dir(const char *tag) {
     const char *base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/oci-run-test-" + tag +
-                       "-XXXXXX";
+    std::string tmpl =
+        std::string(base && *base ? base : "/tmp") + "/oci-run-test-" + tag + "-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
-    if (!mkdtemp(buf.data()))
-        return {};
+    if (!mkdtemp(buf.data())) return {};
     return buf.data();
 }
 

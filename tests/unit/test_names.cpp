@@ -32,16 +32,36 @@ void expect_no_signal(const char *name) {
 // ---------------------------------------------------------------------------
 // signal_from_name
 
-Test(names, signal_bare_name) { expect_signal("TERM", SIGTERM); }
-Test(names, signal_sig_prefix) { expect_signal("SIGTERM", SIGTERM); }
-Test(names, signal_lowercase) { expect_signal("sigkill", SIGKILL); }
-Test(names, signal_mixed_case) { expect_signal("Hup", SIGHUP); }
-Test(names, signal_number) { expect_signal("9", SIGKILL); }
-Test(names, signal_number_max) { expect_signal(std::to_string(SIGRTMAX).c_str(), SIGRTMAX); }
-Test(names, signal_rtmin_plus) { expect_signal("RTMIN+1", SIGRTMIN + 1); }
-Test(names, signal_rtmin_bare) { expect_signal("SIGRTMIN", SIGRTMIN); }
-Test(names, signal_rtmax_minus) { expect_signal("SIGRTMAX-1", SIGRTMAX - 1); }
-Test(names, signal_rtmax_lowercase) { expect_signal("rtmax", SIGRTMAX); }
+Test(names, signal_bare_name) {
+    expect_signal("TERM", SIGTERM);
+}
+Test(names, signal_sig_prefix) {
+    expect_signal("SIGTERM", SIGTERM);
+}
+Test(names, signal_lowercase) {
+    expect_signal("sigkill", SIGKILL);
+}
+Test(names, signal_mixed_case) {
+    expect_signal("Hup", SIGHUP);
+}
+Test(names, signal_number) {
+    expect_signal("9", SIGKILL);
+}
+Test(names, signal_number_max) {
+    expect_signal(std::to_string(SIGRTMAX).c_str(), SIGRTMAX);
+}
+Test(names, signal_rtmin_plus) {
+    expect_signal("RTMIN+1", SIGRTMIN + 1);
+}
+Test(names, signal_rtmin_bare) {
+    expect_signal("SIGRTMIN", SIGRTMIN);
+}
+Test(names, signal_rtmax_minus) {
+    expect_signal("SIGRTMAX-1", SIGRTMAX - 1);
+}
+Test(names, signal_rtmax_lowercase) {
+    expect_signal("rtmax", SIGRTMAX);
+}
 Test(names, signal_aliases) {
     expect_signal("IOT", SIGABRT);
     expect_signal("SIGPOLL", SIGIO);
@@ -49,10 +69,18 @@ Test(names, signal_aliases) {
     expect_signal("WINCH", SIGWINCH);
 }
 
-Test(names, signal_rejects_unknown_name) { expect_no_signal("FOO"); }
-Test(names, signal_rejects_zero) { expect_no_signal("0"); }
-Test(names, signal_rejects_huge_number) { expect_no_signal("99999"); }
-Test(names, signal_rejects_empty) { expect_no_signal(""); }
+Test(names, signal_rejects_unknown_name) {
+    expect_no_signal("FOO");
+}
+Test(names, signal_rejects_zero) {
+    expect_no_signal("0");
+}
+Test(names, signal_rejects_huge_number) {
+    expect_no_signal("99999");
+}
+Test(names, signal_rejects_empty) {
+    expect_no_signal("");
+}
 Test(names, signal_rejects_above_rtmax) {
     expect_no_signal(std::to_string(SIGRTMAX + 1).c_str());
 }
@@ -138,8 +166,8 @@ Test(names, ns_type_all_eight) {
     struct {
         const char *name;
         NsType type;
-    } want[] = {{"pid", NsType::pid},   {"network", NsType::network}, {"mount", NsType::mount},
-                {"ipc", NsType::ipc},   {"uts", NsType::uts},         {"user", NsType::user},
+    } want[] = {{"pid", NsType::pid},       {"network", NsType::network}, {"mount", NsType::mount},
+                {"ipc", NsType::ipc},       {"uts", NsType::uts},         {"user", NsType::user},
                 {"cgroup", NsType::cgroup}, {"time", NsType::time}};
     cr_assert_eq(sizeof want / sizeof want[0], static_cast<size_t>(kNsTypeCount));
     for (const auto &w : want) {

@@ -23,11 +23,9 @@ std::string cfg(const std::string &proc = "", const std::string &lx = "",
                 const std::string &top = "") {
     std::string s = R"({"ociVersion": "1.2.1", "root": {"path": "rootfs"}, )";
     s += R"("process": {"cwd": "/", "args": ["sh"])";
-    if (!proc.empty())
-        s += ", " + proc;
+    if (!proc.empty()) s += ", " + proc;
     s += R"(}, "linux": {)" + lx + "}";
-    if (!top.empty())
-        s += ", " + top;
+    if (!top.empty()) s += ", " + top;
     s += "}";
     return s;
 }
@@ -59,8 +57,8 @@ Spec ok(const std::string &json) {
     cr_assert(r.has_value(), "parse_spec failed: %s\non: %s", r ? "" : r.error().text().c_str(),
               json.c_str());
     auto v = validate_spec(*r);
-    cr_assert(v.has_value(), "validate_spec failed: %s\non: %s",
-              v ? "" : v.error().text().c_str(), json.c_str());
+    cr_assert(v.has_value(), "validate_spec failed: %s\non: %s", v ? "" : v.error().text().c_str(),
+              json.c_str());
     return std::move(*r);
 }
 
@@ -110,7 +108,8 @@ Test(spec_parse, syntax_lexical_error_multiline) {
                       "  \"ociVersion\": \"1.2.1\",\n"
                       "  \"hostname\": @\n"
                       "}\n";
-    EXPECT_PARSE_ERR(doc, "invalid JSON: line 3, column 15: lexical error: invalid char in json text.");
+    EXPECT_PARSE_ERR(doc,
+                     "invalid JSON: line 3, column 15: lexical error: invalid char in json text.");
 }
 
 Test(spec_parse, syntax_bad_escape_multiline) {
@@ -157,7 +156,8 @@ Test(spec_parse, syntax_trailing_comma_points_at_brace) {
 
 Test(spec_parse, syntax_trailing_garbage_points_at_garbage) {
     // The second document's '{' is at line 2, column 1.
-    EXPECT_PARSE_ERR("{\"ociVersion\": \"1.2.1\"}\n{", "invalid JSON: line 2, column 1: trailing garbage");
+    EXPECT_PARSE_ERR("{\"ociVersion\": \"1.2.1\"}\n{",
+                     "invalid JSON: line 2, column 1: trailing garbage");
 }
 
 Test(spec_parse, syntax_reports_line_of_error_not_of_start) {
@@ -322,10 +322,9 @@ Test(spec_parse, type_unified_value_number) {
 }
 
 Test(spec_parse, type_seccomp_arg_value_string) {
-    EXPECT_PARSE_ERR(
-        cfg("", seccomp_with(R"({"names": ["read"], "action": "SCMP_ACT_ERRNO",
+    EXPECT_PARSE_ERR(cfg("", seccomp_with(R"({"names": ["read"], "action": "SCMP_ACT_ERRNO",
                                    "args": [{"index": 0, "value": "1", "op": "SCMP_CMP_EQ"}]})")),
-        "linux.seccomp.syscalls[0].args[0].value: expected an integer, got a string");
+                     "linux.seccomp.syscalls[0].args[0].value: expected an integer, got a string");
 }
 
 Test(spec_parse, type_time_offset_string) {
@@ -371,8 +370,9 @@ Test(spec_parse, missing_namespace_type) {
 }
 
 Test(spec_parse, missing_hook_path) {
-    EXPECT_PARSE_ERR(cfg("", "", R"("hooks": {"poststop": [{"path": "/bin/true"}, {"args": ["x"]}]})"),
-                     "hooks.poststop[1].path: required field is missing");
+    EXPECT_PARSE_ERR(
+        cfg("", "", R"("hooks": {"poststop": [{"path": "/bin/true"}, {"args": ["x"]}]})"),
+        "hooks.poststop[1].path: required field is missing");
 }
 
 Test(spec_parse, missing_idmapping_container_id) {
@@ -444,12 +444,11 @@ Test(spec_parse, missing_seccomp_arg_value) {
 }
 
 Test(spec_parse, missing_seccomp_arg_op) {
-    EXPECT_PARSE_ERR(
-        cfg("", seccomp_with(R"({"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+    EXPECT_PARSE_ERR(cfg("", seccomp_with(R"({"names": ["read"], "action": "SCMP_ACT_ALLOW"},
                                {"names": ["write"], "action": "SCMP_ACT_ERRNO",
                                 "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"},
                                          {"index": 1, "value": 2}]})")),
-        "linux.seccomp.syscalls[1].args[1].op: required field is missing");
+                     "linux.seccomp.syscalls[1].args[1].op: required field is missing");
 }
 
 Test(spec_parse, missing_device_path) {
@@ -505,7 +504,8 @@ Test(spec_parse, missing_hugepage_page_size) {
 
 Test(spec_parse, missing_throttle_rate) {
     EXPECT_PARSE_ERR(
-        cfg("", R"("resources": {"blockIO": {"throttleWriteIOPSDevice": [{"major": 8, "minor": 0}]}})"),
+        cfg("",
+            R"("resources": {"blockIO": {"throttleWriteIOPSDevice": [{"major": 8, "minor": 0}]}})"),
         "linux.resources.blockIO.throttleWriteIOPSDevice[0].rate: required field is missing");
 }
 
@@ -566,8 +566,9 @@ Test(spec_parse, range_umask_0777_accepted) {
 }
 
 Test(spec_parse, range_time_offset_nanosecs) {
-    EXPECT_PARSE_ERR(cfg("", R"("timeOffsets": {"boottime": {"secs": 1, "nanosecs": 1000000000}})"),
-                     "linux.timeOffsets.boottime.nanosecs: 1000000000 is out of range [0, 999999999]");
+    EXPECT_PARSE_ERR(
+        cfg("", R"("timeOffsets": {"boottime": {"secs": 1, "nanosecs": 1000000000}})"),
+        "linux.timeOffsets.boottime.nanosecs: 1000000000 is out of range [0, 999999999]");
 }
 
 Test(spec_parse, range_time_offset_nanosecs_exponent) {
@@ -582,8 +583,9 @@ Test(spec_parse, range_seccomp_arg_index) {
 }
 
 Test(spec_parse, range_seccomp_errno_ret) {
-    EXPECT_PARSE_ERR(cfg("", R"("seccomp": {"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 4096})"),
-                     "linux.seccomp.defaultErrnoRet: 4096 is out of range [0, 4095]");
+    EXPECT_PARSE_ERR(
+        cfg("", R"("seccomp": {"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 4096})"),
+        "linux.seccomp.defaultErrnoRet: 4096 is out of range [0, 4095]");
 }
 
 Test(spec_parse, range_io_priority) {
@@ -634,7 +636,8 @@ Test(spec_parse, range_idmapping_overflow) {
 }
 
 Test(spec_parse, float_where_integer) {
-    EXPECT_PARSE_ERR(cfg(R"("user": {"uid": 1.5})"), "process.user.uid: expected an integer, got 1.5");
+    EXPECT_PARSE_ERR(cfg(R"("user": {"uid": 1.5})"),
+                     "process.user.uid: expected an integer, got 1.5");
 }
 
 Test(spec_parse, float_whole_number_is_not_integer) {
@@ -656,9 +659,10 @@ Test(spec_parse, rlimit_u64_max_exact) {
 }
 
 Test(spec_parse, rlimit_above_u64_max) {
-    EXPECT_PARSE_ERR(cfg(R"("rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551616, "soft": 0}])"),
-                     "process.rlimits[0].hard: 18446744073709551616 is out of range [0, "
-                     "18446744073709551615]");
+    EXPECT_PARSE_ERR(
+        cfg(R"("rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551616, "soft": 0}])"),
+        "process.rlimits[0].hard: 18446744073709551616 is out of range [0, "
+        "18446744073709551615]");
 }
 
 Test(spec_parse, int64_min_accepted) {
@@ -676,8 +680,9 @@ Test(spec_parse, int64_overflow_rejected) {
 // Unknown enumeration values.
 
 Test(spec_parse, enum_namespace) {
-    EXPECT_PARSE_ERR(cfg("", R"("namespaces": [{"type": "pid"}, {"type": "mount"}, {"type": "pidd"}])"),
-                     "linux.namespaces[2].type: unknown namespace \"pidd\"");
+    EXPECT_PARSE_ERR(
+        cfg("", R"("namespaces": [{"type": "pid"}, {"type": "mount"}, {"type": "pidd"}])"),
+        "linux.namespaces[2].type: unknown namespace \"pidd\"");
 }
 
 Test(spec_parse, enum_capability) {
@@ -706,15 +711,17 @@ Test(spec_parse, enum_seccomp_syscall_action) {
 }
 
 Test(spec_parse, enum_seccomp_operator) {
-    EXPECT_PARSE_ERR(cfg("", seccomp_with(R"({"names": ["read"], "action": "SCMP_ACT_ERRNO",
+    EXPECT_PARSE_ERR(
+        cfg("", seccomp_with(R"({"names": ["read"], "action": "SCMP_ACT_ERRNO",
                                    "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_FOO"}]})")),
-                     "linux.seccomp.syscalls[0].args[0].op: unknown seccomp operator \"SCMP_CMP_FOO\"");
+        "linux.seccomp.syscalls[0].args[0].op: unknown seccomp operator \"SCMP_CMP_FOO\"");
 }
 
 Test(spec_parse, enum_seccomp_arch) {
-    EXPECT_PARSE_ERR(cfg("", R"("seccomp": {"defaultAction": "SCMP_ACT_ALLOW",
+    EXPECT_PARSE_ERR(
+        cfg("", R"("seccomp": {"defaultAction": "SCMP_ACT_ALLOW",
                                   "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_Z80"]})"),
-                     "linux.seccomp.architectures[1]: unknown seccomp architecture \"SCMP_ARCH_Z80\"");
+        "linux.seccomp.architectures[1]: unknown seccomp architecture \"SCMP_ARCH_Z80\"");
 }
 
 Test(spec_parse, enum_seccomp_flag) {
@@ -729,8 +736,9 @@ Test(spec_parse, enum_rootfs_propagation) {
 }
 
 Test(spec_parse, enum_device_type) {
-    EXPECT_PARSE_ERR(cfg("", R"("devices": [{"path": "/dev/x", "type": "x", "major": 1, "minor": 1}])"),
-                     "linux.devices[0].type: unknown device type \"x\"");
+    EXPECT_PARSE_ERR(
+        cfg("", R"("devices": [{"path": "/dev/x", "type": "x", "major": 1, "minor": 1}])"),
+        "linux.devices[0].type: unknown device type \"x\"");
 }
 
 Test(spec_parse, enum_device_rule_type) {
@@ -739,8 +747,9 @@ Test(spec_parse, enum_device_rule_type) {
 }
 
 Test(spec_parse, enum_device_rule_access) {
-    EXPECT_PARSE_ERR(cfg("", R"("resources": {"devices": [{"allow": true, "access": "rwx"}]})"),
-                     "linux.resources.devices[0].access: must be a combination of r, w, m, got \"rwx\"");
+    EXPECT_PARSE_ERR(
+        cfg("", R"("resources": {"devices": [{"allow": true, "access": "rwx"}]})"),
+        "linux.resources.devices[0].access: must be a combination of r, w, m, got \"rwx\"");
 }
 
 Test(spec_parse, enum_personality_domain) {
@@ -749,9 +758,10 @@ Test(spec_parse, enum_personality_domain) {
 }
 
 Test(spec_parse, enum_time_offsets_clock) {
-    EXPECT_PARSE_ERR(cfg("", R"("timeOffsets": {"monotonic": {"secs": 1}, "realtime": {"secs": 1}})"),
-                     "linux.timeOffsets.realtime: unknown clock \"realtime\" (expected monotonic or "
-                     "boottime)");
+    EXPECT_PARSE_ERR(
+        cfg("", R"("timeOffsets": {"monotonic": {"secs": 1}, "realtime": {"secs": 1}})"),
+        "linux.timeOffsets.realtime: unknown clock \"realtime\" (expected monotonic or "
+        "boottime)");
 }
 
 Test(spec_parse, enum_scheduler_policy) {
@@ -770,9 +780,10 @@ Test(spec_parse, enum_io_priority_class) {
 }
 
 Test(spec_parse, enum_valid_values_accepted) {
-    Spec s = parsed(cfg(R"("scheduler": {"policy": "SCHED_DEADLINE", "flags": ["SCHED_FLAG_RECLAIM"]},
+    Spec s =
+        parsed(cfg(R"("scheduler": {"policy": "SCHED_DEADLINE", "flags": ["SCHED_FLAG_RECLAIM"]},
                            "ioPriority": {"class": "IOPRIO_CLASS_IDLE", "priority": 7})",
-                        R"("rootfsPropagation": "rslave", "personality": {"domain": "LINUX32"})"));
+                   R"("rootfsPropagation": "rslave", "personality": {"domain": "LINUX32"})"));
     cr_assert_str_eq(s.process->scheduler->policy.c_str(), "SCHED_DEADLINE");
     cr_assert_str_eq(s.process->io_priority->klass.c_str(), "IOPRIO_CLASS_IDLE");
     cr_assert_eq(s.process->io_priority->priority, 7);
@@ -800,10 +811,12 @@ Test(spec_parse, unknown_keys_nested_ignored) {
 }
 
 Test(spec_parse, null_process_is_unset) {
-    Spec s = parsed(R"({"ociVersion": "1.2.1", "process": null, "root": {"path": "r"}, "linux": {}})");
+    Spec s =
+        parsed(R"({"ociVersion": "1.2.1", "process": null, "root": {"path": "r"}, "linux": {}})");
     cr_assert(!s.process.has_value());
-    EXPECT_VALID_ERR(R"({"ociVersion": "1.2.1", "process": null, "root": {"path": "r"}, "linux": {}})",
-                     "process: required field is missing");
+    EXPECT_VALID_ERR(
+        R"({"ociVersion": "1.2.1", "process": null, "root": {"path": "r"}, "linux": {}})",
+        "process: required field is missing");
 }
 
 Test(spec_parse, null_required_field_is_missing) {
@@ -812,9 +825,10 @@ Test(spec_parse, null_required_field_is_missing) {
 }
 
 Test(spec_parse, null_scalars_are_unset) {
-    Spec s = ok(cfg(R"("terminal": null, "user": {"uid": null, "umask": null}, "oomScoreAdj": null)",
-                    R"("resources": {"memory": {"limit": null, "swappiness": null}}, "seccomp": null)",
-                    R"("hostname": null, "mounts": null, "hooks": null)"));
+    Spec s =
+        ok(cfg(R"("terminal": null, "user": {"uid": null, "umask": null}, "oomScoreAdj": null)",
+               R"("resources": {"memory": {"limit": null, "swappiness": null}}, "seccomp": null)",
+               R"("hostname": null, "mounts": null, "hooks": null)"));
     cr_assert(!s.process->terminal);
     cr_assert_eq(s.process->user.uid, 0u);
     cr_assert(!s.process->user.umask.has_value());
@@ -829,8 +843,9 @@ Test(spec_parse, null_scalars_are_unset) {
 }
 
 Test(spec_parse, zero_is_not_unset) {
-    Spec s = parsed(cfg(R"("user": {"umask": 0}, "oomScoreAdj": 0)",
-                        R"("resources": {"memory": {"swappiness": 0, "disableOOMKiller": false}})"));
+    Spec s =
+        parsed(cfg(R"("user": {"umask": 0}, "oomScoreAdj": 0)",
+                   R"("resources": {"memory": {"swappiness": 0, "disableOOMKiller": false}})"));
     cr_assert(s.process->user.umask.has_value());
     cr_assert_eq(*s.process->user.umask, 0u);
     cr_assert(s.process->oom_score_adj.has_value());
@@ -840,7 +855,8 @@ Test(spec_parse, zero_is_not_unset) {
 }
 
 Test(spec_parse, duplicate_key_last_wins) {
-    Spec s = parsed(R"({"ociVersion": "1.0.0", "hostname": "a", "hostname": "b", "ociVersion": "1.2.0"})");
+    Spec s = parsed(
+        R"({"ociVersion": "1.0.0", "hostname": "a", "hostname": "b", "ociVersion": "1.2.0"})");
     cr_assert_str_eq(s.hostname.c_str(), "b");
     cr_assert_str_eq(s.oci_version.c_str(), "1.2.0");
 }
@@ -854,8 +870,9 @@ Test(spec_validate, duplicate_namespace) {
 }
 
 Test(spec_validate, duplicate_namespace_later) {
-    std::string e = valid_err(
-        cfg("", R"("namespaces": [{"type": "network"}, {"type": "ipc"}, {"type": "network", "path": "/proc/1/ns/net"}])"));
+    std::string e = valid_err(cfg(
+        "",
+        R"("namespaces": [{"type": "network"}, {"type": "ipc"}, {"type": "network", "path": "/proc/1/ns/net"}])"));
     cr_assert_str_eq(e.c_str(), "linux.namespaces[2].type: duplicate namespace \"network\"");
 }
 
@@ -905,18 +922,21 @@ Test(spec_validate, relative_poststop_hook_path) {
 }
 
 Test(spec_validate, relative_namespace_path) {
-    EXPECT_VALID_ERR(cfg("", R"("namespaces": [{"type": "pid"}, {"type": "network", "path": "proc/1/ns/net"}])"),
-                     "linux.namespaces[1].path: must be an absolute path, got \"proc/1/ns/net\"");
+    EXPECT_VALID_ERR(
+        cfg("", R"("namespaces": [{"type": "pid"}, {"type": "network", "path": "proc/1/ns/net"}])"),
+        "linux.namespaces[1].path: must be an absolute path, got \"proc/1/ns/net\"");
 }
 
 Test(spec_validate, relative_device_path) {
-    EXPECT_VALID_ERR(cfg("", R"("devices": [{"path": "dev/fuse", "type": "c", "major": 10, "minor": 229}])"),
-                     "linux.devices[0].path: must be an absolute path, got \"dev/fuse\"");
+    EXPECT_VALID_ERR(
+        cfg("", R"("devices": [{"path": "dev/fuse", "type": "c", "major": 10, "minor": 229}])"),
+        "linux.devices[0].path: must be an absolute path, got \"dev/fuse\"");
 }
 
 Test(spec_validate, relative_seccomp_listener_path) {
-    EXPECT_VALID_ERR(cfg("", R"("seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "sock"})"),
-                     "linux.seccomp.listenerPath: must be an absolute path");
+    EXPECT_VALID_ERR(
+        cfg("", R"("seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "sock"})"),
+        "linux.seccomp.listenerPath: must be an absolute path");
 }
 
 Test(spec_validate, uid_mappings_without_user_ns) {
@@ -1027,8 +1047,9 @@ Test(spec_validate, empty_program) {
 }
 
 Test(spec_validate, missing_root) {
-    EXPECT_VALID_ERR(R"({"ociVersion": "1.2.1", "process": {"cwd": "/", "args": ["sh"]}, "linux": {}})",
-                     "root: required field is missing");
+    EXPECT_VALID_ERR(
+        R"({"ociVersion": "1.2.1", "process": {"cwd": "/", "args": ["sh"]}, "linux": {}})",
+        "root: required field is missing");
 }
 
 Test(spec_validate, empty_root_path) {
@@ -1104,7 +1125,8 @@ Test(spec_validate, sysctl_net_without_netns) {
 }
 
 Test(spec_validate, sysctl_net_with_netns_ok) {
-    Spec s = ok(cfg("", R"("namespaces": [{"type": "network"}], "sysctl": {"net.ipv4.ip_forward": "1"})"));
+    Spec s = ok(
+        cfg("", R"("namespaces": [{"type": "network"}], "sysctl": {"net.ipv4.ip_forward": "1"})"));
     cr_assert_str_eq(s.linux_->sysctl.at("net.ipv4.ip_forward").c_str(), "1");
 }
 
@@ -1114,8 +1136,9 @@ Test(spec_validate, sysctl_ipc_without_ipcns) {
 }
 
 Test(spec_validate, sysctl_hostname_refused) {
-    EXPECT_VALID_ERR(cfg("", R"("namespaces": [{"type": "uts"}], "sysctl": {"kernel.hostname": "x"})"),
-                     "linux.sysctl.kernel.hostname: set hostname/domainname in config.json instead");
+    EXPECT_VALID_ERR(
+        cfg("", R"("namespaces": [{"type": "uts"}], "sysctl": {"kernel.hostname": "x"})"),
+        "linux.sysctl.kernel.hostname: set hostname/domainname in config.json instead");
 }
 
 // ---------------------------------------------------------------------------
@@ -1231,15 +1254,18 @@ Test(spec_load, parse_error_prefixed) {
     write_file(dir + "/config.json", cfg(R"("user": {"uid": -1})"));
     std::string e = load_err(dir);
     rm_rf(dir);
-    cr_assert_str_eq(e.c_str(), "config.json: process.user.uid: -1 is out of range [0, 4294967295]");
+    cr_assert_str_eq(e.c_str(),
+                     "config.json: process.user.uid: -1 is out of range [0, 4294967295]");
 }
 
 Test(spec_load, validate_error_prefixed) {
     std::string dir = make_tmpdir();
-    write_file(dir + "/config.json", cfg("", R"("namespaces": [{"type": "pid"}, {"type": "pid"}])"));
+    write_file(dir + "/config.json",
+               cfg("", R"("namespaces": [{"type": "pid"}, {"type": "pid"}])"));
     std::string e = load_err(dir);
     rm_rf(dir);
-    cr_assert_str_eq(e.c_str(), "config.json: linux.namespaces[1].type: duplicate namespace \"pid\"");
+    cr_assert_str_eq(e.c_str(),
+                     "config.json: linux.namespaces[1].type: duplicate namespace \"pid\"");
 }
 
 Test(spec_load, syntax_error_prefixed) {
@@ -1247,7 +1273,8 @@ Test(spec_load, syntax_error_prefixed) {
     write_file(dir + "/config.json", "{\n  \"ociVersion\": \"a\\q\"\n}\n");
     std::string e = load_err(dir);
     rm_rf(dir);
-    cr_assert_str_eq(e.c_str(),
-                     "config.json: invalid JSON: line 2, column 20: lexical error: inside a string, '\\' "
-                     "occurs before a character which it may not.");
+    cr_assert_str_eq(
+        e.c_str(),
+        "config.json: invalid JSON: line 2, column 20: lexical error: inside a string, '\\' "
+        "occurs before a character which it may not.");
 }

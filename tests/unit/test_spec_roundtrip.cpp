@@ -35,13 +35,11 @@ void expect_eq(const std::string &got, const std::string &want) {
 // compared for meaning regardless of member order and whitespace.
 void flatten(yajl_val v, const std::string &path, std::map<std::string, std::string> &out) {
     if (YAJL_IS_OBJECT(v)) {
-        if (v->u.object.len == 0)
-            out[path] = "{}";
+        if (v->u.object.len == 0) out[path] = "{}";
         for (size_t i = 0; i < v->u.object.len; i++)
             flatten(v->u.object.values[i], path + "." + v->u.object.keys[i], out);
     } else if (YAJL_IS_ARRAY(v)) {
-        if (v->u.array.len == 0)
-            out[path] = "[]";
+        if (v->u.array.len == 0) out[path] = "[]";
         for (size_t i = 0; i < v->u.array.len; i++)
             flatten(v->u.array.values[i], path + "[" + std::to_string(i) + "]", out);
     } else if (YAJL_IS_STRING(v)) {
@@ -251,8 +249,8 @@ Test(spec_roundtrip, default_spec_namespaces_and_resources) {
     Spec s = parse_ok(write_spec(default_spec(false, 0, 0)));
     const Linux &lx = *s.linux_;
     cr_assert_eq(lx.namespaces.size(), 6u);
-    for (NsType t : {NsType::pid, NsType::network, NsType::ipc, NsType::uts, NsType::mount,
-                     NsType::cgroup})
+    for (NsType t :
+         {NsType::pid, NsType::network, NsType::ipc, NsType::uts, NsType::mount, NsType::cgroup})
         cr_assert(lx.find_namespace(t) != nullptr, "missing %s namespace", ns_type_name(t));
     cr_assert(lx.find_namespace(NsType::user) == nullptr);
     cr_assert(lx.uid_mappings.empty());
@@ -294,8 +292,7 @@ Test(spec_roundtrip, default_spec_rootless_sys_is_bind) {
     Spec s = parse_ok(write_spec(default_spec(true, 1000, 1000)));
     const Mount *sys = nullptr;
     for (const auto &m : s.mounts)
-        if (m.destination == "/sys")
-            sys = &m;
+        if (m.destination == "/sys") sys = &m;
     cr_assert(sys != nullptr, "no /sys mount");
     cr_assert(sys->type != "sysfs", "/sys is still sysfs");
     cr_assert_str_eq(sys->source.c_str(), "/sys");

@@ -93,8 +93,7 @@ std::vector<std::string> list_dir(const std::string &dir) {
     cr_assert(d != nullptr, "opendir %s: %s", dir.c_str(), std::strerror(errno));
     while (struct dirent *e = ::readdir(d)) {
         std::string n = e->d_name;
-        if (n != "." && n != "..")
-            names.push_back(n);
+        if (n != "." && n != "..") names.push_back(n);
     }
     ::closedir(d);
     return names;
@@ -105,11 +104,21 @@ std::vector<std::string> list_dir(const std::string &dir) {
 // ---------------------------------------------------------------------------
 // write_state / parse_state
 
-Test(state, round_trip_creating) { expect_round_trip(ContainerStatus::creating, "creating"); }
-Test(state, round_trip_created) { expect_round_trip(ContainerStatus::created, "created"); }
-Test(state, round_trip_running) { expect_round_trip(ContainerStatus::running, "running"); }
-Test(state, round_trip_stopped) { expect_round_trip(ContainerStatus::stopped, "stopped"); }
-Test(state, round_trip_paused) { expect_round_trip(ContainerStatus::paused, "paused"); }
+Test(state, round_trip_creating) {
+    expect_round_trip(ContainerStatus::creating, "creating");
+}
+Test(state, round_trip_created) {
+    expect_round_trip(ContainerStatus::created, "created");
+}
+Test(state, round_trip_running) {
+    expect_round_trip(ContainerStatus::running, "running");
+}
+Test(state, round_trip_stopped) {
+    expect_round_trip(ContainerStatus::stopped, "stopped");
+}
+Test(state, round_trip_paused) {
+    expect_round_trip(ContainerStatus::paused, "paused");
+}
 
 Test(state, exact_compact_document) {
     State st = sample(ContainerStatus::running, 17);
@@ -163,8 +172,9 @@ Test(state, parse_missing_bundle) {
 }
 
 Test(state, parse_negative_pid) {
-    expect_eq(parse_err(R"({"ociVersion":"1.2.1","id":"a","status":"running","pid":-1,"bundle":"/b"})"),
-              "pid: -1 is out of range [0, 2147483647]");
+    expect_eq(
+        parse_err(R"({"ociVersion":"1.2.1","id":"a","status":"running","pid":-1,"bundle":"/b"})"),
+        "pid: -1 is out of range [0, 2147483647]");
 }
 
 Test(state, parse_not_object) {
