@@ -5,6 +5,7 @@
 #include "runtime/container.hpp"
 
 #include <cstdlib>
+#include <unistd.h>
 
 namespace ocirun::cli {
 
@@ -25,6 +26,17 @@ enum CreateFlag {
         {"no-new-keyring", no_argument, nullptr, F_NO_KEYRING}, {                                  \
         "preserve-fds", required_argument, nullptr, F_PRESERVE                                     \
     }
+
+// --systemd-cgroup: systemd must be running; and cgroups through systemd are
+// not implemented yet, so say that rather than fall back to cgroupfs.
+inline int check_systemd_cgroup(const Globals &g, const Command &cmd) {
+    if (!g.systemd_cgroup) return -1;
+    if (::access("/run/systemd/system", F_OK) != 0)
+        return report(std::string(cmd.name) +
+                      ": --systemd-cgroup: systemd is not running on this host "
+                      "(/run/systemd/system is missing)");
+    return report(std::string(cmd.name) + ": --systemd-cgroup: not implemented yet");
+}
 
 // Returns 0 when handled, -1 when `c` is not a create flag, or an exit code.
 inline int create_flag(const Command &cmd, CreateOptions &o, int c, const char *arg) {

@@ -178,3 +178,15 @@ Test(bundle, maker_builds_a_busybox_rootfs) {
     cr_assert(!b.spec.process->terminal);
     b.remove();
 }
+
+Test(cli, systemd_cgroup_is_a_clear_error_without_systemd) {
+    if (test::exists("/run/systemd/system"))
+        cr_skip_test("systemd is running here; this checks the host without it");
+    std::string root = test::make_root("systemd");
+    auto o = oci({"--root", root, "--systemd-cgroup", "create", "--bundle", "/nonexistent", "x"});
+    cr_assert_eq(o.status, 1);
+    cr_assert(o.err.find("--systemd-cgroup: systemd is not running") != std::string::npos, "%s",
+              o.err.c_str());
+    cr_assert(!test::exists(root + "/x"));
+    test::rm_rf(root);
+}
