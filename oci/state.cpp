@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <random>
 
 namespace ocirun::oci {
@@ -89,6 +90,37 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_uint(top, p, "owner", rec.owner, UINT32_MAX));
     OCI_CHECK(json::get_bool(top, p, "started", rec.started));
     return rec;
+}
+
+Result<std::string> read_file(const std::string &path, int flags) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+    if (fd < 0) return fail_errno("open " + path);
+    std::string text;
+    char buf[8192];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int e = errno;
+            ::close(fd);
+            return fail_code(e, "read " + path);
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return text;
+}
+
+std::string rfc3339_now() {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char buf[64];
+    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
+    return buf;
 }
 
 Status write_file_atomic(const std::string &path, std::string_view content, int mode) {

@@ -41,6 +41,13 @@ Result<State> parse_state(std::string_view text);
 std::string write_record(const ContainerRecord &rec);
 Result<ContainerRecord> parse_record(std::string_view text);
 
+// Read a whole file; `flags` are added to O_RDONLY | O_CLOEXEC (O_NOFOLLOW, ...).
+// Errors keep the errno (ENOENT for a missing file) and name the path.
+Result<std::string> read_file(const std::string &path, int flags = 0);
+
+// The current time as RFC 3339 UTC with nanoseconds ("2026-01-02T03:04:05.123456789Z").
+std::string rfc3339_now();
+
 // Write `path` atomically: a temp file in the same directory, fsync, rename.
 // A reader sees the old or the new content, never a mix.
 Status write_file_atomic(const std::string &path, std::string_view content, int mode = 0600);

@@ -2,24 +2,20 @@
 
 #include "init.hpp"
 #include "log.hpp"
+#include "namespaces.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
 #include "store.hpp"
 #include "sync.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <cstdio>
-#include <ctime>
 
 namespace ocirun {
 
@@ -27,63 +23,12 @@ namespace {
 
 constexpr const char *kFifo = "exec.fifo";
 
-int clone_flag(oci::NsType t) {
-    switch (t) {
-    case oci::NsType::pid:
-        return CLONE_NEWPID;
-    case oci::NsType::network:
-        return CLONE_NEWNET;
-    case oci::NsType::mount:
-        return CLONE_NEWNS;
-    case oci::NsType::ipc:
-        return CLONE_NEWIPC;
-    case oci::NsType::uts:
-        return CLONE_NEWUTS;
-    case oci::NsType::user:
-        return CLONE_NEWUSER;
-    case oci::NsType::cgroup:
-        return CLONE_NEWCGROUP;
-    case oci::NsType::time:
-        return CLONE_NEWTIME;
-    }
-    return 0;
-}
-
-std::string now_rfc3339() {
-    char buf[64];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
-    return buf;
-}
-
 Result<std::string> absolute_path(const std::string &path, const std::string &what) {
     char *r = ::realpath(path.c_str(), nullptr);
     if (!r) return fail_errno(what + " " + path);
     std::string s = r;
     free(r);
     return s;
-}
-
-Status write_id_map(pid_t pid, const char *file, const std::vector<oci::IdMapping> &maps) {
-    std::string text;
-    for (const auto &m : maps)
-        text += std::to_string(m.container_id) + " " + std::to_string(m.host_id) + " " +
-                std::to_string(m.size) + "\n";
-    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return fail_errno("open " + path);
-    ssize_t n = ::write(fd, text.data(), text.size());
-    int e = errno;
-    ::close(fd);
-    if (n != static_cast<ssize_t>(text.size()))
-        return fail_code(e, std::string("linux.") +
-                                (file[0] == 'u' ? "uidMappings" : "gidMappings") + ": write " +
-                                path);
-    return {};
 }
 
 Status write_proc_file(pid_t pid, const char *file, const std::string &value,
@@ -94,8 +39,17 @@ Status write_proc_file(pid_t pid, const char *file, const std::string &value,
     ssize_t n = ::write(fd, value.data(), value.size());
     int e = errno;
     ::close(fd);
-    if (n < 0) return fail_code(e, what + ": write " + path);
+    if (n != static_cast<ssize_t>(value.size())) return fail_code(e, what + ": write " + path);
     return {};
+}
+
+Status write_id_map(pid_t pid, const char *file, const std::vector<oci::IdMapping> &maps) {
+    std::string text;
+    for (const auto &m : maps)
+        text += std::to_string(m.container_id) + " " + std::to_string(m.host_id) + " " +
+                std::to_string(m.size) + "\n";
+    return write_proc_file(pid, file, text,
+                           file[0] == 'u' ? "linux.uidMappings" : "linux.gidMappings");
 }
 
 // What the runtime refuses before anything is created.
@@ -151,12 +105,15 @@ struct Fds {
         fds.push_back(fd);
         return fd;
     }
+    // Close `fd` now (it is then skipped by the destructor).
+    void close_now(int fd) {
+        for (int &f : fds)
+            if (f == fd) {
+                ::close(f);
+                f = -1;
+            }
+    }
 };
-
-Status write_pid_file(const std::string &path, pid_t pid) {
-    if (path.empty()) return {};
-    return oci::write_file_atomic(path, std::to_string(pid), 0644);
-}
 
 // Status from the live process, never from the record alone.
 oci::ContainerStatus live_status(const ContainerDir &dir, const oci::ContainerRecord &rec) {
@@ -231,15 +188,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         ::close(sv[0]);
         run_init(cfg);
     }
-    ::close(sv[1]);
-    sv[1] = -1;
-    fds.fds[3] = -1;
+    // The child's end: closed here so a child that dies reads as EOF.
+    fds.close_now(sv[1]);
 
     auto abort_child = [&](Error e) -> Result<pid_t> {
-        ::kill(pid, SIGKILL);
-        int st;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
+        kill_and_reap(pid);
         return forward(std::move(e));
     };
 
@@ -251,7 +204,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     rec.state.bundle = bundle;
     rec.state.annotations = spec.annotations;
     rec.init_start_time = process_start_time(pid);
-    rec.created = now_rfc3339();
+    rec.created = oci::rfc3339_now();
     rec.rootfs = rootfs;
     rec.owner = ::geteuid();
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
@@ -311,36 +264,6 @@ Status start_locked(ContainerDir &dir) {
     return dir.save(rec);
 }
 
-pid_t g_forward_pid = 0;
-void forward_signal(int sig) {
-    if (g_forward_pid > 0) ::kill(g_forward_pid, sig);
-}
-
-// Every process in the same PID namespace as the init (kill --all without a cgroup).
-std::vector<pid_t> pidns_members(pid_t init) {
-    std::vector<pid_t> out;
-    char buf[64], target[128];
-    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
-    ssize_t n = ::readlink(buf, target, sizeof target - 1);
-    if (n <= 0) return out;
-    target[n] = '\0';
-    DIR *d = ::opendir("/proc");
-    if (!d) return out;
-    while (struct dirent *e = ::readdir(d)) {
-        char *end;
-        long pid = std::strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0) continue;
-        char p[64], t[128];
-        std::snprintf(p, sizeof p, "/proc/%ld/ns/pid", pid);
-        ssize_t m = ::readlink(p, t, sizeof t - 1);
-        if (m <= 0) continue;
-        t[m] = '\0';
-        if (std::strcmp(t, target) == 0) out.push_back(static_cast<pid_t>(pid));
-    }
-    ::closedir(d);
-    return out;
-}
-
 } // namespace
 
 Result<pid_t> create_container(const CreateOptions &o) {
@@ -370,29 +293,17 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
             return forward(std::move(p.error()), "run");
         }
         pid = *p;
-        if (!detach) {
-            g_forward_pid = pid;
-            struct sigaction sa {};
-            sa.sa_handler = forward_signal;
-            sa.sa_flags = SA_RESTART;
-            for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
-                ::sigaction(s, &sa, nullptr);
-        }
+        if (!detach) forward_signals_to(pid);
         if (auto r = start_locked(dir); !r) {
-            ::kill(pid, SIGKILL);
-            int st;
-            ::waitpid(pid, &st, 0);
+            kill_and_reap(pid);
             (void)dir.remove();
             return forward(std::move(r.error()), "run");
         }
     }
     if (detach) return 0;
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) return fail_errno("run: wait for the container's init");
-    }
-    g_forward_pid = 0;
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    auto code = wait_exit_status(pid);
+    forward_signals_to(0);
+    if (!code) return forward(std::move(code.error()), "run");
     if (!keep) {
         auto r = delete_container(o.root, o.id, true);
         if (!r) log::warning(r.error().text());
@@ -414,10 +325,7 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
     oci::ContainerStatus st = live_status(dir, rec);
     if (st == oci::ContainerStatus::stopped)
         return fail("kill: container \"" + id + "\" is not running");
-    if (all) {
-        for (pid_t p : pidns_members(rec.state.pid))
-            if (p != rec.state.pid) ::kill(p, sig);
-    }
+    if (all) signal_pidns_members(rec.state.pid, sig);
     auto r = signal_process(rec.state.pid, rec.init_start_time, sig);
     if (!r) return forward(std::move(r.error()), "kill");
     return {};
@@ -432,8 +340,7 @@ Status delete_container(const std::string &root, const std::string &id, bool for
             if (st == oci::ContainerStatus::running && !force)
                 return fail("delete: container \"" + id +
                             "\" is running: stop it first or use --force");
-            for (pid_t p : pidns_members(rec->state.pid))
-                if (p != rec->state.pid) ::kill(p, SIGKILL);
+            signal_pidns_members(rec->state.pid, SIGKILL);
             (void)signal_process(rec->state.pid, rec->init_start_time, SIGKILL);
             if (!wait_process_gone(rec->state.pid, 10000))
                 return fail("delete: container \"" + id + "\": init " +

@@ -1,6 +1,7 @@
 #include "exec.hpp"
 
 #include "log.hpp"
+#include "namespaces.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
@@ -26,26 +27,18 @@ namespace {
 
 struct NsJoin {
     oci::NsType type;
-    const char *proc_name;
-    int flag;
+    const char *proc_name; // under /proc/PID/ns
 };
 // User first: the other namespaces belong to it.
 constexpr NsJoin kOrder[] = {
-    {oci::NsType::user, "user", CLONE_NEWUSER},       {oci::NsType::ipc, "ipc", CLONE_NEWIPC},
-    {oci::NsType::uts, "uts", CLONE_NEWUTS},          {oci::NsType::network, "net", CLONE_NEWNET},
-    {oci::NsType::cgroup, "cgroup", CLONE_NEWCGROUP}, {oci::NsType::time, "time", CLONE_NEWTIME},
-    {oci::NsType::mount, "mnt", CLONE_NEWNS},
+    {oci::NsType::user, "user"},   {oci::NsType::ipc, "ipc"},       {oci::NsType::uts, "uts"},
+    {oci::NsType::network, "net"}, {oci::NsType::cgroup, "cgroup"}, {oci::NsType::time, "time"},
+    {oci::NsType::mount, "mnt"},
 };
 
-Result<std::string> read_text(const std::string &path, const std::string &what) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail_errno(what + ": open " + path);
-    std::string text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0)
-        text.append(buf, static_cast<size_t>(n));
-    ::close(fd);
+Result<std::string> read_text(const std::string &path, const char *what) {
+    auto text = oci::read_file(path);
+    if (!text) return forward(std::move(text.error()), what);
     return text;
 }
 
@@ -125,15 +118,10 @@ Status child_setup(const Child &c) {
     if (::setsid() < 0) return fail_errno("setsid");
     if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
     OCI_CHECK(apply_rlimits(*c.proc));
-    OCI_CHECK(apply_identity(*c.proc, true));
+    OCI_CHECK(apply_identity(*c.proc));
     OCI_CHECK(apply_cwd_umask(*c.proc));
     OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
     return {};
-}
-
-pid_t g_child = 0;
-void forward_signal(int sig) {
-    if (g_child > 0) ::kill(g_child, sig);
 }
 
 } // namespace
@@ -167,7 +155,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
             return fail_code(e, "exec: open " + path);
         }
         to_close.push_back(fd);
-        c.ns.push_back({fd, j.flag});
+        c.ns.push_back({fd, clone_flag(j.type)});
         if (j.type == oci::NsType::user) c.in_userns = true;
     }
     if (lx.find_namespace(oci::NsType::pid)) {
@@ -232,33 +220,23 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     ::close(sv[1]);
     close_all();
-    g_child = pid;
     // EOF (the sync socket closed on exec) means the program is running.
     auto msg = sync::receive(sv[0], "exec");
     ::close(sv[0]);
     if (msg) {
-        int st;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
+        kill_and_reap(pid); // it has exited or is about to
         Error e{msg->value, msg->text};
         return forward(std::move(e), "exec");
     }
-    if (!o.pid_file.empty()) {
-        if (auto r = oci::write_file_atomic(o.pid_file, std::to_string(pid), 0644); !r)
-            return forward(std::move(r.error()), "--pid-file");
-    }
+    if (auto r = write_pid_file(o.pid_file, pid); !r)
+        return forward(std::move(r.error()), "--pid-file");
     if (o.detach) return 0;
     dir = ContainerDir(); // release the lock while the process runs
-    struct sigaction sa {};
-    sa.sa_handler = forward_signal;
-    sa.sa_flags = SA_RESTART;
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
-        ::sigaction(s, &sa, nullptr);
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) return fail_errno("exec: wait");
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    forward_signals_to(pid);
+    auto status = wait_exit_status(pid);
+    forward_signals_to(0);
+    if (!status) return forward(std::move(status.error()), "exec");
+    return status;
 }
 
 } // namespace ocirun

@@ -8,11 +8,9 @@
 #include <linux/keyctl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -120,7 +118,7 @@ Status setup(const InitConfig &cfg) {
     OCI_CHECK(write_sysctls(spec));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));
-    OCI_CHECK(apply_identity(proc, true));
+    OCI_CHECK(apply_identity(proc));
     OCI_CHECK(apply_cwd_umask(proc));
     OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
     return {};

@@ -1,9 +1,9 @@
 #include "log.hpp"
 
 #include "oci/json.hpp"
+#include "oci/state.hpp"
 
 #include <cerrno>
-#include <ctime>
 #include <string>
 #include <unistd.h>
 
@@ -27,17 +27,6 @@ const char *level_name(Level l) {
         return "error";
     }
     return "error";
-}
-
-std::string now_rfc3339() {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char buf[64];
-    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
-    return buf;
 }
 
 void write_all(int fd, std::string_view s) {
@@ -75,11 +64,11 @@ void write(Level level, std::string_view msg) {
         w.begin_object()
             .kv("level", level_name(level))
             .kv("msg", msg)
-            .kv("time", now_rfc3339())
+            .kv("time", oci::rfc3339_now())
             .end_object();
         line = w.view();
     } else {
-        line = now_rfc3339();
+        line = oci::rfc3339_now();
         line += ' ';
         line += level_name(level);
         line += ": ";

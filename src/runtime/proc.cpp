@@ -1,12 +1,17 @@
 #include "proc.hpp"
 
+#include "oci/state.hpp"
+
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace ocirun {
@@ -92,6 +97,65 @@ bool wait_process_gone(pid_t pid, int timeout_ms) {
     // A zombie whose parent has not reaped it also counts as gone.
     char st = process_state(pid);
     return st == 0 || st == 'Z';
+}
+
+void kill_and_reap(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    int st;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+}
+
+Result<int> wait_exit_status(pid_t pid) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return fail_errno("wait for process " + std::to_string(pid));
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+namespace {
+volatile sig_atomic_t g_forward_pid = 0;
+void forward_signal(int sig) {
+    if (g_forward_pid > 0) ::kill(g_forward_pid, sig);
+}
+} // namespace
+
+void forward_signals_to(pid_t pid) {
+    bool install = g_forward_pid == 0 && pid > 0;
+    g_forward_pid = pid;
+    if (!install) return;
+    struct sigaction sa {};
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
+        ::sigaction(s, &sa, nullptr);
+}
+
+void signal_pidns_members(pid_t init, int sig) {
+    char buf[64], target[128];
+    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
+    ssize_t n = ::readlink(buf, target, sizeof target - 1);
+    if (n <= 0) return;
+    target[n] = '\0';
+    DIR *d = ::opendir("/proc");
+    if (!d) return;
+    while (struct dirent *e = ::readdir(d)) {
+        char *end;
+        long pid = std::strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == init) continue;
+        char p[64], t[128];
+        std::snprintf(p, sizeof p, "/proc/%ld/ns/pid", pid);
+        ssize_t m = ::readlink(p, t, sizeof t - 1);
+        if (m <= 0) continue;
+        t[m] = '\0';
+        if (std::strcmp(t, target) == 0) ::kill(static_cast<pid_t>(pid), sig);
+    }
+    ::closedir(d);
+}
+
+Status write_pid_file(const std::string &path, pid_t pid) {
+    if (path.empty()) return {};
+    return oci::write_file_atomic(path, std::to_string(pid), 0644);
 }
 
 } // namespace ocirun

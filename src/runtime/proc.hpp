@@ -27,4 +27,19 @@ Status signal_process(pid_t pid, uint64_t start_time, int sig);
 // Wait until the process is gone (pidfd poll), up to timeout_ms.
 bool wait_process_gone(pid_t pid, int timeout_ms);
 
+// For children of this process: SIGKILL and reap.
+void kill_and_reap(pid_t pid);
+// Wait for a child of this process: its exit status, or 128 + signal.
+Result<int> wait_exit_status(pid_t pid);
+// Forward SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2 and SIGWINCH received by
+// this process to `pid` (0 stops forwarding), as runc does in the foreground.
+void forward_signals_to(pid_t pid);
+
+// Send `sig` to every other process in `init`'s PID namespace (kill --all and
+// delete without a cgroup to walk).
+void signal_pidns_members(pid_t init, int sig);
+
+// Write `pid` to `path` atomically; nothing when path is empty.
+Status write_pid_file(const std::string &path, pid_t pid);
+
 } // namespace ocirun

@@ -58,18 +58,14 @@ Status apply_rlimits(const oci::Process &p) {
     return {};
 }
 
-Status apply_identity(const oci::Process &p, bool setgroups_allowed) {
+Status apply_identity(const oci::Process &p) {
     oci::Capabilities none;
     const oci::Capabilities &caps = p.capabilities ? *p.capabilities : none;
     OCI_CHECK(drop_bounding(caps));
     if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) return fail_errno("prctl PR_SET_KEEPCAPS");
-    if (setgroups_allowed) {
-        std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
-        if (::setgroups(groups.size(), groups.data()) < 0)
-            return fail_errno("process.user.additionalGids: setgroups");
-    } else if (!p.user.additional_gids.empty()) {
-        return fail("process.user.additionalGids: setgroups is denied in this user namespace");
-    }
+    std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
+    if (::setgroups(groups.size(), groups.data()) < 0)
+        return fail_errno("process.user.additionalGids: setgroups");
     if (::setresgid(p.user.gid, p.user.gid, p.user.gid) < 0)
         return fail_errno("process.user.gid: setresgid " + std::to_string(p.user.gid));
     if (::setresuid(p.user.uid, p.user.uid, p.user.uid) < 0)

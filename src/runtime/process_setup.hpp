@@ -15,7 +15,7 @@ Status attach_terminal(int console_fd, const std::optional<oci::Box> &size);
 // rlimits (before dropping privileges).
 Status apply_rlimits(const oci::Process &p);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.
-Status apply_identity(const oci::Process &p, bool setgroups_allowed);
+Status apply_identity(const oci::Process &p);
 // umask, cwd (checked to be inside the container's root: CVE-2024-21626).
 Status apply_cwd_umask(const oci::Process &p);
 // Close every fd from 3 + preserve on exec.

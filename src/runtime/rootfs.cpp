@@ -1,6 +1,5 @@
 #include "rootfs.hpp"
 
-#include "log.hpp"
 #include "mount_options.hpp"
 
 #include <fcntl.h>
@@ -13,7 +12,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 #include <linux/magic.h>
 
@@ -25,6 +23,14 @@ class Fd {
   public:
     explicit Fd(int fd = -1) : fd_(fd) {}
     Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    Fd &operator=(Fd &&o) noexcept {
+        if (this != &o) {
+            if (fd_ >= 0) ::close(fd_);
+            fd_ = o.fd_;
+            o.fd_ = -1;
+        }
+        return *this;
+    }
     ~Fd() {
         if (fd_ >= 0) ::close(fd_);
     }
@@ -128,6 +134,21 @@ Status remount_bind(const std::string &target, unsigned long flags, const std::s
     return {};
 }
 
+// Bind `source` (named `shown` in errors) onto `target`, the fd path of
+// `dest` in the root. The new mount is then re-opened (`open_flags` as the
+// first open used), so that `remount` flags, when any, and whatever the caller
+// does next apply to it and not to what lies under it.
+Result<Fd> bind_and_remount(int rootfd, const std::string &dest, int open_flags,
+                            const std::string &target, const char *source, const std::string &shown,
+                            bool recursive, unsigned long remount, const std::string &what) {
+    OCI_CHECK(do_mount(source, target, nullptr, MS_BIND | (recursive ? MS_REC : 0), nullptr,
+                       what + ": bind " + shown));
+    Fd now(openat2_in_root(rootfd, dest.c_str() + 1, O_PATH | open_flags));
+    if (now.get() < 0) return fail_errno(what + ": reopen after bind");
+    if (remount) OCI_CHECK(remount_bind(fd_path(now.get()), remount, what + ": remount"));
+    return now;
+}
+
 bool host_cgroup_v2() {
     struct statfs sf;
     return ::statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
@@ -148,17 +169,11 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
 
     if (bind) {
         if (m.source.empty()) return fail(what + ": bind mount without a source");
-        unsigned long bflags = MS_BIND | (o.recursive ? MS_REC : 0);
-        OCI_CHECK(do_mount(m.source.c_str(), target, nullptr, bflags, nullptr,
-                           what + ": bind " + m.source));
-        // Re-open the new mount so the remount applies to it, not to what was under it.
-        Fd now(openat2_in_root(rootfd, m.destination.c_str() + 1, O_PATH));
-        if (now.get() < 0) return fail_errno(what + ": reopen after bind");
-        std::string t2 = fd_path(now.get());
-        if (flags & ~(MS_REC)) OCI_CHECK(remount_bind(t2, flags, what + ": remount"));
+        Fd now = OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, m.source.c_str(),
+                                          m.source, o.recursive, flags, what));
         if (o.propagation)
-            OCI_CHECK(
-                do_mount(nullptr, t2, nullptr, o.propagation, nullptr, what + ": set propagation"));
+            OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
+                               what + ": set propagation"));
         return {};
     }
     if (type == "cgroup") {
@@ -167,10 +182,8 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
         } else {
             // v1 or hybrid: the cgroup issue mounts per-hierarchy views; until then
             // the host's hierarchy is bound read-only.
-            OCI_CHECK(do_mount("/sys/fs/cgroup", target, nullptr, MS_BIND | MS_REC, nullptr,
-                               what + ": bind /sys/fs/cgroup"));
-            Fd now(openat2_in_root(rootfd, m.destination.c_str() + 1, O_PATH));
-            OCI_CHECK(remount_bind(fd_path(now.get()), MS_RDONLY | flags, what + ": remount"));
+            OCI_CHECK(bind_and_remount(rootfd, m.destination, 0, target, "/sys/fs/cgroup",
+                                       "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
         }
         return {};
     }
@@ -180,11 +193,8 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     if (!r && type == "sysfs" && ctx.in_userns && (r.error().code == EPERM)) {
         // sysfs cannot be mounted in a user namespace without its own network
         // namespace: bind the host's read-only, as runc does.
-        OCI_CHECK(
-            do_mount("/sys", target, nullptr, MS_BIND | MS_REC, nullptr, what + ": bind /sys"));
-        Fd now(openat2_in_root(rootfd, m.destination.c_str() + 1, O_PATH));
-        OCI_CHECK(remount_bind(fd_path(now.get()), MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                               what + ": remount"));
+        OCI_CHECK(bind_and_remount(rootfd, m.destination, 0, target, "/sys", "/sys", true,
+                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, what));
         return {};
     }
     if (!r) return r;
@@ -295,6 +305,9 @@ Status finish_rootfs(const oci::Spec &spec) {
     const oci::Linux &lx = *spec.linux_;
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root.get() < 0) return fail_errno("open /");
+    // /dev/null is opened and checked once, when the first file is masked; every
+    // file mask binds that verified fd (CVE-2025-31133).
+    Fd null;
     for (const auto &p : lx.masked_paths) {
         Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
         if (t.get() < 0) {
@@ -308,11 +321,14 @@ Status finish_rootfs(const oci::Spec &spec) {
             if (::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY, "size=0k") < 0)
                 return fail_errno("maskedPaths " + p + ": tmpfs");
         } else {
-            Fd null(openat2_in_root(root.get(), "dev/null", O_PATH | O_NOFOLLOW));
-            struct stat ns;
-            if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
-                major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
-                return fail("maskedPaths " + p + ": /dev/null is not the null device (char 1:3)");
+            if (null.get() < 0) {
+                null = Fd(openat2_in_root(root.get(), "dev/null", O_PATH | O_NOFOLLOW));
+                struct stat ns;
+                if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
+                    major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
+                    return fail("maskedPaths " + p +
+                                ": /dev/null is not the null device (char 1:3)");
+            }
             if (::mount(fd_path(null.get()).c_str(), target.c_str(), nullptr, MS_BIND, nullptr) < 0)
                 return fail_errno("maskedPaths " + p + ": bind /dev/null");
         }
@@ -324,11 +340,9 @@ Status finish_rootfs(const oci::Spec &spec) {
             return fail_errno("readonlyPaths " + p);
         }
         std::string target = fd_path(t.get());
-        if (::mount(target.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
-            return fail_errno("readonlyPaths " + p + ": bind");
-        Fd now(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
-        OCI_CHECK(remount_bind(fd_path(now.get()), MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                               "readonlyPaths " + p + ": remount"));
+        OCI_CHECK(bind_and_remount(root.get(), p, O_NOFOLLOW, target, target.c_str(), p, true,
+                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                   "readonlyPaths " + p));
     }
     if (spec.root->readonly) OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
     if (!lx.rootfs_propagation.empty()) {

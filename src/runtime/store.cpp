@@ -106,19 +106,13 @@ Result<ContainerDir> ContainerDir::open(const std::string &root, const std::stri
 }
 
 Result<oci::ContainerRecord> ContainerDir::load() const {
-    int fd = ::openat(fd_, "state.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        if (errno == ENOENT)
+    auto text = oci::read_file(path_ + "/state.json", O_NOFOLLOW);
+    if (!text) {
+        if (text.error().code == ENOENT)
             return fail("container \"" + id_ + "\" has no state (its create did not finish)");
-        return fail_errno("open " + path_ + "/state.json");
+        return forward(std::move(text.error()));
     }
-    std::string text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0)
-        text.append(buf, static_cast<size_t>(n));
-    ::close(fd);
-    auto rec = oci::parse_record(text);
+    auto rec = oci::parse_record(*text);
     if (!rec) return forward(std::move(rec.error()), path_ + "/state.json");
     return rec;
 }

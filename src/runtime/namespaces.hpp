@@ -1,0 +1,32 @@
+// The clone(2)/setns(2) flag of each OCI namespace type.
+#pragma once
+
+#include "oci/spec.hpp"
+
+#include <sched.h>
+
+namespace ocirun {
+
+inline int clone_flag(oci::NsType t) {
+    switch (t) {
+    case oci::NsType::pid:
+        return CLONE_NEWPID;
+    case oci::NsType::network:
+        return CLONE_NEWNET;
+    case oci::NsType::mount:
+        return CLONE_NEWNS;
+    case oci::NsType::ipc:
+        return CLONE_NEWIPC;
+    case oci::NsType::uts:
+        return CLONE_NEWUTS;
+    case oci::NsType::user:
+        return CLONE_NEWUSER;
+    case oci::NsType::cgroup:
+        return CLONE_NEWCGROUP;
+    case oci::NsType::time:
+        return CLONE_NEWTIME;
+    }
+    return 0;
+}
+
+} // namespace ocirun
