@@ -2,6 +2,8 @@
 // for the exact error text (which names the JSON path), plus load_bundle_spec.
 #include "oci/spec_io.hpp"
 
+#include "unit_support.hpp"
+
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <string>
 
 using namespace ocirun::oci;
+using namespace unit;
 
 namespace {
 
@@ -28,10 +31,6 @@ std::string cfg(const std::string &proc = "", const std::string &lx = "",
     if (!top.empty()) s += ", " + top;
     s += "}";
     return s;
-}
-
-void expect_eq(const std::string &got, const std::string &want) {
-    cr_assert_str_eq(got.c_str(), want.c_str());
 }
 
 // parse_spec must fail; the error text.
@@ -1145,27 +1144,6 @@ Test(spec_validate, sysctl_hostname_refused) {
 // load_bundle_spec.
 
 namespace {
-
-std::string make_tmpdir() {
-    char tmpl[] = "/tmp/oci-run-ut-XXXXXX";
-    char *d = ::mkdtemp(tmpl);
-    cr_assert(d != nullptr, "mkdtemp: %s", std::strerror(errno));
-    return d;
-}
-
-void rm_rf(const std::string &dir) {
-    std::string cmd = "rm -rf '" + dir + "'";
-    int rc = std::system(cmd.c_str());
-    cr_assert_eq(rc, 0, "%s failed", cmd.c_str());
-}
-
-void write_file(const std::string &path, const std::string &content) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    cr_assert(fd >= 0, "open %s: %s", path.c_str(), std::strerror(errno));
-    ssize_t n = ::write(fd, content.data(), content.size());
-    ::close(fd);
-    cr_assert_eq(n, static_cast<ssize_t>(content.size()));
-}
 
 std::string load_err(const std::string &bundle) {
     auto r = load_bundle_spec(bundle);

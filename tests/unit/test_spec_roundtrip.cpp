@@ -2,6 +2,8 @@
 // field of spec.hpp survive a round trip, byte for byte and value for value.
 #include "oci/spec_io.hpp"
 
+#include "unit_support.hpp"
+
 #include <criterion/criterion.h>
 
 #include <sys/resource.h>
@@ -12,6 +14,7 @@
 #include <string>
 
 using namespace ocirun::oci;
+using namespace unit;
 
 namespace {
 
@@ -25,10 +28,6 @@ Spec parse_ok(const std::string &json) {
 void validate_ok(const Spec &s) {
     auto v = validate_spec(s);
     cr_assert(v.has_value(), "validate_spec failed: %s", v ? "" : v.error().text().c_str());
-}
-
-void expect_eq(const std::string &got, const std::string &want) {
-    cr_assert_str_eq(got.c_str(), want.c_str());
 }
 
 // Flatten a JSON document to path -> typed leaf, so that two documents can be

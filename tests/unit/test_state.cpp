@@ -1,6 +1,8 @@
 // The OCI state document, the per-container record and write_file_atomic.
 #include "oci/state.hpp"
 
+#include "unit_support.hpp"
+
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -16,6 +18,7 @@
 #include <vector>
 
 using namespace ocirun::oci;
+using namespace unit;
 
 namespace {
 
@@ -42,10 +45,6 @@ std::string parse_err(const std::string &text) {
     return r.error().text();
 }
 
-void expect_eq(const std::string &got, const std::string &want) {
-    cr_assert_str_eq(got.c_str(), want.c_str());
-}
-
 void expect_round_trip(ContainerStatus status, const char *name) {
     State st = sample(status, 4242);
     std::string text = write_state(st);
@@ -60,31 +59,6 @@ void expect_round_trip(ContainerStatus status, const char *name) {
     expect_eq(back.bundle, "/var/lib/bundles/ctr-1");
     cr_assert(back.annotations.empty());
     expect_eq(write_state(back), text);
-}
-
-std::string make_tmpdir() {
-    char tmpl[] = "/tmp/oci-run-ut-XXXXXX";
-    char *d = ::mkdtemp(tmpl);
-    cr_assert(d != nullptr, "mkdtemp: %s", std::strerror(errno));
-    return d;
-}
-
-void rm_rf(const std::string &dir) {
-    std::string cmd = "rm -rf '" + dir + "'";
-    int rc = std::system(cmd.c_str());
-    cr_assert_eq(rc, 0, "%s failed", cmd.c_str());
-}
-
-std::string read_file(const std::string &path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    cr_assert(fd >= 0, "open %s: %s", path.c_str(), std::strerror(errno));
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0)
-        out.append(buf, static_cast<size_t>(n));
-    ::close(fd);
-    return out;
 }
 
 std::vector<std::string> list_dir(const std::string &dir) {
@@ -263,7 +237,7 @@ Test(state, atomic_write_creates_file) {
     std::string dir = make_tmpdir();
     std::string path = dir + "/state.json";
     auto r = write_file_atomic(path, "hello\n");
-    std::string content = r ? read_file(path) : "";
+    std::string content = r ? must_read(path) : "";
     struct stat st {};
     int rc = ::stat(path.c_str(), &st);
     rm_rf(dir);
@@ -292,7 +266,7 @@ Test(state, atomic_write_replaces_existing) {
     std::string path = dir + "/state.json";
     auto r1 = write_file_atomic(path, "a much longer first version of the file\n");
     auto r2 = write_file_atomic(path, "v2");
-    std::string content = read_file(path);
+    std::string content = must_read(path);
     rm_rf(dir);
     cr_assert(r1.has_value() && r2.has_value());
     expect_eq(content, "v2");
@@ -302,7 +276,7 @@ Test(state, atomic_write_empty_content) {
     std::string dir = make_tmpdir();
     std::string path = dir + "/empty";
     auto r = write_file_atomic(path, "");
-    std::string content = r ? read_file(path) : "x";
+    std::string content = r ? must_read(path) : "x";
     rm_rf(dir);
     cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
     cr_assert(content.empty());
@@ -315,7 +289,7 @@ Test(state, atomic_write_leaves_no_temp_files) {
     for (int i = 0; i < 20; i++)
         ok = ok && write_file_atomic(path, "round " + std::to_string(i)).has_value();
     std::vector<std::string> names = list_dir(dir);
-    std::string content = read_file(path);
+    std::string content = must_read(path);
     rm_rf(dir);
     cr_assert(ok);
     cr_assert_eq(names.size(), 1u, "directory holds %zu entries, first: %s", names.size(),
