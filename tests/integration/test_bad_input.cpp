@@ -4,6 +4,7 @@
 // no new mount on the host).
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/harness.hpp"
 #include "support/process.hpp"
 
 #include <criterion/criterion.h>
@@ -11,7 +12,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -22,95 +22,20 @@
 #include <utility>
 #include <vector>
 
-extern char **environ;
-
+using test::cleanup_all;
+using test::contains;
+using test::count_lines;
+using test::dir_entries;
+using test::mount_count;
 using test::oci;
+using test::track_dir;
 
 namespace {
 
-std::vector<std::pair<std::string, std::string>> g_containers; // root, id
-std::vector<std::string> g_dirs;
-
-std::string track_dir(const std::string &d) {
-    g_dirs.push_back(d);
-    return d;
-}
-
-void cleanup_all() {
-    for (const auto &[root, id] : g_containers)
-        if (test::exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
-    g_containers.clear();
-    for (const auto &d : g_dirs)
-        test::rm_rf(d);
-    g_dirs.clear();
-}
-
-bool contains(const std::string &hay, const std::string &needle) {
-    return hay.find(needle) != std::string::npos;
-}
-
-size_t count_lines(const std::string &s) {
-    size_t n = 0;
-    for (char c : s)
-        n += c == '\n';
-    return n;
-}
-
-size_t mount_count() {
-    return count_lines(test::read_file("/proc/self/mountinfo"));
-}
-
-std::vector<std::string> dir_entries(const std::string &path) {
-    std::vector<std::string> out;
-    DIR *d = opendir(path.c_str());
-    if (!d) return out;
-    while (struct dirent *e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-    }
-    closedir(d);
-    return out;
-}
-
-// oci-run with stdio on files, waited for at most `timeout_ms`: a create that
-// wrongly succeeds hands its stdio to a waiting init, and a FIFO must not hang
-// the test. Status -1 means it timed out (and was killed: it is our child).
-test::Output oci_bounded(const std::vector<std::string> &args, int timeout_ms = 5000) {
-    test::Output o;
-    std::string io = track_dir(test::make_temp_dir("io"));
-    std::string out = io + "/stdout", err = io + "/stderr";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> argv{test::oci_run_path()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char *> cargv;
-    for (auto &a : argv)
-        cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return o;
-    for (int waited = 0;; waited += 5) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            break;
-        }
-        if (waited >= timeout_ms) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            break;
-        }
-        usleep(5000);
-    }
-    o.out = test::read_file(out);
-    o.err = test::read_file(err);
-    return o;
+// A create that wrongly succeeds hands its stdio to a waiting init, and a
+// FIFO config must not hang the test: stdio on files, bounded at 5 s.
+test::FileRun oci_bounded(const std::vector<std::string> &args) {
+    return test::oci_files(args, -1, 5000);
 }
 
 // A bundle whose config.json is the real `oci-run spec` output (terminal off) and whose
@@ -138,7 +63,7 @@ Cfg make_cfg(const char *tag) {
     test::write_file(c.dir + "/config.json", c.text);
     c.root = track_dir(test::make_root(tag));
     c.id = test::unique_id(tag);
-    g_containers.emplace_back(c.root, c.id);
+    test::track(c.root, c.id);
     return c;
 }
 
@@ -388,7 +313,7 @@ Test(bad_input, mount_source_missing) {
     track_dir(b.dir);
     std::string root = track_dir(test::make_root("mntsrc"));
     std::string id = test::unique_id("mntsrc");
-    g_containers.emplace_back(root, id);
+    test::track(root, id);
     ocirun::oci::Mount m;
     m.destination = "/mnt/data";
     m.type = "bind";

@@ -3,6 +3,7 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/harness.hpp"
 #include "support/process.hpp"
 
 #include <criterion/criterion.h>
@@ -11,14 +12,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+using test::count_lines;
 using test::oci;
-
-static size_t count_lines(const std::string &s) {
-    size_t n = 0;
-    for (char c : s)
-        n += c == '\n';
-    return n;
-}
 
 Test(cli, version_lists_spec_and_libraries) {
     auto o = oci({"--version"});

@@ -5,6 +5,7 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/harness.hpp"
 #include "support/process.hpp"
 
 #include <criterion/criterion.h>
@@ -13,7 +14,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -31,33 +31,19 @@
 #include <utility>
 #include <vector>
 
-extern char **environ;
-
+using test::cleanup_all;
+using test::contains;
+using test::dir_entries;
+using test::FileRun;
 using test::oci;
+using test::oci_files;
+using test::spawn_oci;
+using test::Spawned;
+using test::track;
+using test::track_dir;
+using test::wait_bounded;
 
 namespace {
-
-// ---- cleanup registry (runs from the suite's .fini, and explicitly) -------
-
-std::vector<std::pair<std::string, std::string>> g_containers; // root, id
-std::vector<std::string> g_dirs;
-
-void track(const std::string &root, const std::string &id) {
-    g_containers.emplace_back(root, id);
-}
-std::string track_dir(const std::string &d) {
-    g_dirs.push_back(d);
-    return d;
-}
-
-void cleanup_all() {
-    for (const auto &[root, id] : g_containers)
-        if (test::exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
-    g_containers.clear();
-    for (const auto &d : g_dirs)
-        test::rm_rf(d);
-    g_dirs.clear();
-}
 
 // A bundle and a root for this test, both removed by cleanup_all.
 struct Env {
@@ -74,80 +60,6 @@ Env make_env(const char *tag, const std::vector<std::string> &args = {}) {
     e.id = test::unique_id(tag);
     track(e.root, e.id);
     return e;
-}
-
-// ---- running oci-run with stdio on files -----------------------------------
-// `create` hands its stdio to the container's init, so a pipe would stay open
-// as long as the container lives: these run oci-run with stdout/stderr on
-// files, wait for oci-run only (bounded), and read the files.
-
-struct Spawned {
-    pid_t pid = -1;
-    std::string out_path, err_path;
-};
-
-Spawned spawn_oci(const std::vector<std::string> &args, int fd3 = -1) {
-    Spawned s;
-    std::string io = track_dir(test::make_temp_dir("io"));
-    s.out_path = io + "/stdout";
-    s.err_path = io + "/stderr";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, s.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&fa, 2, s.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    if (fd3 >= 0) {
-        if (fd3 == 3) {
-            // dup2 onto itself would keep FD_CLOEXEC; make sure it is inheritable.
-            fcntl(3, F_SETFD, 0);
-        } else {
-            posix_spawn_file_actions_adddup2(&fa, fd3, 3);
-        }
-    }
-    std::vector<std::string> argv{test::oci_run_path()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char *> cargv;
-    for (auto &a : argv)
-        cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    if (posix_spawnp(&s.pid, cargv[0], &fa, nullptr, cargv.data(), environ) != 0) s.pid = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    return s;
-}
-
-// Exit status (128 + signal when killed), or -1 after `timeout_ms` (the
-// child, ours, is then SIGKILLed and reaped).
-int wait_bounded(pid_t pid, int timeout_ms) {
-    if (pid <= 0) return -1;
-    for (int waited = 0;; waited += 5) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (r < 0 && errno != EINTR) return -1;
-        if (waited >= timeout_ms) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        usleep(5000);
-    }
-}
-
-struct FileRun {
-    int status = -1;
-    std::string out, err, out_path;
-};
-
-FileRun oci_files(const std::vector<std::string> &args, int fd3 = -1, int timeout_ms = 10000) {
-    Spawned s = spawn_oci(args, fd3);
-    FileRun r;
-    r.status = wait_bounded(s.pid, timeout_ms);
-    r.out = test::read_file(s.out_path);
-    r.err = test::read_file(s.err_path);
-    r.out_path = s.out_path;
-    return r;
 }
 
 FileRun create(const Env &e, std::vector<std::string> extra = {}) {
@@ -210,18 +122,6 @@ bool pid_gone(long pid, int timeout_ms = 2000) {
     return false;
 }
 
-std::vector<std::string> dir_entries(const std::string &path) {
-    std::vector<std::string> out;
-    DIR *d = opendir(path.c_str());
-    if (!d) return out;
-    while (struct dirent *e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-    }
-    closedir(d);
-    return out;
-}
-
 // "Key:\tvalue" from a /proc/PID/status text.
 std::string status_field(const std::string &text, const std::string &key) {
     std::istringstream in(text);
@@ -243,10 +143,6 @@ std::vector<std::string> words(const std::string &s) {
     while (in >> w)
         out.push_back(w);
     return out;
-}
-
-bool contains(const std::string &hay, const std::string &needle) {
-    return hay.find(needle) != std::string::npos;
 }
 
 // `oci-run run` the bundle (foreground) and return what it printed.

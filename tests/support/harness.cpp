@@ -1,0 +1,124 @@
+#include "harness.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+extern char **environ;
+
+namespace test {
+
+namespace {
+std::vector<std::pair<std::string, std::string>> g_containers; // root, id
+std::vector<std::string> g_dirs;
+} // namespace
+
+void track(const std::string &root, const std::string &id) {
+    g_containers.emplace_back(root, id);
+}
+
+std::string track_dir(const std::string &dir) {
+    g_dirs.push_back(dir);
+    return dir;
+}
+
+void cleanup_all() {
+    for (const auto &[root, id] : g_containers)
+        if (exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
+    g_containers.clear();
+    for (const auto &d : g_dirs)
+        rm_rf(d);
+    g_dirs.clear();
+}
+
+Spawned spawn_oci(const std::vector<std::string> &args, int fd3) {
+    Spawned s;
+    std::string io = track_dir(make_temp_dir("io"));
+    s.out_path = io + "/stdout";
+    s.err_path = io + "/stderr";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, s.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 2, s.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    if (fd3 >= 0) {
+        if (fd3 == 3) {
+            // dup2 onto itself would keep FD_CLOEXEC; make sure it is inheritable.
+            fcntl(3, F_SETFD, 0);
+        } else {
+            posix_spawn_file_actions_adddup2(&fa, fd3, 3);
+        }
+    }
+    std::vector<std::string> argv{oci_run_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char *> cargv;
+    for (auto &a : argv)
+        cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    if (posix_spawnp(&s.pid, cargv[0], &fa, nullptr, cargv.data(), environ) != 0) s.pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    return s;
+}
+
+int wait_bounded(pid_t pid, int timeout_ms) {
+    if (pid <= 0) return -1;
+    for (int waited = 0;; waited += 5) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR) return -1;
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        usleep(5000);
+    }
+}
+
+FileRun oci_files(const std::vector<std::string> &args, int fd3, int timeout_ms) {
+    Spawned s = spawn_oci(args, fd3);
+    FileRun r;
+    r.status = wait_bounded(s.pid, timeout_ms);
+    r.out = read_file(s.out_path);
+    r.err = read_file(s.err_path);
+    r.out_path = s.out_path;
+    return r;
+}
+
+bool contains(const std::string &hay, const std::string &needle) {
+    return hay.find(needle) != std::string::npos;
+}
+
+size_t count_lines(const std::string &s) {
+    size_t n = 0;
+    for (char c : s)
+        n += c == '\n';
+    return n;
+}
+
+std::vector<std::string> dir_entries(const std::string &path) {
+    std::vector<std::string> out;
+    DIR *d = opendir(path.c_str());
+    if (!d) return out;
+    while (struct dirent *e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(n);
+    }
+    closedir(d);
+    return out;
+}
+
+size_t mount_count() {
+    return count_lines(read_file("/proc/self/mountinfo"));
+}
+
+} // namespace test

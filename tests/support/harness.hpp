@@ -1,0 +1,48 @@
+// Integration-test plumbing shared by the suites: a registry of what a test
+// made (removed by cleanup_all, which the suites also run as .fini so a failed
+// assertion leaves nothing behind), oci-run runs with stdio on files and a
+// time bound, and small text and directory helpers.
+#pragma once
+
+#include "process.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace test {
+
+// Containers (force-deleted) and temp directories (removed) made by a test.
+void track(const std::string &root, const std::string &id);
+std::string track_dir(const std::string &dir);
+void cleanup_all();
+
+// oci-run with stdin on /dev/null and stdout/stderr on files (a `create`
+// hands its stdio to the container's init, so a pipe would stay open as long
+// as the container lives). `fd3` >= 0 is passed to the child as fd 3.
+struct Spawned {
+    pid_t pid = -1;
+    std::string out_path, err_path;
+};
+Spawned spawn_oci(const std::vector<std::string> &args, int fd3 = -1);
+
+// Exit status (128 + signal when killed), or -1 after `timeout_ms` (the child,
+// ours, is then SIGKILLed and reaped).
+int wait_bounded(pid_t pid, int timeout_ms);
+
+struct FileRun {
+    int status = -1;
+    std::string out, err, out_path;
+};
+// spawn_oci + wait_bounded + the files read back.
+FileRun oci_files(const std::vector<std::string> &args, int fd3 = -1, int timeout_ms = 10000);
+
+bool contains(const std::string &hay, const std::string &needle);
+size_t count_lines(const std::string &s);
+// Entries of a directory, without . and ..; empty when it does not exist.
+std::vector<std::string> dir_entries(const std::string &path);
+// Lines of this process's mountinfo: a leaked mount changes it.
+size_t mount_count();
+
+} // namespace test
