@@ -325,7 +325,13 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
     oci::ContainerStatus st = live_status(dir, rec);
     if (st == oci::ContainerStatus::stopped)
         return fail("kill: container \"" + id + "\" is not running");
-    if (all) signal_pidns_members(rec.state.pid, sig);
+    if (all) {
+        if (!has_own_pid_namespace(rec.state.pid))
+            return fail("kill --all: container \"" + id +
+                        "\" shares the runtime's PID namespace; signalling all its processes "
+                        "needs its cgroup (not implemented yet)");
+        signal_pidns_members(rec.state.pid, sig);
+    }
     auto r = signal_process(rec.state.pid, rec.init_start_time, sig);
     if (!r) return forward(std::move(r.error()), "kill");
     return {};

@@ -131,7 +131,25 @@ void forward_signals_to(pid_t pid) {
         ::sigaction(s, &sa, nullptr);
 }
 
+namespace {
+// The pid namespace link of `path` ("pid:[4026531836]"), or "" if unreadable.
+std::string pid_ns_of(const char *path) {
+    char t[128];
+    ssize_t n = ::readlink(path, t, sizeof t - 1);
+    if (n <= 0) return {};
+    return std::string(t, static_cast<size_t>(n));
+}
+} // namespace
+
+bool has_own_pid_namespace(pid_t init) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
+    std::string theirs = pid_ns_of(buf);
+    return !theirs.empty() && theirs != pid_ns_of("/proc/self/ns/pid");
+}
+
 void signal_pidns_members(pid_t init, int sig) {
+    if (!has_own_pid_namespace(init)) return;
     char buf[64], target[128];
     std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
     ssize_t n = ::readlink(buf, target, sizeof target - 1);

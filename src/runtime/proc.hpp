@@ -35,8 +35,13 @@ Result<int> wait_exit_status(pid_t pid);
 // this process to `pid` (0 stops forwarding), as runc does in the foreground.
 void forward_signals_to(pid_t pid);
 
+// True when `init` is in a PID namespace other than this process's: only
+// then do "the processes in its PID namespace" mean the container's.
+bool has_own_pid_namespace(pid_t init);
+
 // Send `sig` to every other process in `init`'s PID namespace (kill --all and
-// delete without a cgroup to walk).
+// delete without a cgroup to walk). Does nothing when init shares this
+// process's PID namespace, where that walk would reach the whole host.
 void signal_pidns_members(pid_t init, int sig);
 
 // Write `pid` to `path` atomically; nothing when path is empty.

@@ -298,6 +298,60 @@ Test(lifecycle, kill_created_container) {
     cr_assert_str_eq(stopped.c_str(), "stopped");
 }
 
+// kill --all reaches every process of the container's PID namespace: PID 1
+// ignores SIGTERM, its child does not, and once the child dies PID 1's wait
+// returns and the container stops. Without --all the container keeps running.
+Test(lifecycle, kill_all_signals_the_pid_namespace) {
+    Env e = make_env("killall", {"sh", "-c", "sleep 30 & wait; echo child-gone"});
+    e.b.save();
+    auto c = create(e);
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string running = wait_status(e.root, e.id, "running", 1000);
+    auto k1 = oci({"--root", e.root, "kill", e.id, "TERM"});
+    std::string after_plain = wait_status(e.root, e.id, "stopped", 300);
+    auto k2 = oci({"--root", e.root, "kill", "--all", e.id, "TERM"});
+    std::string after_all = wait_status(e.root, e.id, "stopped");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+    cr_assert_eq(k1.status, 0, "kill: %s", k1.err.c_str());
+    cr_assert_str_eq(after_plain.c_str(), "running", "PID 1 should ignore SIGTERM");
+    cr_assert_eq(k2.status, 0, "kill --all: %s", k2.err.c_str());
+    cr_assert_str_eq(after_all.c_str(), "stopped");
+}
+
+// A container that shares the host's PID namespace: kill --all is refused
+// (walking that namespace would reach every host process), and delete --force
+// kills the container's init only: a host process of the test survives.
+Test(lifecycle, shared_pid_namespace_never_reaches_host_processes) {
+    Env e = make_env("hostpid", {"sleep", "30"});
+    std::erase_if(e.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+    e.b.save();
+    pid_t host = fork();
+    if (host == 0) {
+        execlp("sleep", "sleep", "30", static_cast<char *>(nullptr));
+        _exit(127);
+    }
+    auto c = create(e);
+    auto s = oci({"--root", e.root, "start", e.id});
+    auto k = oci({"--root", e.root, "kill", "--all", e.id, "KILL"});
+    std::string still = state_of(e.root, e.id).status;
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool host_alive = kill(host, 0) == 0 && !pid_gone_now(host);
+    kill(host, SIGKILL);
+    waitpid(host, nullptr, 0);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_eq(k.status, 1, "kill --all in the host PID namespace succeeded");
+    cr_assert(contains(k.err, "shares the runtime's PID namespace"), "%s", k.err.c_str());
+    cr_assert_str_eq(still.c_str(), "running", "a refused kill --all signalled the init");
+    cr_assert_eq(d.status, 0, "delete --force: %s", d.err.c_str());
+    cr_assert(host_alive, "delete --force killed a host process outside the container");
+}
+
 Test(lifecycle, list_shows_id_and_status) {
     Env e = make_env("list", {"sleep", "30"});
     auto c = create(e);
