@@ -31,7 +31,8 @@ const Command kCommands[] = {
      cmd_run},
     {"state", "print a container's state as JSON", "ID", "", cmd_state},
     {"kill", "send a signal to a container's init", "[options] ID [SIGNAL]",
-     "  -a, --all               signal every process of the container\n"
+     "  -a, --all               signal every process in the container's PID namespace\n"
+     "                          (refused for a container in the runtime's own)\n"
      "  SIGNAL is a name (TERM, SIGTERM) or number; default SIGTERM\n",
      cmd_kill},
     {"delete", "remove a container and everything it holds", "[options] ID",
