@@ -73,6 +73,7 @@ std::string write_record(const ContainerRecord &rec) {
     w.kv("rootfs", rec.rootfs);
     w.kv_u64("owner", rec.owner);
     w.kv_bool("started", rec.started);
+    w.kv_bool("hasHooks", rec.has_hooks);
     w.end_object();
     return std::string(w.view());
 }
@@ -89,6 +90,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_string(top, p, "rootfs", rec.rootfs));
     OCI_CHECK(json::get_uint(top, p, "owner", rec.owner, UINT32_MAX));
     OCI_CHECK(json::get_bool(top, p, "started", rec.started));
+    OCI_CHECK(json::get_bool(top, p, "hasHooks", rec.has_hooks));
     return rec;
 }
 

@@ -32,6 +32,7 @@ struct ContainerRecord {
     std::string rootfs;           // absolute host path
     uint32_t owner = 0;           // uid that created it
     bool started = false;         // `start` has released the init
+    bool has_hooks = false;       // config.json has hooks: start/delete read it back
 };
 
 // The OCI state document (runtime-spec state schema).

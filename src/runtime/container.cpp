@@ -1,5 +1,6 @@
 #include "container.hpp"
 
+#include "hooks.hpp"
 #include "init.hpp"
 #include "log.hpp"
 #include "namespaces.hpp"
@@ -10,6 +11,7 @@
 #include "sync.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,11 +19,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <optional>
+
 namespace ocirun {
 
 namespace {
 
-constexpr const char *kFifo = "exec.fifo";
+constexpr const char *kFifo = "exec.fifo";       // init blocks on it until `start`
+constexpr const char *kStartFifo = "start.fifo"; // init -> `start`: EOF at exec, or an error
 
 Result<std::string> absolute_path(const std::string &path, const std::string &what) {
     char *r = ::realpath(path.c_str(), nullptr);
@@ -69,7 +75,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     auto pending = [](const char *field) {
         return fail(std::string("config.json: ") + field + ": not implemented yet");
     };
-    if (spec.hooks && !spec.hooks->empty()) return pending("hooks");
     if (lx.seccomp) return pending("linux.seccomp");
     if (lx.resources) {
         const oci::Resources &r = *lx.resources;
@@ -115,6 +120,20 @@ struct Fds {
     }
 };
 
+std::string hook_state(const oci::ContainerRecord &rec, oci::ContainerStatus status) {
+    oci::State st = rec.state;
+    st.status = status;
+    return oci::write_state(st);
+}
+
+// poststop failures are warnings (runtime-spec Lifecycle step 13).
+void run_poststop(const oci::Spec &spec, const oci::ContainerRecord &rec) {
+    if (!spec.hooks) return;
+    auto r =
+        run_hooks(spec.hooks->poststop, "poststop", hook_state(rec, oci::ContainerStatus::stopped));
+    if (!r) log::warning(r.error().text());
+}
+
 // Status from the live process, never from the record alone.
 oci::ContainerStatus live_status(const ContainerDir &dir, const oci::ContainerRecord &rec) {
     if (!process_alive(rec.state.pid, rec.init_start_time)) return oci::ContainerStatus::stopped;
@@ -140,6 +159,10 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     int fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     int fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
     if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
+    std::string start_fifo = dir.path() + "/" + kStartFifo;
+    if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
+    int start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+    if (start_result < 0) return fail_errno("open " + start_fifo);
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return fail_errno("socketpair");
@@ -150,8 +173,13 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
 
     InitConfig cfg;
+    const bool has_hooks = spec.hooks && !spec.hooks->empty();
     cfg.spec = &spec;
+    cfg.id = o.id;
+    cfg.bundle = bundle;
     cfg.rootfs = rootfs;
+    cfg.start_result_fd = start_result;
+    cfg.create_hooks = has_hooks;
     cfg.sync_fd = sv[1];
     cfg.fifo_read_fd = fifo_r;
     cfg.fifo_write_fd = fifo_w;
@@ -191,12 +219,16 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     // The child's end: closed here so a child that dies reads as EOF.
     fds.close_now(sv[1]);
 
+    oci::ContainerRecord rec;
+    bool hooks_started = false;
     auto abort_child = [&](Error e) -> Result<pid_t> {
         kill_and_reap(pid);
+        // A failed create hook stops the container, which ends with the
+        // poststop hooks (runtime-spec Lifecycle steps 3-5 -> 12-13).
+        if (hooks_started) run_poststop(spec, rec);
         return forward(std::move(e));
     };
 
-    oci::ContainerRecord rec;
     rec.state.oci_version = oci::kSpecVersion;
     rec.state.id = o.id;
     rec.state.status = oci::ContainerStatus::creating;
@@ -207,6 +239,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     rec.created = oci::rfc3339_now();
     rec.rootfs = rootfs;
     rec.owner = ::geteuid();
+    rec.has_hooks = has_hooks;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
@@ -229,6 +262,19 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             return abort_child(r.error());
     }
     auto msg = sync::receive(sv[0], "the container's init");
+    if (msg && msg->type == sync::Msg::hooks) {
+        // Mounts done, before pivot_root: prestart and createRuntime run here,
+        // in the runtime's namespaces.
+        hooks_started = true;
+        std::string st = hook_state(rec, oci::ContainerStatus::creating);
+        if (auto r = run_hooks(spec.hooks->prestart, "prestart", st); !r)
+            return abort_child(r.error());
+        if (auto r = run_hooks(spec.hooks->create_runtime, "createRuntime", st); !r)
+            return abort_child(r.error());
+        if (auto r = sync::send(sv[0], sync::Msg::hooks_done, pid); !r)
+            return abort_child(r.error());
+        msg = sync::receive(sv[0], "the container's init");
+    }
     if (!msg) return abort_child(msg.error());
     if (msg->type == sync::Msg::error) return abort_child(Error{msg->value, msg->text});
     if (msg->type != sync::Msg::ready)
@@ -242,26 +288,79 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     return pid;
 }
 
+// Everything written to a non-blocking fifo until its last writer closes.
+std::string read_until_eof(int fd) {
+    std::string out;
+    for (;;) {
+        char buf[4096];
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) {
+            out.append(buf, static_cast<size_t>(n));
+            continue;
+        }
+        if (n == 0) return out;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) return out;
+        struct pollfd p = {fd, POLLIN, 0};
+        ::poll(&p, 1, -1);
+    }
+}
+
 Status start_locked(ContainerDir &dir) {
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     oci::ContainerStatus st = live_status(dir, rec);
     if (st != oci::ContainerStatus::created)
         return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) + ", not created");
     std::string fifo = dir.path() + "/" + kFifo;
+    std::string start_fifo = dir.path() + "/" + kStartFifo;
+    // Opened before the init is released, so that its answer cannot be missed.
+    int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (result < 0) return fail_errno("open " + start_fifo);
     int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENXIO) return fail("container \"" + dir.id() + "\": its init is gone");
-        return fail_errno("open " + fifo);
+        int e = errno;
+        ::close(result);
+        if (e == ENXIO) return fail("container \"" + dir.id() + "\": its init is gone");
+        return fail_code(e, "open " + fifo);
     }
     char c = '0';
     ssize_t n = ::write(fd, &c, 1);
     int e = errno;
     ::close(fd);
-    if (n != 1) return fail_code(e, "start: write " + fifo);
+    if (n != 1) {
+        ::close(result);
+        return fail_code(e, "start: write " + fifo);
+    }
     ::unlink(fifo.c_str());
-    rec.state.status = oci::ContainerStatus::running;
     rec.started = true;
-    return dir.save(rec);
+    rec.state.status = oci::ContainerStatus::running;
+    // The init closes the start fifo by exec'ing the process (CLOEXEC), or
+    // writes "ERRNO TEXT" first when startContainer hooks or exec fail.
+    std::string answer = read_until_eof(result);
+    ::close(result);
+    ::unlink(start_fifo.c_str());
+    OCI_CHECK(dir.save(rec));
+    if (!answer.empty()) {
+        char *end = nullptr;
+        long code = std::strtol(answer.c_str(), &end, 10);
+        std::string text = *end == ' ' ? end + 1 : answer;
+        while (!text.empty() && text.back() == '\n')
+            text.pop_back();
+        return fail_code(static_cast<int>(code), text);
+    }
+    if (rec.has_hooks) {
+        oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+        if (spec.hooks) {
+            auto r = run_hooks(spec.hooks->poststart, "poststart",
+                               hook_state(rec, oci::ContainerStatus::running));
+            if (!r) {
+                // runtime-spec Lifecycle step 9: stop the container.
+                (void)signal_process(rec.state.pid, rec.init_start_time, SIGKILL);
+                return forward(std::move(r.error()));
+            }
+        }
+    }
+    return {};
 }
 
 } // namespace
@@ -355,8 +454,17 @@ Status delete_container(const std::string &root, const std::string &id, bool for
     } else if (!force) {
         return forward(std::move(rec.error()), "delete");
     }
+    std::optional<oci::Spec> spec;
+    if (rec && rec->has_hooks) {
+        auto s = oci::load_bundle_spec(dir.path());
+        if (s)
+            spec = std::move(*s);
+        else
+            log::warning("delete: poststop hooks not run: " + s.error().text());
+    }
     auto r = dir.remove();
     if (!r) return forward(std::move(r.error()), "delete");
+    if (spec) run_poststop(*spec, *rec);
     return {};
 }
 

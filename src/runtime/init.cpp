@@ -1,5 +1,8 @@
 #include "init.hpp"
 
+#include "hooks.hpp"
+#include "oci/spec_io.hpp"
+#include "oci/state.hpp"
 #include "process_setup.hpp"
 #include "rootfs.hpp"
 #include "sync.hpp"
@@ -90,6 +93,32 @@ Status setup_terminal(const InitConfig &cfg) {
     return {};
 }
 
+// The state hooks read: the init's host PID comes from the runtime.
+std::string hook_state(const InitConfig &cfg, oci::ContainerStatus status, int host_pid) {
+    oci::State st;
+    st.oci_version = oci::kSpecVersion;
+    st.id = cfg.id;
+    st.status = status;
+    st.pid = host_pid;
+    st.bundle = cfg.bundle;
+    st.annotations = cfg.spec->annotations;
+    return oci::write_state(st);
+}
+
+// Mounts are in place, pivot_root has not happened: the runtime runs prestart
+// and createRuntime in its namespaces, then createContainer runs here, in the
+// container's namespaces with host paths still reachable (runtime-spec).
+Status create_hooks(const InitConfig &cfg, int &host_pid) {
+    if (!cfg.create_hooks) return {};
+    OCI_CHECK(sync::send(cfg.sync_fd, sync::Msg::hooks));
+    auto p = sync::receive(cfg.sync_fd, "the runtime");
+    if (!p) return forward(std::move(p.error()));
+    if (p->type != sync::Msg::hooks_done) return fail("sync: unexpected message while in hooks");
+    host_pid = p->value;
+    return run_hooks(cfg.spec->hooks->create_container, "createContainer",
+                     hook_state(cfg, oci::ContainerStatus::creating, host_pid));
+}
+
 // Block until `start` writes to the exec fifo.
 Status wait_for_start(const InitConfig &cfg) {
     int flags = ::fcntl(cfg.fifo_read_fd, F_GETFL);
@@ -104,14 +133,17 @@ Status wait_for_start(const InitConfig &cfg) {
     return {};
 }
 
-Status setup(const InitConfig &cfg) {
+Status setup(const InitConfig &cfg, int &host_pid) {
     const oci::Spec &spec = *cfg.spec;
     const oci::Process &proc = *spec.process;
     OCI_CHECK(wait_for_mappings(cfg));
     OCI_CHECK(join_namespaces(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
-    OCI_CHECK_CTX(setup_rootfs(spec, {cfg.rootfs, cfg.new_userns, cfg.no_pivot}), "rootfs");
+    RootfsContext rootfs{cfg.rootfs, cfg.new_userns, cfg.no_pivot};
+    OCI_CHECK_CTX(prepare_rootfs(spec, rootfs), "rootfs");
+    OCI_CHECK(create_hooks(cfg, host_pid));
+    OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");
     OCI_CHECK(setup_terminal(cfg));
     OCI_CHECK_CTX(finish_rootfs(spec), "rootfs");
     OCI_CHECK(set_names(spec));
@@ -132,7 +164,8 @@ void run_init(const InitConfig &cfg) {
     // Non-dumpable: no process in the container can open /proc/PID/exe of this
     // runtime image or ptrace it while it sets up (CVE-2019-5736).
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    auto r = setup(cfg);
+    int host_pid = 0;
+    auto r = setup(cfg, host_pid);
     if (!r) {
         sync::send_error(cfg.sync_fd, r.error());
         ::_exit(1);
@@ -142,11 +175,24 @@ void run_init(const InitConfig &cfg) {
         ::_exit(1);
     }
     ::close(cfg.sync_fd);
-    if (!wait_for_start(cfg)) ::_exit(1);
-    Error e = exec_process(*cfg.spec->process);
-    // The runtime is gone by now; stderr is the container's.
-    std::string line = "oci-run: " + e.text() + "\n";
-    (void)!::write(2, line.data(), line.size());
+    Error e;
+    const oci::Spec &spec = *cfg.spec;
+    if (auto w = wait_for_start(cfg); !w)
+        e = w.error();
+    else if (auto h = spec.hooks
+                          ? run_hooks(spec.hooks->start_container, "startContainer",
+                                      hook_state(cfg, oci::ContainerStatus::created, host_pid))
+                          : Status{};
+             !h)
+        e = h.error();
+    else
+        e = exec_process(*spec.process);
+    for (char &c : e.msg)
+        if (c == '\n') c = ' ';
+    // `start` reads this line from the start fifo and fails with it (one
+    // write, shorter than PIPE_BUF, so it arrives whole).
+    std::string line = std::to_string(e.code) + " " + e.msg.substr(0, 2048) + "\n";
+    (void)!::write(cfg.start_result_fd, line.data(), line.size());
     ::_exit(127);
 }
 

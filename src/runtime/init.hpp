@@ -12,12 +12,17 @@ namespace ocirun {
 
 struct InitConfig {
     const oci::Spec *spec = nullptr;
-    std::string rootfs;     // absolute host path
-    int sync_fd = -1;       // to the runtime
-    int fifo_read_fd = -1;  // exec fifo: blocks until `start` writes
-    int fifo_write_fd = -1; // held so the read above blocks instead of seeing EOF
-    int console_fd = -1;    // connected --console-socket, or -1
-    int preserve_fds = 0;   // fds 3..3+N-1 pass through
+    std::string id;            // container ID and absolute bundle path, for the
+    std::string bundle;        // state that hooks read on stdin
+    std::string rootfs;        // absolute host path
+    int sync_fd = -1;          // to the runtime
+    int fifo_read_fd = -1;     // exec fifo: blocks until `start` writes
+    int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF
+    int console_fd = -1;       // connected --console-socket, or -1
+    int start_result_fd = -1;  // start fifo (O_RDWR, CLOEXEC): `start` reads EOF
+                               // once the process is exec'd, or an error line
+    bool create_hooks = false; // ask the runtime to run hooks before pivot_root
+    int preserve_fds = 0;      // fds 3..3+N-1 pass through
     bool new_userns = false;
     bool no_pivot = false;
     bool no_new_keyring = false;

@@ -53,9 +53,10 @@ bool debug_enabled() {
 void write(Level level, std::string_view msg) {
     int saved = errno;
     int fd = g_fd;
-    // Without a log file, debug lines go to stderr so --debug shows them.
+    // Without a log file, debug lines (--debug) and warnings go to stderr;
+    // errors reach it through the CLI.
     if (fd < 0) {
-        if (level != Level::debug) return;
+        if (level != Level::debug && level != Level::warning) return;
         fd = STDERR_FILENO;
     }
     std::string line;

@@ -1,5 +1,6 @@
 // The runtime's log: lines to the --log file (text or runc's JSON lines, which
-// the containerd shim parses) and, for errors, the CLI's stderr. Library code
+// the containerd shim parses); without --log, warnings and --debug lines go
+// to stderr (errors reach it through the CLI). Library code
 // logs through here and never prints or exits on its own.
 #pragma once
 

@@ -286,7 +286,7 @@ Status pivot(const std::string &rootfs, bool no_pivot) {
 
 } // namespace
 
-Status setup_rootfs(const oci::Spec &spec, const RootfsContext &ctx) {
+Status prepare_rootfs(const oci::Spec &spec, const RootfsContext &ctx) {
     // Nothing done here may propagate back to the host.
     if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
         return fail_errno("make / rslave");
@@ -297,7 +297,10 @@ Status setup_rootfs(const oci::Spec &spec, const RootfsContext &ctx) {
     if (root.get() < 0) return fail_errno("open rootfs " + ctx.rootfs);
     for (size_t i = 0; i < spec.mounts.size(); i++)
         OCI_CHECK(mount_one(root.get(), spec.mounts[i], i, ctx));
-    OCI_CHECK(create_devices(root.get(), spec, ctx));
+    return create_devices(root.get(), spec, ctx);
+}
+
+Status enter_rootfs(const RootfsContext &ctx) {
     return pivot(ctx.rootfs, ctx.no_pivot);
 }
 

@@ -17,8 +17,10 @@ struct RootfsContext {
     bool no_pivot = false;
 };
 
-// Everything before pivot_root, then pivot_root itself.
-Status setup_rootfs(const oci::Spec &spec, const RootfsContext &ctx);
+// Everything before pivot_root: mounts and devices under ctx.rootfs.
+Status prepare_rootfs(const oci::Spec &spec, const RootfsContext &ctx);
+// pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot).
+Status enter_rootfs(const RootfsContext &ctx);
 // After pivot_root: masked paths, read-only paths, read-only root, propagation.
 Status finish_rootfs(const oci::Spec &spec);
 

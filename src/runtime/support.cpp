@@ -17,9 +17,10 @@ std::span<const char *const> mount_options() {
     const auto &v = known_mount_flag_names();
     return {v.data(), v.size()};
 }
-// Hooks are refused at create until the hooks work lands.
 std::span<const char *const> hooks() {
-    return {};
+    static constexpr const char *kHooks[] = {"prestart",  "createRuntime", "createContainer",
+                                             "startContainer", "poststart", "poststop"};
+    return kHooks;
 }
 bool capabilities() {
     return true;

@@ -15,6 +15,8 @@ enum class Msg : uint32_t {
     ready = 2,         // child -> parent: set up, waiting for start
     error = 3,         // child -> parent: setup failed (errno + text)
     grandchild = 4,    // intermediate -> parent: the real init's PID (in `value`)
+    hooks = 5,         // child -> parent: mounts done, run prestart + createRuntime
+    hooks_done = 6,    // parent -> child: they passed; `value` is the init's host PID
 };
 
 struct Packet {

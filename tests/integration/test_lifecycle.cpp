@@ -5,6 +5,7 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/container_env.hpp"
 #include "support/harness.hpp"
 #include "support/process.hpp"
 
@@ -33,94 +34,26 @@
 
 using test::cleanup_all;
 using test::contains;
+using test::create;
 using test::dir_entries;
+using test::Env;
 using test::FileRun;
+using test::make_env;
 using test::oci;
 using test::oci_files;
+using test::pid_gone;
+using test::pid_gone_now;
+using test::run;
 using test::spawn_oci;
 using test::Spawned;
+using test::state_of;
+using test::StateInfo;
 using test::track;
 using test::track_dir;
 using test::wait_bounded;
+using test::wait_status;
 
 namespace {
-
-// A bundle and a root for this test, both removed by cleanup_all.
-struct Env {
-    test::Bundle b;
-    std::string root;
-    std::string id;
-};
-
-Env make_env(const char *tag, const std::vector<std::string> &args = {}) {
-    Env e;
-    e.b = test::make_bundle(tag, args);
-    track_dir(e.b.dir);
-    e.root = track_dir(test::make_root(tag));
-    e.id = test::unique_id(tag);
-    track(e.root, e.id);
-    return e;
-}
-
-FileRun create(const Env &e, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"--root", e.root, "create", "--bundle", e.b.dir};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(e.id);
-    return oci_files(args);
-}
-
-// ---- state ----------------------------------------------------------------
-
-struct StateInfo {
-    int exit = -1;
-    std::string status;
-    long pid = -1;
-    std::string err;
-};
-
-StateInfo state_of(const std::string &root, const std::string &id) {
-    StateInfo s;
-    auto o = oci({"--root", root, "state", id});
-    s.exit = o.status;
-    s.err = o.err;
-    if (o.status != 0) return s;
-    auto doc = ocirun::json::Document::parse(o.out);
-    if (!doc) return s;
-    yajl_val st = ocirun::json::member(doc->root(), "status");
-    yajl_val pid = ocirun::json::member(doc->root(), "pid");
-    if (st && YAJL_IS_STRING(st)) s.status = st->u.string;
-    if (pid && YAJL_IS_INTEGER(pid)) s.pid = static_cast<long>(YAJL_GET_INTEGER(pid));
-    return s;
-}
-
-// Poll the state until it says `want` (bounded); returns the last status seen.
-std::string wait_status(const std::string &root, const std::string &id, const char *want,
-                        int timeout_ms = 5000) {
-    std::string last;
-    for (int waited = 0; waited <= timeout_ms; waited += 10) {
-        last = state_of(root, id).status;
-        if (last == want) return last;
-        usleep(10000);
-    }
-    return last;
-}
-
-// A process that no longer runs: absent, or a zombie nobody reaped yet.
-bool pid_gone_now(long pid) {
-    if (kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH) return true;
-    std::string stat = test::read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto rp = stat.rfind(')');
-    return stat.empty() || (rp != std::string::npos && rp + 2 < stat.size() &&
-                            (stat[rp + 2] == 'Z' || stat[rp + 2] == 'X'));
-}
-
-bool pid_gone(long pid, int timeout_ms = 2000) {
-    for (int waited = 0; waited <= timeout_ms; waited += 10) {
-        if (pid_gone_now(pid)) return true;
-        usleep(10000);
-    }
-    return false;
-}
 
 // "Key:\tvalue" from a /proc/PID/status text.
 std::string status_field(const std::string &text, const std::string &key) {
@@ -143,15 +76,6 @@ std::vector<std::string> words(const std::string &s) {
     while (in >> w)
         out.push_back(w);
     return out;
-}
-
-// `oci-run run` the bundle (foreground) and return what it printed.
-test::Output run(const Env &e, std::vector<std::string> extra = {}) {
-    e.b.save();
-    std::vector<std::string> args{"--root", e.root, "run", "--bundle", e.b.dir};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(e.id);
-    return oci(args);
 }
 
 } // namespace
@@ -832,4 +756,31 @@ Test(lifecycle, terminal_through_console_socket) {
     cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
     cr_assert(contains(seen, "/dev/pts/0"), "saw: %s", seen.c_str());
     cr_assert(contains(seen, "done"), "saw: %s", seen.c_str());
+}
+
+// A process that cannot be exec'd fails `start` (and so `run`) with the
+// reason, and `run` leaves nothing behind.
+Test(lifecycle, exec_failure_is_reported_by_run) {
+    Env e = make_env("noexec", {"no-such-command"});
+    auto o = run(e);
+    auto entries = dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "status %d, err: %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "exec no-such-command: not found in PATH"), "%s", o.err.c_str());
+    cr_assert_eq(test::count_lines(o.err), 1, "%s", o.err.c_str());
+    cr_assert(entries.empty());
+}
+
+Test(lifecycle, exec_failure_fails_start_and_stops_the_container) {
+    Env e = make_env("noexec2", {"/no/such/file"});
+    e.b.save();
+    auto c = create(e);
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string st = wait_status(e.root, e.id, "stopped");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 1, "start: %d %s", s.status, s.err.c_str());
+    cr_assert(contains(s.err, "start: exec /no/such/file: No such file or directory"), "%s",
+              s.err.c_str());
+    cr_assert_str_eq(st.c_str(), "stopped");
 }

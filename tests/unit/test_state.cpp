@@ -178,6 +178,7 @@ Test(state, record_round_trip) {
     rec.rootfs = "/var/lib/bundles/ctr-1/rootfs";
     rec.owner = 4294967295u;
     rec.started = true;
+    rec.has_hooks = true;
     std::string text = write_record(rec);
     auto r = parse_record(text);
     cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
@@ -192,6 +193,7 @@ Test(state, record_round_trip) {
     expect_eq(b.rootfs, "/var/lib/bundles/ctr-1/rootfs");
     cr_assert_eq(b.owner, UINT32_MAX);
     cr_assert(b.started);
+    cr_assert(b.has_hooks);
     expect_eq(write_record(b), text);
 }
 
@@ -204,6 +206,7 @@ Test(state, record_defaults_round_trip) {
     cr_assert_eq(r->init_start_time, 0u);
     cr_assert_eq(r->owner, 0u);
     cr_assert(!r->started);
+    cr_assert(!r->has_hooks);
     cr_assert(r->created.empty());
 }
 

@@ -1,0 +1,23 @@
+// OCI hooks (config.json `hooks`): each hook runs with the container's state
+// JSON on stdin, its timeout honoured, its output kept for the error message.
+// Who calls which list, and where, follows runtime-spec "Lifecycle":
+// prestart/createRuntime by the runtime and createContainer by the init during
+// create, startContainer by the init after start, poststart by `start`,
+// poststop by `delete`.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// Run `hooks` in order. The first one that fails to start, exits non-zero, is
+// killed or times out stops the list; its error reads
+// "hooks.<kind>[i] <path>: exited with status N: <last output line>".
+Status run_hooks(const std::vector<oci::Hook> &hooks, const char *kind,
+                 const std::string &state_json);
+
+} // namespace ocirun

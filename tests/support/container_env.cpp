@@ -1,0 +1,84 @@
+#include "container_env.hpp"
+
+#include "oci/json.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace test {
+
+Env make_env(const char *tag, const std::vector<std::string> &args) {
+    Env e;
+    e.b = make_bundle(tag, args);
+    track_dir(e.b.dir);
+    e.root = track_dir(make_root(tag));
+    e.id = unique_id(tag);
+    track(e.root, e.id);
+    return e;
+}
+
+FileRun create(const Env &e, std::vector<std::string> extra) {
+    std::vector<std::string> args{"--root", e.root, "create", "--bundle", e.b.dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(e.id);
+    return oci_files(args);
+}
+
+// ---- state ----------------------------------------------------------------
+
+StateInfo state_of(const std::string &root, const std::string &id) {
+    StateInfo s;
+    auto o = oci({"--root", root, "state", id});
+    s.exit = o.status;
+    s.err = o.err;
+    if (o.status != 0) return s;
+    auto doc = ocirun::json::Document::parse(o.out);
+    if (!doc) return s;
+    yajl_val st = ocirun::json::member(doc->root(), "status");
+    yajl_val pid = ocirun::json::member(doc->root(), "pid");
+    if (st && YAJL_IS_STRING(st)) s.status = st->u.string;
+    if (pid && YAJL_IS_INTEGER(pid)) s.pid = static_cast<long>(YAJL_GET_INTEGER(pid));
+    return s;
+}
+
+// Poll the state until it says `want` (bounded); returns the last status seen.
+std::string wait_status(const std::string &root, const std::string &id, const char *want,
+                        int timeout_ms) {
+    std::string last;
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        last = state_of(root, id).status;
+        if (last == want) return last;
+        usleep(10000);
+    }
+    return last;
+}
+
+// A process that no longer runs: absent, or a zombie nobody reaped yet.
+bool pid_gone_now(long pid) {
+    if (kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH) return true;
+    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto rp = stat.rfind(')');
+    return stat.empty() || (rp != std::string::npos && rp + 2 < stat.size() &&
+                            (stat[rp + 2] == 'Z' || stat[rp + 2] == 'X'));
+}
+
+bool pid_gone(long pid, int timeout_ms) {
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        if (pid_gone_now(pid)) return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+// `oci-run run` the bundle (foreground) and return what it printed.
+Output run(const Env &e, std::vector<std::string> extra) {
+    e.b.save();
+    std::vector<std::string> args{"--root", e.root, "run", "--bundle", e.b.dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(e.id);
+    return oci(args);
+}
+
+} // namespace test

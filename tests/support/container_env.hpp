@@ -1,0 +1,44 @@
+// One container per test: a busybox bundle, its own --root and a unique ID,
+// all registered with the harness so cleanup_all removes them; and the
+// oci-run calls most tests make on it.
+#pragma once
+
+#include "bundle.hpp"
+#include "harness.hpp"
+#include "process.hpp"
+
+#include <string>
+#include <vector>
+
+namespace test {
+
+struct Env {
+    Bundle b;
+    std::string root;
+    std::string id;
+};
+
+Env make_env(const char *tag, const std::vector<std::string> &args = {});
+
+// `oci-run create` (stdio on files, bounded) with `extra` flags.
+FileRun create(const Env &e, std::vector<std::string> extra = {});
+// `oci-run run` in the foreground after saving the bundle's spec.
+Output run(const Env &e, std::vector<std::string> extra = {});
+
+struct StateInfo {
+    int exit = -1;
+    std::string status;
+    long pid = -1;
+    std::string err;
+};
+
+StateInfo state_of(const std::string &root, const std::string &id);
+// Poll the state until it says `want` (bounded); returns the last status seen.
+std::string wait_status(const std::string &root, const std::string &id, const char *want,
+                        int timeout_ms = 5000);
+
+// A process that no longer runs: absent, or a zombie nobody reaped yet.
+bool pid_gone_now(long pid);
+bool pid_gone(long pid, int timeout_ms = 2000);
+
+} // namespace test
