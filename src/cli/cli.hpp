@@ -23,6 +23,7 @@ struct Command {
     const char *usage; // after "oci-run NAME "
     const char *help;  // option lines, already indented
     int (*run)(const Globals &g, int argc, char **argv);
+    bool enters_container = false; // runs from a sealed copy (runtime/sealed_binary.hpp)
 };
 
 // Print "oci-run: <context>: <error>" on stderr and in the log; returns 1.

@@ -11,8 +11,7 @@ int cmd_create(const Globals &g, int argc, char **argv) {
                          [&](int c, const char *arg) { return create_flag(cmd, o, c, arg); });
     if (rc >= 0) return rc;
     if ((rc = expect_args(cmd, argc, argv, 1)) >= 0) return rc;
-    if ((rc = check_systemd_cgroup(g, cmd)) >= 0)
-        return rc;
+    if ((rc = check_systemd_cgroup(g, cmd)) >= 0) return rc;
     o.id = argv[optind];
     auto pid = create_container(o);
     return pid ? 0 : report(pid.error());

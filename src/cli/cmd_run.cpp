@@ -24,8 +24,7 @@ int cmd_run(const Globals &g, int argc, char **argv) {
     if (rc >= 0) return rc;
     if ((rc = expect_args(cmd, argc, argv, 1)) >= 0) return rc;
     if (detach && keep) return usage_error(cmd.name, "--keep and --detach cannot be used together");
-    if ((rc = check_systemd_cgroup(g, cmd)) >= 0)
-        return rc;
+    if ((rc = check_systemd_cgroup(g, cmd)) >= 0) return rc;
     o.id = argv[optind];
     auto status = run_container(o, detach, keep);
     return status ? *status : report(status.error());

@@ -17,7 +17,7 @@ const Command kCommands[] = {
      "  --no-pivot              MS_MOVE + chroot instead of pivot_root\n"
      "  --no-new-keyring        keep the caller's session keyring\n"
      "  --preserve-fds N        pass N extra fds (from 3) to the container\n",
-     cmd_create},
+     cmd_create, true},
     {"start", "run the user process of a created container", "ID", "", cmd_start},
     {"run", "create and start a container", "[options] ID",
      "  -b, --bundle DIR        bundle directory (default: current directory)\n"
@@ -28,7 +28,7 @@ const Command kCommands[] = {
      "  --no-pivot              MS_MOVE + chroot instead of pivot_root\n"
      "  --no-new-keyring        keep the caller's session keyring\n"
      "  --preserve-fds N        pass N extra fds (from 3) to the container\n",
-     cmd_run},
+     cmd_run, true},
     {"state", "print a container's state as JSON", "ID", "", cmd_state},
     {"kill", "send a signal to a container's init", "[options] ID [SIGNAL]",
      "  -a, --all               signal every process in the container's PID namespace\n"
@@ -54,7 +54,7 @@ const Command kCommands[] = {
      "  --no-new-privs          set no_new_privs\n"
      "  --preserve-fds N        pass N extra fds (from 3)\n"
      "  -g, --additional-gids G add a supplementary group (repeatable)\n",
-     cmd_exec},
+     cmd_exec, true},
     {"ps", "list the processes of a container", "[options] ID [PS-ARGS...]",
      "  -f, --format FORMAT     table (default) or json (PIDs)\n", cmd_ps},
     {"pause", "freeze every process of a container", "ID", "", cmd_pause},

@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "oci/spec_io.hpp"
 #include "runtime/log.hpp"
+#include "runtime/sealed_binary.hpp"
 #include "version.h"
 
 #include <fcntl.h>
@@ -167,6 +168,10 @@ int main(int argc, char **argv) {
     if (!cmd)
         return cli::usage_error(nullptr, std::string("unknown command \"") + name +
                                              "\" (see oci-run --help)");
+    if (cmd->enters_container && !running_sealed()) {
+        Error e = reexec_sealed(argv);
+        return cli::report(e);
+    }
     // The command sees argv[0] = its name.
     int cargc = argc - optind;
     char **cargv = argv + optind;

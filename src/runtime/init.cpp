@@ -161,8 +161,9 @@ Status setup(const InitConfig &cfg, int &host_pid) {
 void run_init(const InitConfig &cfg) {
     // Die with the runtime while setting up; cleared once ready.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    // Non-dumpable: no process in the container can open /proc/PID/exe of this
-    // runtime image or ptrace it while it sets up (CVE-2019-5736).
+    // Non-dumpable: no process in the container without CAP_SYS_PTRACE can
+    // open /proc/PID/exe or ptrace this process while it sets up. (What the
+    // link reaches is the sealed copy anyway: runtime/sealed_binary.hpp.)
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int host_pid = 0;
     auto r = setup(cfg, host_pid);
