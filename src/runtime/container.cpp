@@ -86,7 +86,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     }
     if (!lx.cgroups_path.empty()) return pending("linux.cgroupsPath");
     if (lx.intel_rdt) return pending("linux.intelRdt");
-    if (!lx.time_offsets.empty()) return pending("linux.timeOffsets");
     if (!lx.net_devices.empty()) return pending("linux.netDevices");
     if (!lx.mount_label.empty()) return pending("linux.mountLabel (SELinux)");
     if (!spec.process->apparmor_profile.empty()) return pending("process.apparmorProfile");
@@ -192,7 +191,10 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     for (size_t i = 0; i < lx.namespaces.size(); i++) {
         const auto &ns = lx.namespaces[i];
         if (ns.path.empty()) {
-            flags |= static_cast<unsigned long>(clone_flag(ns.type));
+            if (ns.type == oci::NsType::time)
+                cfg.new_timens = true; // the init unshares it (offsets first)
+            else
+                flags |= static_cast<unsigned long>(clone_flag(ns.type));
             continue;
         }
         int fd = fds.add(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));

@@ -41,6 +41,35 @@ Status join_namespaces(const InitConfig &cfg) {
     return {};
 }
 
+// A time namespace takes its offsets only before a process enters it, and
+// clone(CLONE_NEWTIME) would enter at once: unshare (which creates it for
+// children), write linux.timeOffsets, then move this process in through
+// time_for_children, before anything reads a clock inside the container.
+Status enter_time_namespace(const InitConfig &cfg) {
+    if (!cfg.new_timens) return {};
+    if (::unshare(CLONE_NEWTIME) < 0) return fail_errno("unshare time namespace");
+    std::string offsets;
+    for (const auto &[clock, off] : cfg.spec->linux_->time_offsets)
+        offsets += clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) +
+                   "\n";
+    if (!offsets.empty()) {
+        int fd = ::open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return fail_errno("linux.timeOffsets: open /proc/self/timens_offsets");
+        ssize_t n = ::write(fd, offsets.data(), offsets.size());
+        int e = errno;
+        ::close(fd);
+        if (n != static_cast<ssize_t>(offsets.size()))
+            return fail_code(e, "linux.timeOffsets: write /proc/self/timens_offsets");
+    }
+    int ns = ::open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+    if (ns < 0) return fail_errno("open /proc/self/ns/time_for_children");
+    int r = ::setns(ns, CLONE_NEWTIME);
+    int e = errno;
+    ::close(ns);
+    if (r < 0) return fail_code(e, "setns into the new time namespace");
+    return {};
+}
+
 Status new_session_keyring(const InitConfig &cfg) {
     if (cfg.no_new_keyring) return {};
     // A private session keyring so the container cannot read the host's keys.
@@ -138,6 +167,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     const oci::Process &proc = *spec.process;
     OCI_CHECK(wait_for_mappings(cfg));
     OCI_CHECK(join_namespaces(cfg));
+    OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
     RootfsContext rootfs{cfg.rootfs, cfg.new_userns, cfg.no_pivot};

@@ -24,6 +24,7 @@ struct InitConfig {
     bool create_hooks = false; // ask the runtime to run hooks before pivot_root
     int preserve_fds = 0;      // fds 3..3+N-1 pass through
     bool new_userns = false;
+    bool new_timens = false; // unshared by the init so offsets can be written first
     bool no_pivot = false;
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path

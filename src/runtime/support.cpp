@@ -5,7 +5,6 @@
 namespace ocirun::support {
 
 namespace {
-// time is created only without offsets (timeOffsets is refused until written).
 constexpr const char *kNamespaces[] = {"cgroup", "ipc",  "mount", "network",
                                        "pid",    "time", "user",  "uts"};
 } // namespace
