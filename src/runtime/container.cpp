@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -63,10 +64,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     const oci::Linux &lx = *spec.linux_;
     if (!lx.find_namespace(oci::NsType::mount))
         return fail("config.json: linux.namespaces: a mount namespace is required");
-    const oci::Namespace *user = lx.find_namespace(oci::NsType::user);
-    if (user && !user->path.empty())
-        return fail("config.json: linux.namespaces: joining a user namespace by path is not "
-                    "supported yet");
     if (spec.process->terminal && o.console_socket.empty())
         return fail("config.json: process.terminal is true: --console-socket is required");
     if (!spec.process->terminal && !o.console_socket.empty())
@@ -143,6 +140,34 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const oci::ContainerRe
     return oci::ContainerStatus::running;
 }
 
+// Start the container's init: one clone into all new namespaces or, with a
+// user namespace joined by path, through an intermediate that joins it first.
+Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
+                         int user_ns_fd, unsigned long flags) {
+    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, (user_ns_fd >= 0 ? 0 : flags) | SIGCHLD,
+                                             nullptr, nullptr, nullptr, nullptr));
+    if (pid < 0) return fail_errno("clone");
+    if (pid == 0) {
+        ::close(dir.fd()); // the lock belongs to the runtime, not the container
+        ::close(parent_sock);
+        if (user_ns_fd >= 0) spawn_init_in_user_ns(cfg, user_ns_fd, flags);
+        run_init(cfg);
+    }
+    // The child's end: closed here so a child that dies reads as EOF.
+    fds.close_now(cfg.sync_fd);
+    if (user_ns_fd < 0) return pid;
+    // The intermediate exits once it has forked the init (our child too).
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    auto hello = sync::receive(parent_sock, "the container's init");
+    if (!hello) return forward(std::move(hello.error()));
+    if (hello->type == sync::Msg::error) return fail_code(hello->value, hello->text);
+    if (hello->type != sync::Msg::init_hello || hello->sender <= 0)
+        return fail("sync: the init did not say hello");
+    return hello->sender;
+}
+
 Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
@@ -187,7 +212,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     cfg.no_pivot = o.no_pivot;
     cfg.no_new_keyring = o.no_new_keyring;
     unsigned long flags = 0;
-    int pid_ns_fd = -1;
+    int pid_ns_fd = -1, user_ns_fd = -1;
     for (size_t i = 0; i < lx.namespaces.size(); i++) {
         const auto &ns = lx.namespaces[i];
         if (ns.path.empty()) {
@@ -203,23 +228,23 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
                               "].path: open " + ns.path);
         if (ns.type == oci::NsType::pid)
             pid_ns_fd = fd;
+        else if (ns.type == oci::NsType::user)
+            user_ns_fd = fd;
         else
             cfg.join_ns.push_back({fd, clone_flag(ns.type)});
     }
     cfg.new_userns = flags & CLONE_NEWUSER;
+    cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
+    cfg.report_pid = user_ns_fd >= 0;
     if (pid_ns_fd >= 0 && ::setns(pid_ns_fd, CLONE_NEWPID) < 0)
         return fail_errno("setns pid namespace");
-
-    pid_t pid = static_cast<pid_t>(
-        ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-    if (pid < 0) return fail_errno("clone");
-    if (pid == 0) {
-        ::close(dir.fd()); // the lock belongs to the runtime, not the container
-        ::close(sv[0]);
-        run_init(cfg);
+    if (cfg.report_pid) {
+        int on = 1;
+        if (::setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)
+            return fail_errno("sync socket: SO_PASSCRED");
     }
-    // The child's end: closed here so a child that dies reads as EOF.
-    fds.close_now(sv[1]);
+
+    pid_t pid = OCI_TRY(spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags));
 
     oci::ContainerRecord rec;
     bool hooks_started = false;

@@ -50,8 +50,8 @@ Status enter_time_namespace(const InitConfig &cfg) {
     if (::unshare(CLONE_NEWTIME) < 0) return fail_errno("unshare time namespace");
     std::string offsets;
     for (const auto &[clock, off] : cfg.spec->linux_->time_offsets)
-        offsets += clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) +
-                   "\n";
+        offsets +=
+            clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) + "\n";
     if (!offsets.empty()) {
         int fd = ::open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
         if (fd < 0) return fail_errno("linux.timeOffsets: open /proc/self/timens_offsets");
@@ -170,7 +170,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
-    RootfsContext rootfs{cfg.rootfs, cfg.new_userns, cfg.no_pivot};
+    RootfsContext rootfs{cfg.rootfs, cfg.in_userns, cfg.no_pivot};
     OCI_CHECK_CTX(prepare_rootfs(spec, rootfs), "rootfs");
     OCI_CHECK(create_hooks(cfg, host_pid));
     OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");
@@ -196,6 +196,7 @@ void run_init(const InitConfig &cfg) {
     // link reaches is the sealed copy anyway: runtime/sealed_binary.hpp.)
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int host_pid = 0;
+    if (cfg.report_pid && !sync::send(cfg.sync_fd, sync::Msg::init_hello)) ::_exit(1);
     auto r = setup(cfg, host_pid);
     if (!r) {
         sync::send_error(cfg.sync_fd, r.error());
@@ -225,6 +226,27 @@ void run_init(const InitConfig &cfg) {
     std::string line = std::to_string(e.code) + " " + e.msg.substr(0, 2048) + "\n";
     (void)!::write(cfg.start_result_fd, line.data(), line.size());
     ::_exit(127);
+}
+
+void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, unsigned long flags) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    auto die = [&](const Error &e) {
+        sync::send_error(cfg.sync_fd, e);
+        ::_exit(1);
+    };
+    if (::setns(userns_fd, CLONE_NEWUSER) < 0)
+        die(Error{errno, "linux.namespaces: join the user namespace"});
+    ::close(userns_fd);
+    if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
+        die(Error{errno, "linux.namespaces: become uid/gid 0 in the joined user namespace "
+                         "(is 0 mapped there?)"});
+    if (::unshare(static_cast<int>(flags & ~static_cast<unsigned long>(CLONE_NEWPID))) < 0)
+        die(Error{errno, "unshare the container's namespaces in the joined user namespace"});
+    long pid = ::syscall(SYS_clone, CLONE_PARENT | (flags & CLONE_NEWPID), nullptr, nullptr,
+                         nullptr, nullptr);
+    if (pid == 0) run_init(cfg);
+    if (pid < 0) die(Error{errno, "clone the init"});
+    ::_exit(0);
 }
 
 } // namespace ocirun

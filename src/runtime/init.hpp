@@ -24,6 +24,9 @@ struct InitConfig {
     bool create_hooks = false; // ask the runtime to run hooks before pivot_root
     int preserve_fds = 0;      // fds 3..3+N-1 pass through
     bool new_userns = false;
+    bool in_userns = false;  // new or joined: devices are bound, not made
+    bool report_pid = false; // the init is a grandchild: say hello so the
+                             // runtime learns its PID from SCM_CREDENTIALS
     bool new_timens = false; // unshared by the init so offsets can be written first
     bool no_pivot = false;
     bool no_new_keyring = false;
@@ -32,5 +35,12 @@ struct InitConfig {
 
 // Never returns: execs the process or exits after reporting the error.
 [[noreturn]] void run_init(const InitConfig &cfg);
+
+// For a user namespace joined by path: this intermediate process joins it
+// (becoming uid 0 there), unshares the other new namespaces (`flags`) so that
+// they belong to it, and forks the init as a sibling (CLONE_PARENT, with the
+// new PID namespace). Namespaces created by the runtime's own clone would be
+// owned by the host's user namespace instead.
+[[noreturn]] void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, unsigned long flags);
 
 } // namespace ocirun

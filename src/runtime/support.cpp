@@ -17,8 +17,8 @@ std::span<const char *const> mount_options() {
     return {v.data(), v.size()};
 }
 std::span<const char *const> hooks() {
-    static constexpr const char *kHooks[] = {"prestart",  "createRuntime", "createContainer",
-                                             "startContainer", "poststart", "poststop"};
+    static constexpr const char *kHooks[] = {"prestart",       "createRuntime", "createContainer",
+                                             "startContainer", "poststart",     "poststop"};
     return kHooks;
 }
 bool capabilities() {

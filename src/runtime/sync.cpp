@@ -22,14 +22,28 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
 
 Result<Packet> receive(int fd, const char *peer) {
     Packet p{};
+    struct iovec iov = {&p, sizeof p};
+    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(struct ucred))];
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
     ssize_t n;
-    while ((n = ::recv(fd, &p, sizeof p, 0)) < 0 && errno == EINTR) {
+    while ((n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
     }
     if (n < 0) return fail_errno("sync socket: receive");
     if (n == 0) return fail(std::string(peer) + " exited during setup");
     if (n != static_cast<ssize_t>(sizeof p))
         return fail("sync socket: short message from " + std::string(peer));
     p.text[sizeof p.text - 1] = '\0';
+    p.sender = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred cred;
+            std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+            p.sender = cred.pid;
+        }
     return p;
 }
 

@@ -14,15 +14,17 @@ enum class Msg : uint32_t {
     mappings_done = 1, // parent -> child: uid/gid maps written
     ready = 2,         // child -> parent: set up, waiting for start
     error = 3,         // child -> parent: setup failed (errno + text)
-    grandchild = 4,    // intermediate -> parent: the real init's PID (in `value`)
+    init_hello = 4,    // init -> parent, when it is a grandchild: its PID travels as
+                       // SCM_CREDENTIALS (the kernel translates it to the runtime's view)
     hooks = 5,         // child -> parent: mounts done, run prestart + createRuntime
     hooks_done = 6,    // parent -> child: they passed; `value` is the init's host PID
 };
 
 struct Packet {
     Msg type;
-    int32_t value; // errno for error, PID for grandchild
+    int32_t value; // errno for error, PID for hooks_done
     char text[2048];
+    int32_t sender; // set by receive: the sender's PID when the socket has SO_PASSCRED
 };
 
 Status send(int fd, Msg type, int32_t value = 0, const char *text = nullptr);

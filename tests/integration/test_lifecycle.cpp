@@ -601,6 +601,50 @@ Test(lifecycle, user_namespace_mapping) {
                  "out: %s err: %s", out.c_str(), err.c_str());
 }
 
+// A user namespace joined by path (a pod sharing its infra container's): the
+// second container is in the first one's user namespace, is root there, and
+// its other new namespaces belong to it (else mounting proc would fail).
+Test(lifecycle, user_namespace_joined_by_path) {
+    Env a = make_env("userhold", {"sleep", "30"});
+    a.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, ""});
+    a.b.spec.linux_->uid_mappings = {{0, 100000, 65536}};
+    a.b.spec.linux_->gid_mappings = {{0, 100000, 65536}};
+    a.b.spec.root->readonly = false;
+    a.b.save();
+    chmod(a.b.dir.c_str(), 0755);
+    auto ca = create(a);
+    long holder = state_of(a.root, a.id).pid;
+    std::string ns = "/proc/" + std::to_string(holder) + "/ns/user";
+    char link[128] = "";
+    ssize_t ln = readlink(ns.c_str(), link, sizeof link - 1);
+    if (ln > 0) link[ln] = '\0';
+
+    Env b = make_env("userjoin",
+                     {"sh", "-c", "cat /proc/self/uid_map; id -u; readlink /proc/self/ns/user"});
+    b.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, ns});
+    b.b.save();
+    chmod(b.b.dir.c_str(), 0755);
+    auto o = run(b);
+    cleanup_all();
+    cr_assert_eq(ca.status, 0, "create A: %s", ca.err.c_str());
+    cr_assert_eq(o.status, 0, "run B: %s", o.err.c_str());
+    cr_assert_eq(words(o.out), (std::vector<std::string>{"0", "100000", "65536", "0", link}),
+                 "out: %s (holder's %s)", o.out.c_str(), link);
+}
+
+// A user namespace path that is not a user namespace: one line, nothing left.
+Test(lifecycle, user_namespace_path_of_wrong_type) {
+    Env e = make_env("userbad", {"true"});
+    e.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, "/proc/self/ns/net"});
+    auto o = run(e);
+    auto entries = dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "run: %d %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "linux.namespaces: join the user namespace: Invalid argument"), "%s",
+              o.err.c_str());
+    cr_assert(entries.empty());
+}
+
 // linux.timeOffsets: the container's boot clock is a day ahead of the host's,
 // for its init and for a process exec'd into it later.
 Test(lifecycle, time_namespace_offsets) {
