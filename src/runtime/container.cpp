@@ -9,6 +9,7 @@
 #include "proc.hpp"
 #include "store.hpp"
 #include "sync.hpp"
+#include "userns.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -38,32 +39,14 @@ Result<std::string> absolute_path(const std::string &path, const std::string &wh
     return s;
 }
 
-Status write_proc_file(pid_t pid, const char *file, const std::string &value,
-                       const std::string &what) {
-    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return fail_errno(what + ": open " + path);
-    ssize_t n = ::write(fd, value.data(), value.size());
-    int e = errno;
-    ::close(fd);
-    if (n != static_cast<ssize_t>(value.size())) return fail_code(e, what + ": write " + path);
-    return {};
-}
-
-Status write_id_map(pid_t pid, const char *file, const std::vector<oci::IdMapping> &maps) {
-    std::string text;
-    for (const auto &m : maps)
-        text += std::to_string(m.container_id) + " " + std::to_string(m.host_id) + " " +
-                std::to_string(m.size) + "\n";
-    return write_proc_file(pid, file, text,
-                           file[0] == 'u' ? "linux.uidMappings" : "linux.gidMappings");
-}
-
 // What the runtime refuses before anything is created.
 Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     const oci::Linux &lx = *spec.linux_;
     if (!lx.find_namespace(oci::NsType::mount))
         return fail("config.json: linux.namespaces: a mount namespace is required");
+    if (::geteuid() != 0 && !lx.find_namespace(oci::NsType::user))
+        return fail("config.json: linux.namespaces: an unprivileged user needs a user namespace "
+                    "(oci-run spec --rootless writes one)");
     if (spec.process->terminal && o.console_socket.empty())
         return fail("config.json: process.terminal is true: --console-socket is required");
     if (!spec.process->terminal && !o.console_socket.empty())
@@ -274,19 +257,18 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         !r)
         return abort_child(r.error());
 
-    if (cfg.new_userns) {
-        if (auto r = write_id_map(pid, "uid_map", lx.uid_mappings); !r)
-            return abort_child(r.error());
-        if (auto r = write_id_map(pid, "gid_map", lx.gid_mappings); !r)
-            return abort_child(r.error());
-        if (auto r = sync::send(sv[0], sync::Msg::mappings_done); !r) return abort_child(r.error());
-    }
+    // Before mappings_done: the init turns non-dumpable once it has them, and
+    // from then on only root could write its /proc files.
     if (spec.process->oom_score_adj) {
         if (auto r =
                 write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
                                 "process.oomScoreAdj");
             !r)
             return abort_child(r.error());
+    }
+    if (cfg.new_userns) {
+        if (auto r = write_id_mappings(pid, lx); !r) return abort_child(r.error());
+        if (auto r = sync::send(sv[0], sync::Msg::mappings_done); !r) return abort_child(r.error());
     }
     auto msg = sync::receive(sv[0], "the container's init");
     if (msg && msg->type == sync::Msg::hooks) {

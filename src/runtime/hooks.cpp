@@ -58,7 +58,9 @@ std::string last_line(const std::string &out) {
     ::_exit(127);
 }
 
-Status run_one(const oci::Hook &h, const std::string &what, const std::string &state) {
+} // namespace
+
+Status run_program(const oci::Hook &h, const std::string &what, const std::string &state) {
     int in[2], out[2];
     // stdin is a socket so that a hook which never reads it cannot raise
     // SIGPIPE in the runtime (send with MSG_NOSIGNAL).
@@ -149,14 +151,12 @@ Status run_one(const oci::Hook &h, const std::string &what, const std::string &s
     return {};
 }
 
-} // namespace
-
 Status run_hooks(const std::vector<oci::Hook> &hooks, const char *kind,
                  const std::string &state_json) {
     for (size_t i = 0; i < hooks.size(); i++) {
         std::string what =
             std::string("hooks.") + kind + "[" + std::to_string(i) + "] " + hooks[i].path;
-        OCI_CHECK(run_one(hooks[i], what, state_json));
+        OCI_CHECK(run_program(hooks[i], what, state_json));
     }
     return {};
 }

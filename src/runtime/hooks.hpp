@@ -20,4 +20,9 @@ namespace ocirun {
 Status run_hooks(const std::vector<oci::Hook> &hooks, const char *kind,
                  const std::string &state_json);
 
+// Run one program the way a hook runs (`input` on stdin, output kept for the
+// error, timeout honoured); errors start with `what`. The runtime's own helper
+// programs (newuidmap, newgidmap) go through here too.
+Status run_program(const oci::Hook &program, const std::string &what, const std::string &input);
+
 } // namespace ocirun

@@ -29,6 +29,7 @@ Status wait_for_mappings(const InitConfig &cfg) {
     if (!p) return forward(std::move(p.error()));
     if (p->type != sync::Msg::mappings_done)
         return fail("sync: unexpected message while waiting for id mappings");
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     // Become root of the new user namespace.
     if (::setresgid(0, 0, 0) < 0) return fail_errno("setresgid 0 in the user namespace");
     if (::setresuid(0, 0, 0) < 0) return fail_errno("setresuid 0 in the user namespace");
@@ -194,7 +195,10 @@ void run_init(const InitConfig &cfg) {
     // Non-dumpable: no process in the container without CAP_SYS_PTRACE can
     // open /proc/PID/exe or ptrace this process while it sets up. (What the
     // link reaches is the sealed copy anyway: runtime/sealed_binary.hpp.)
-    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // With a new user namespace this waits until the runtime has written the
+    // id maps, which an unprivileged runtime can do only while the init is
+    // dumpable; nothing runs in the container before that.
+    if (!cfg.new_userns) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int host_pid = 0;
     if (cfg.report_pid && !sync::send(cfg.sync_fd, sync::Msg::init_hello)) ::_exit(1);
     auto r = setup(cfg, host_pid);

@@ -40,6 +40,18 @@ int pidfd_open(pid_t pid) {
 
 } // namespace
 
+Status write_proc_file(pid_t pid, const char *file, const std::string &value,
+                       const std::string &what) {
+    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return fail_errno(what + ": open " + path);
+    ssize_t n = ::write(fd, value.data(), value.size());
+    int e = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(value.size())) return fail_code(e, what + ": write " + path);
+    return {};
+}
+
 uint64_t process_start_time(pid_t pid) {
     char buf[1024];
     const char *p;

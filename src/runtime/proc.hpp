@@ -44,6 +44,10 @@ bool has_own_pid_namespace(pid_t init);
 // process's PID namespace, where that walk would reach the whole host.
 void signal_pidns_members(pid_t init, int sig);
 
+// Write `value` to /proc/PID/<file> in one write; errors start with `what`.
+Status write_proc_file(pid_t pid, const char *file, const std::string &value,
+                       const std::string &what);
+
 // Write `pid` to `path` atomically; nothing when path is empty.
 Status write_pid_file(const std::string &path, pid_t pid);
 

@@ -58,14 +58,27 @@ Status apply_rlimits(const oci::Process &p) {
     return {};
 }
 
+static bool setgroups_denied() {
+    int fd = ::open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[8] = {};
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    return n >= 4 && std::strncmp(buf, "deny", 4) == 0;
+}
+
 Status apply_identity(const oci::Process &p) {
     oci::Capabilities none;
     const oci::Capabilities &caps = p.capabilities ? *p.capabilities : none;
     OCI_CHECK(drop_bounding(caps));
     if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) return fail_errno("prctl PR_SET_KEEPCAPS");
     std::vector<gid_t> groups(p.user.additional_gids.begin(), p.user.additional_gids.end());
-    if (::setgroups(groups.size(), groups.data()) < 0)
-        return fail_errno("process.user.additionalGids: setgroups");
+    if (::setgroups(groups.size(), groups.data()) < 0) {
+        // Rootless with a self-mapping: setgroups is denied in the namespace;
+        // with no additionalGids asked for there is nothing to apply.
+        if (errno != EPERM || !groups.empty() || !setgroups_denied())
+            return fail_errno("process.user.additionalGids: setgroups");
+    }
     if (::setresgid(p.user.gid, p.user.gid, p.user.gid) < 0)
         return fail_errno("process.user.gid: setresgid " + std::to_string(p.user.gid));
     if (::setresuid(p.user.uid, p.user.uid, p.user.uid) < 0)

@@ -67,9 +67,24 @@ static Result<int> open_locked(const std::string &path) {
     return fd;
 }
 
+// State written under a root another user controls could be swapped under
+// us (a pre-made /tmp/oci-run-UID): the root must be our own directory.
+static Status check_root_owner(const std::string &root) {
+    struct stat st;
+    if (::lstat(root.c_str(), &st) < 0) return fail_errno("--root " + root);
+    if (!S_ISDIR(st.st_mode)) return fail("--root " + root + ": not a directory");
+    if (st.st_uid != ::geteuid())
+        return fail("--root " + root + ": owned by uid " + std::to_string(st.st_uid) +
+                    ", not by this user (" + std::to_string(::geteuid()) + ")");
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return fail("--root " + root + ": writable by group or others");
+    return {};
+}
+
 Result<ContainerDir> ContainerDir::create(const std::string &root, const std::string &id) {
     OCI_CHECK(validate_id(id));
     OCI_CHECK(mkdir_p(root, 0700));
+    OCI_CHECK(check_root_owner(root));
     ContainerDir d;
     d.id_ = id;
     d.path_ = root + "/" + id;

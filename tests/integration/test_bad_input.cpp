@@ -4,6 +4,7 @@
 // no new mount on the host).
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/container_env.hpp"
 #include "support/harness.hpp"
 #include "support/process.hpp"
 
@@ -363,4 +364,26 @@ Test(bad_input, nonexistent_container) {
 Test(bad_input, list_format_xml) {
     std::string root = track_dir(test::make_root("xml"));
     expect_error({"--root", root, "list", "--format", "xml"}, {"--format", "xml"});
+}
+
+// A --root that another user owns, or that others may write to, could have
+// its state swapped under the runtime: refused before anything is written.
+Test(bad_input, state_root_of_another_user_or_world_writable) {
+    test::Env e = test::make_env("badroot", {"true"});
+    e.b.save();
+    chown(e.root.c_str(), 65534, 65534);
+    auto other = test::create(e);
+    auto left_other = dir_entries(e.root);
+    chown(e.root.c_str(), 0, 0);
+    chmod(e.root.c_str(), 0777);
+    auto world = test::create(e);
+    auto left_world = dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(other.status, 1);
+    cr_assert(contains(other.err, "owned by uid 65534, not by this user (0)"), "%s",
+              other.err.c_str());
+    cr_assert(left_other.empty());
+    cr_assert_eq(world.status, 1);
+    cr_assert(contains(world.err, ": writable by group or others"), "%s", world.err.c_str());
+    cr_assert(left_world.empty());
 }

@@ -118,8 +118,9 @@ Test(spec, refuses_to_overwrite) {
     auto o = oci({"spec", "-b", dir});
     cr_assert_eq(o.status, 1);
     cr_assert(o.err.find("exists") != std::string::npos, "%s", o.err.c_str());
-    cr_assert_str_eq(test::read_file(dir + "/config.json").c_str(), "{}");
+    std::string kept = test::read_file(dir + "/config.json");
     test::rm_rf(dir);
+    cr_assert_str_eq(kept.c_str(), "{}");
 }
 
 Test(spec, rootless_maps_the_caller) {

@@ -1,0 +1,162 @@
+// oci-run run by an unprivileged user (nobody, 65534): the configuration from
+// `oci-run spec --rootless`, a single self-mapping written by the runtime, and
+// a multi-range mapping through newuidmap/newgidmap against /etc/subuid.
+#include "oci/spec_io.hpp"
+#include "support/container_env.hpp"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+using test::cleanup_all;
+using test::contains;
+using test::Env;
+using test::make_env;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+std::vector<std::string> as_nobody(std::vector<std::string> argv) {
+    std::vector<std::string> out{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+}
+
+// A copy of oci-run that nobody can reach (the build tree may not be).
+std::string runtime_copy() {
+    std::string dir = test::track_dir(test::make_temp_dir("rlbin"));
+    ::chmod(dir.c_str(), 0755);
+    std::string bin = dir + "/oci-run";
+    test::write_file(bin, test::read_file(test::oci_run_path()));
+    ::chmod(bin.c_str(), 0755);
+    return bin;
+}
+
+// A container for nobody: config.json written by nobody's `spec --rootless`,
+// pointed at the busybox rootfs; --root owned by nobody.
+Env rootless_env(const char *tag, const std::string &bin, const std::vector<std::string> &args) {
+    Env e = make_env(tag, args);
+    ::chmod(e.b.dir.c_str(), 0755);
+    ::chown(e.root.c_str(), kNobody, kNobody);
+    std::string spec_dir = test::track_dir(test::make_temp_dir("rlspec"));
+    ::chown(spec_dir.c_str(), kNobody, kNobody);
+    auto s = test::run(as_nobody({bin, "spec", "--rootless", "--bundle", spec_dir}));
+    cr_assert_eq(s.status, 0, "spec --rootless as nobody: %s", s.err.c_str());
+    auto spec = ocirun::oci::load_bundle_spec(spec_dir);
+    cr_assert(spec.has_value(), "%s", spec ? "" : spec.error().text().c_str());
+    spec->root->path = e.b.rootfs;
+    spec->process->args = args;
+    spec->process->terminal = false;
+    e.b.spec = std::move(*spec);
+    e.b.save();
+    return e;
+}
+
+test::Output run_as_nobody(const Env &e, const std::string &bin) {
+    return test::run(as_nobody({bin, "--root", e.root, "run", "--bundle", e.b.dir, e.id}));
+}
+
+std::string normalised(const std::string &s) {
+    std::istringstream in(s);
+    std::string w, out;
+    while (in >> w)
+        out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
+} // namespace
+
+TestSuite(rootless, .fini = cleanup_all, .timeout = 60);
+
+Test(rootless, self_mapping_runs_a_container) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlself", bin,
+                         {"sh", "-c",
+                          "cat /proc/self/uid_map /proc/self/gid_map; id -u; "
+                          "test -c /dev/null && echo null-ok; hostname"});
+    auto o = run_as_nobody(e, bin);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run as nobody: %d %s", o.status, o.err.c_str());
+    std::string out = normalised(o.out);
+    cr_assert_str_eq(out.c_str(), "0 65534 1 0 65534 1 0 null-ok oci-run", "out: [%s]",
+                     out.c_str());
+    cr_assert(left.empty(), "run left %s", left.empty() ? "" : left[0].c_str());
+}
+
+// Ranges beyond its own id need the setuid helpers and an /etc/subuid entry;
+// the test gives nobody one in a private mount namespace (the host's files
+// are not touched).
+Test(rootless, multi_range_mapping_through_newuidmap) {
+    if (::access("/usr/bin/newuidmap", X_OK) != 0 || ::access("/etc/subuid", F_OK) != 0 ||
+        ::access("/etc/subgid", F_OK) != 0)
+        cr_skip_test("needs newuidmap (package uidmap) and /etc/subuid, /etc/subgid");
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlmulti", bin,
+                         {"sh", "-c",
+                          "cat /proc/self/uid_map; touch /dev/shm/f; "
+                          "chown 1000:1000 /dev/shm/f && stat -c %u:%g /dev/shm/f"});
+    auto &lx = *e.b.spec.linux_;
+    lx.uid_mappings = {{0, kNobody, 1}, {1, 200000, 65536}};
+    lx.gid_mappings = {{0, kNobody, 1}, {1, 200000, 65536}};
+    auto &caps = *e.b.spec.process->capabilities;
+    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
+        set->push_back("CAP_CHOWN");
+    e.b.save();
+    std::string subid = test::track_dir(test::make_temp_dir("rlsubid")) + "/subid";
+    test::write_file(subid, "nobody:200000:65536\n");
+    std::string script = "mount --bind " + subid + " /etc/subuid && mount --bind " + subid +
+                         " /etc/subgid && exec setpriv --reuid=65534 --regid=65534 "
+                         "--clear-groups " +
+                         bin + " --root " + e.root + " run --bundle " + e.b.dir + " " + e.id;
+    auto o = test::run({"unshare", "-m", "sh", "-c", script});
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run as nobody: %d %s", o.status, o.err.c_str());
+    std::string out = normalised(o.out);
+    cr_assert_str_eq(out.c_str(), "0 65534 1 1 200000 65536 1000:1000", "out: [%s]", out.c_str());
+}
+
+Test(rootless, multi_range_without_subuid_entry_fails_cleanly) {
+    if (::access("/usr/bin/newuidmap", X_OK) != 0) cr_skip_test("needs newuidmap (package uidmap)");
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlnosub", bin, {"true"});
+    e.b.spec.linux_->uid_mappings = {{0, kNobody, 1}, {1, 300000, 10}};
+    e.b.save();
+    // An empty subuid file: newuidmap must refuse the range.
+    std::string subid = test::track_dir(test::make_temp_dir("rlsubid")) + "/subid";
+    test::write_file(subid, "");
+    std::string script = "mount --bind " + subid +
+                         " /etc/subuid && exec setpriv "
+                         "--reuid=65534 --regid=65534 --clear-groups " +
+                         bin + " --root " + e.root + " run --bundle " + e.b.dir + " " + e.id;
+    auto o = test::run({"unshare", "-m", "sh", "-c", script});
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "run: %d %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "linux.uidMappings: newuidmap: exited with status 1"), "%s",
+              o.err.c_str());
+    cr_assert_eq(test::count_lines(o.err), 1, "%s", o.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
+Test(rootless, unprivileged_user_without_user_namespace_is_refused) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlnouser", bin, {"true"});
+    std::erase_if(e.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::user; });
+    e.b.spec.linux_->uid_mappings.clear();
+    e.b.spec.linux_->gid_mappings.clear();
+    e.b.save();
+    auto o = run_as_nobody(e, bin);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "run: %d %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "an unprivileged user needs a user namespace"), "%s", o.err.c_str());
+    cr_assert(left.empty());
+}
