@@ -25,6 +25,8 @@ const Command kCommands[] = {
      "  --keep                  keep the container's state after it exits\n"
      "  --pid-file FILE         write the container's init PID to FILE\n"
      "  --console-socket PATH   UNIX socket that receives the terminal master\n"
+     "                          (in the foreground without it, oci-run relays\n"
+     "                          the terminal to its own)\n"
      "  --no-pivot              MS_MOVE + chroot instead of pivot_root\n"
      "  --no-new-keyring        keep the caller's session keyring\n"
      "  --preserve-fds N        pass N extra fds (from 3) to the container\n",
@@ -45,6 +47,8 @@ const Command kCommands[] = {
      "  -p, --process FILE      process.json describing the process\n"
      "  -t, --tty               allocate a terminal\n"
      "  --console-socket PATH   UNIX socket that receives the terminal master\n"
+     "                          (in the foreground without it, oci-run relays\n"
+     "                          the terminal to its own)\n"
      "  -d, --detach            return once started\n"
      "  --pid-file FILE         write the process's PID to FILE\n"
      "  -e, --env K=V           add an environment variable (repeatable)\n"

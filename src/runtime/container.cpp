@@ -9,6 +9,7 @@
 #include "proc.hpp"
 #include "store.hpp"
 #include "sync.hpp"
+#include "tty_relay.hpp"
 #include "userns.hpp"
 
 #include <fcntl.h>
@@ -47,8 +48,9 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     if (::geteuid() != 0 && !lx.find_namespace(oci::NsType::user))
         return fail("config.json: linux.namespaces: an unprivileged user needs a user namespace "
                     "(oci-run spec --rootless writes one)");
-    if (spec.process->terminal && o.console_socket.empty())
-        return fail("config.json: process.terminal is true: --console-socket is required");
+    if (spec.process->terminal && o.console_socket.empty() && o.console_fd < 0)
+        return fail("config.json: process.terminal is true: --console-socket is required "
+                    "(or run in the foreground)");
     if (!spec.process->terminal && !o.console_socket.empty())
         return fail("--console-socket given but process.terminal is false");
     // What is not enforced yet is refused, never skipped (fail closed).
@@ -175,7 +177,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         return fail_errno("socketpair");
     fds.add(sv[0]);
     fds.add(sv[1]);
-    int console = -1;
+    int console = o.console_fd;
     if (!o.console_socket.empty())
         console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
 
@@ -391,25 +393,55 @@ Status start_container(const std::string &root, const std::string &id) {
     return {};
 }
 
+// A foreground run without --console-socket keeps the pty master itself
+// (runtime/tty_relay.hpp): the init sends it over this pair. It is sent
+// before the init reports ready, so after create it is there or never comes.
+struct ForegroundConsole {
+    int ours = -1, theirs = -1;
+    ~ForegroundConsole() {
+        if (ours >= 0) ::close(ours);
+        if (theirs >= 0) ::close(theirs);
+    }
+    int master() {
+        ::close(theirs);
+        theirs = -1;
+        ::fcntl(ours, F_SETFL, O_NONBLOCK);
+        auto fd = sync::receive_fd(ours);
+        return fd ? *fd : -1;
+    }
+};
+
 Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     pid_t pid;
+    CreateOptions opts = o;
+    ForegroundConsole console;
+    if (!detach && o.console_socket.empty()) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+            return fail_errno("run: socketpair");
+        console.ours = sv[0];
+        console.theirs = opts.console_fd = sv[1];
+    }
+    int master = -1;
     {
         ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
-        auto p = create_impl(o, dir);
+        auto p = create_impl(opts, dir);
         if (!p) {
             (void)dir.remove();
             return forward(std::move(p.error()), "run");
         }
         pid = *p;
+        if (console.ours >= 0) master = console.master();
         if (!detach) forward_signals_to(pid);
         if (auto r = start_locked(dir); !r) {
+            if (master >= 0) ::close(master);
             kill_and_reap(pid);
             (void)dir.remove();
             return forward(std::move(r.error()), "run");
         }
     }
     if (detach) return 0;
-    auto code = wait_exit_status(pid);
+    auto code = master >= 0 ? relay_terminal(master, pid) : wait_exit_status(pid);
     forward_signals_to(0);
     if (!code) return forward(std::move(code.error()), "run");
     if (!keep) {

@@ -17,6 +17,7 @@ struct CreateOptions {
     std::string bundle = ".";
     std::string pid_file;
     std::string console_socket;
+    int console_fd = -1; // instead of console_socket: a connected socket (run in the foreground)
     bool no_pivot = false;
     bool no_new_keyring = false;
     int preserve_fds = 0;

@@ -1,5 +1,7 @@
 #include "exec.hpp"
 
+#include "fd.hpp"
+
 #include "log.hpp"
 #include "namespaces.hpp"
 #include "oci/names.hpp"
@@ -8,6 +10,7 @@
 #include "process_setup.hpp"
 #include "store.hpp"
 #include "sync.hpp"
+#include "tty_relay.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -92,8 +95,8 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
         }
     }
     if (o.no_new_privs) p.no_new_privileges = true;
-    if (p.terminal && o.console_socket.empty())
-        return fail("exec: a terminal needs --console-socket");
+    if (p.terminal && o.console_socket.empty() && o.detach)
+        return fail("exec: a terminal with --detach needs --console-socket");
     return p;
 }
 
@@ -139,70 +142,51 @@ Result<int> exec_in_container(const ExecOptions &o) {
     pid_t init = rec.state.pid;
 
     Child c{&proc, {}, -1, -1, o.preserve_fds, false};
-    std::vector<int> to_close;
-    auto close_all = [&] {
-        for (int fd : to_close)
-            ::close(fd);
-    };
-    int pidns = -1;
+    std::vector<Fd> ns_fds;
+    Fd pidns;
     for (const auto &j : kOrder) {
         if (!lx.find_namespace(j.type)) continue;
         std::string path = "/proc/" + std::to_string(init) + "/ns/" + j.proc_name;
-        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            int e = errno;
-            close_all();
-            return fail_code(e, "exec: open " + path);
-        }
-        to_close.push_back(fd);
-        c.ns.push_back({fd, clone_flag(j.type)});
+        Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd.valid()) return fail_errno("exec: open " + path);
+        c.ns.push_back({fd.get(), clone_flag(j.type)});
+        ns_fds.push_back(std::move(fd));
         if (j.type == oci::NsType::user) c.in_userns = true;
     }
     if (lx.find_namespace(oci::NsType::pid)) {
         std::string path = "/proc/" + std::to_string(init) + "/ns/pid";
-        pidns = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (pidns < 0) {
-            close_all();
-            return fail_errno("exec: open " + path);
-        }
-        to_close.push_back(pidns);
+        pidns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!pidns.valid()) return fail_errno("exec: open " + path);
     }
     // The container could have exited between the check and the opens.
-    if (!process_alive(init, rec.init_start_time)) {
-        close_all();
+    if (!process_alive(init, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");
+    Fd console;
+    if (!o.console_socket.empty())
+        console.reset(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
+    // In the foreground without --console-socket the pty master comes back
+    // to us over this pair (runtime/tty_relay.hpp).
+    Fd relay;
+    if (proc.terminal && o.console_socket.empty()) {
+        int pair[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+            return fail_errno("exec: socketpair");
+        relay.reset(pair[0]);
+        console.reset(pair[1]);
     }
-    if (!o.console_socket.empty()) {
-        auto fd = sync::connect_unix(o.console_socket, "--console-socket");
-        if (!fd) {
-            close_all();
-            return forward(std::move(fd.error()));
-        }
-        c.console_fd = *fd;
-        to_close.push_back(*fd);
-    }
+    c.console_fd = console.get();
     int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        close_all();
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return fail_errno("exec: socketpair");
-    }
+    Fd ours(sv[0]), theirs(sv[1]);
     c.sync_fd = sv[1];
     // Joining the PID namespace applies to children: the forked process is
     // born inside it.
-    if (pidns >= 0 && ::setns(pidns, CLONE_NEWPID) < 0) {
-        int e = errno;
-        close_all();
-        ::close(sv[0]);
-        ::close(sv[1]);
-        return fail_code(e, "exec: setns pid namespace");
-    }
+    if (pidns.valid() && ::setns(pidns.get(), CLONE_NEWPID) < 0)
+        return fail_errno("exec: setns pid namespace");
     pid_t pid =
         static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-    if (pid < 0) {
-        int e = errno;
-        close_all();
-        return fail_code(e, "exec: clone");
-    }
+    if (pid < 0) return fail_errno("exec: clone");
     if (pid == 0) {
         ::close(dir.fd());
         ::close(sv[0]);
@@ -218,11 +202,17 @@ Result<int> exec_in_container(const ExecOptions &o) {
         sync::send_error(sv[1], e);
         ::_exit(127);
     }
-    ::close(sv[1]);
-    close_all();
+    theirs.reset();
+    console.reset();
+    ns_fds.clear();
     // EOF (the sync socket closed on exec) means the program is running.
-    auto msg = sync::receive(sv[0], "exec");
-    ::close(sv[0]);
+    auto msg = sync::receive(ours.get(), "exec");
+    Fd master;
+    if (relay.valid()) {
+        // Sent before exec, so it is queued by now (or the setup failed).
+        ::fcntl(relay.get(), F_SETFL, O_NONBLOCK);
+        if (auto m = sync::receive_fd(relay.get())) master.reset(*m);
+    }
     if (msg) {
         kill_and_reap(pid); // it has exited or is about to
         Error e{msg->value, msg->text};
@@ -233,7 +223,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     if (o.detach) return 0;
     dir = ContainerDir(); // release the lock while the process runs
     forward_signals_to(pid);
-    auto status = wait_exit_status(pid);
+    auto status = master.valid() ? relay_terminal(master.release(), pid) : wait_exit_status(pid);
     forward_signals_to(0);
     if (!status) return forward(std::move(status.error()), "exec");
     return status;

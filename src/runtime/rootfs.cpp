@@ -1,5 +1,6 @@
 #include "rootfs.hpp"
 
+#include "fd.hpp"
 #include "mount_options.hpp"
 
 #include <fcntl.h>
@@ -18,27 +19,6 @@
 namespace ocirun {
 
 namespace {
-
-class Fd {
-  public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
-    Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    Fd &operator=(Fd &&o) noexcept {
-        if (this != &o) {
-            if (fd_ >= 0) ::close(fd_);
-            fd_ = o.fd_;
-            o.fd_ = -1;
-        }
-        return *this;
-    }
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
 
 int openat2_in_root(int rootfd, const char *path, int flags) {
     struct open_how how {};

@@ -1,0 +1,136 @@
+// Terminals: process.terminal with --console-socket (the master goes to the
+// caller over SCM_RIGHTS, as runc does) and, for run and exec in the
+// foreground without one, a pty the runtime relays to its own terminal.
+#include "support/console.hpp"
+#include "support/container_env.hpp"
+
+#include <criterion/criterion.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+using test::cleanup_all;
+using test::contains;
+using test::create;
+using test::Env;
+using test::make_env;
+using test::oci;
+using test::read_until;
+using test::wait_status;
+
+TestSuite(terminal, .fini = cleanup_all, .timeout = 60);
+
+Test(terminal, detached_create_needs_console_socket) {
+    Env e = make_env("tty0", {"true"});
+    e.b.spec.process->terminal = true;
+    e.b.save();
+    auto c = create(e);
+    auto entries = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 1);
+    cr_assert(contains(c.err, "--console-socket"), "%s", c.err.c_str());
+    cr_assert(entries.empty(), "left %s", entries.empty() ? "" : entries[0].c_str());
+}
+
+Test(terminal, master_through_console_socket) {
+    Env e = make_env("tty", {"sh", "-c", "tty; stty size; echo done"});
+    e.b.spec.process->terminal = true;
+    e.b.spec.process->console_size = ocirun::oci::Box{30, 100};
+    e.b.save();
+    test::ConsoleSocket sock = test::make_console_socket();
+    test::Spawned cr = test::spawn_oci(
+        {"--root", e.root, "create", "--console-socket", sock.path, "--bundle", e.b.dir, e.id});
+    int master = test::receive_master(sock);
+    int create_status = test::wait_bounded(cr.pid, 5000);
+    std::string create_err = test::read_file(cr.err_path);
+    auto st = oci({"--root", e.root, "start", e.id});
+    std::string seen = master >= 0 ? read_until(master, "done") : "";
+    if (master >= 0) close(master);
+    cleanup_all();
+    cr_assert_geq(master, 0, "no pty master received; create: %s", create_err.c_str());
+    cr_assert_eq(create_status, 0, "create: %s", create_err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(contains(seen, "/dev/pts/0"), "saw: %s", seen.c_str());
+    cr_assert(contains(seen, "30 100"), "consoleSize not applied; saw: %s", seen.c_str());
+    cr_assert(contains(seen, "done"), "saw: %s", seen.c_str());
+}
+
+// `run` on a terminal without --console-socket: the container's process has
+// a pty of its own, sized like ours, and what we type reaches it.
+Test(terminal, run_in_the_foreground_relays_the_terminal) {
+    Env e = make_env("ttyrun", {"sh", "-c", "tty; stty size; read x; echo got-$x; exit 3"});
+    e.b.spec.process->terminal = true;
+    e.b.save();
+    test::PtyChild c =
+        test::spawn_oci_on_pty({"--root", e.root, "run", "--bundle", e.b.dir, e.id}, 33, 77);
+    std::string first = read_until(c.master, "33 77");
+    (void)!write(c.master, "hello\r", 6);
+    std::string rest = read_until(c.master, "got-hello");
+    int status = test::wait_bounded(c.pid, 5000);
+    close(c.master);
+    cleanup_all();
+    cr_assert(contains(first, "/dev/pts/0"), "saw: %s", first.c_str());
+    cr_assert(contains(first, "33 77"), "saw: %s", first.c_str());
+    cr_assert(contains(rest, "got-hello"), "saw: %s", rest.c_str());
+    cr_assert_eq(status, 3, "status %d", status);
+}
+
+Test(terminal, exec_tty_in_the_foreground_relays_the_terminal) {
+    Env e = make_env("ttyexec", {"sleep", "30"});
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    test::PtyChild x = test::spawn_oci_on_pty({"--root", e.root, "exec", "--tty", e.id, "sh", "-c",
+                                               "tty; stty size; read x; echo got-$x; exit 4"},
+                                              40, 90);
+    std::string first = read_until(x.master, "40 90");
+    (void)!write(x.master, "there\r", 6);
+    std::string rest = read_until(x.master, "got-there");
+    int status = test::wait_bounded(x.pid, 5000);
+    close(x.master);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(contains(first, "/dev/pts/"), "saw: %s", first.c_str());
+    cr_assert(contains(first, "40 90"), "saw: %s", first.c_str());
+    cr_assert(contains(rest, "got-there"), "saw: %s", rest.c_str());
+    cr_assert_eq(status, 4, "status %d", status);
+}
+
+Test(terminal, exec_tty_through_console_socket) {
+    Env e = make_env("ttyexecs", {"sleep", "30"});
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    test::ConsoleSocket sock = test::make_console_socket();
+    test::Spawned x =
+        test::spawn_oci({"--root", e.root, "exec", "--tty", "--console-socket", sock.path,
+                         "--detach", e.id, "sh", "-c", "tty; echo exec-done"});
+    int master = test::receive_master(sock);
+    int xs = test::wait_bounded(x.pid, 5000);
+    std::string seen = master >= 0 ? read_until(master, "exec-done") : "";
+    if (master >= 0) close(master);
+    std::string xerr = test::read_file(x.err_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_eq(xs, 0, "exec: %s", xerr.c_str());
+    cr_assert_geq(master, 0, "no master");
+    cr_assert(contains(seen, "/dev/pts/"), "saw: %s", seen.c_str());
+    cr_assert(contains(seen, "exec-done"), "saw: %s", seen.c_str());
+}
+
+Test(terminal, exec_tty_detached_needs_console_socket) {
+    Env e = make_env("ttyexecd", {"sleep", "30"});
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    auto x = oci({"--root", e.root, "exec", "--tty", "--detach", e.id, "true"});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(x.status, 1);
+    cr_assert(contains(x.err, "a terminal with --detach needs --console-socket"), "%s",
+              x.err.c_str());
+}

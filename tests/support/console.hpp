@@ -1,0 +1,35 @@
+// Terminals in tests: a --console-socket listener that receives the pty
+// master as runc's clients do, oci-run started on a pty of our own (its
+// foreground terminal), and reading a master until some text shows up.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace test {
+
+// A listening UNIX socket in a tracked temp dir.
+struct ConsoleSocket {
+    std::string path;
+    int listen_fd = -1;
+};
+ConsoleSocket make_console_socket();
+// Accept one connection and receive the fd it sends (SCM_RIGHTS); -1 on
+// timeout or error. Closes the listener.
+int receive_master(ConsoleSocket &s, int timeout_ms = 5000);
+
+// Read `fd` until `needle` appears, EOF/EIO, or the timeout; returns all read.
+std::string read_until(int fd, const std::string &needle, int timeout_ms = 5000);
+
+// oci-run with a new pty as its controlling terminal and stdio, sized
+// rows x cols; `master` is our side.
+struct PtyChild {
+    pid_t pid = -1;
+    int master = -1;
+};
+PtyChild spawn_oci_on_pty(const std::vector<std::string> &args, unsigned short rows = 24,
+                          unsigned short cols = 80);
+
+} // namespace test
