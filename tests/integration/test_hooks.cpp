@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -279,4 +280,43 @@ Test(hooks, missing_hook_binary_names_the_path) {
                               "exec /nonexistent/hook: No such file or directory"),
               "%s", o.err.c_str());
     cr_assert(entries.empty());
+}
+
+// The runtime killed in the middle of create (here while a createRuntime
+// hook runs, so the init exists and the state says "creating"): the init dies
+// with it (PDEATHSIG), and `delete --force` removes what is left.
+Test(hooks, runtime_killed_mid_create_leaves_what_delete_force_cleans) {
+    Env e = make_env("crash", {"sleep", "30"});
+    HookLog h = hook_log(e);
+    // The second hook holds create until the runtime is gone, then ends too.
+    hooks_of(e).create_runtime = {hook(h.script, "createRuntime"),
+                                  shell_hook("while kill -0 $PPID; do sleep 0.05; done")};
+    e.b.save();
+    size_t mounts = test::mount_count();
+    test::Spawned c = test::spawn_oci({"--root", e.root, "create", "--bundle", e.b.dir, e.id});
+    bool hooked = false;
+    for (int i = 0; i < 500 && !hooked; i++) {
+        hooked =
+            test::exists(h.dir + "/createRuntime.json") && !h.lines("createRuntime.json").empty();
+        if (!hooked) usleep(10000);
+    }
+    std::string state = h.lines("createRuntime.json");
+    ::kill(c.pid, SIGKILL);
+    int cs = test::wait_bounded(c.pid, 5000);
+    size_t at = state.find("\"pid\":");
+    long init = at == std::string::npos ? -1 : std::strtol(state.c_str() + at + 6, nullptr, 10);
+    bool init_gone = init > 0 && test::pid_gone(init);
+    auto st = state_of(e.root, e.id);
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    auto left = test::dir_entries(e.root);
+    size_t mounts_after = test::mount_count();
+    cleanup_all();
+    cr_assert(hooked, "create never reached its createRuntime hook");
+    cr_assert_eq(cs, 128 + SIGKILL);
+    cr_assert(init_gone, "init %ld outlived the runtime", init);
+    cr_assert_str_eq(st.status.c_str(), "stopped", "state: %s %s", st.status.c_str(),
+                     st.err.c_str());
+    cr_assert_eq(d.status, 0, "delete --force: %s", d.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+    cr_assert_eq(mounts_after, mounts);
 }
