@@ -74,6 +74,7 @@ std::string write_record(const ContainerRecord &rec) {
     w.kv_u64("owner", rec.owner);
     w.kv_bool("started", rec.started);
     w.kv_bool("hasHooks", rec.has_hooks);
+    if (!rec.cgroup_dirs.empty()) w.kv_strings("cgroupDirs", rec.cgroup_dirs);
     w.end_object();
     return std::string(w.view());
 }
@@ -91,6 +92,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_uint(top, p, "owner", rec.owner, UINT32_MAX));
     OCI_CHECK(json::get_bool(top, p, "started", rec.started));
     OCI_CHECK(json::get_bool(top, p, "hasHooks", rec.has_hooks));
+    OCI_CHECK(json::get_strings(top, p, "cgroupDirs", rec.cgroup_dirs));
     return rec;
 }
 

@@ -33,6 +33,7 @@ struct ContainerRecord {
     uint32_t owner = 0;           // uid that created it
     bool started = false;         // `start` has released the init
     bool has_hooks = false;       // config.json has hooks: start/delete read it back
+    std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
 };
 
 // The OCI state document (runtime-spec state schema).

@@ -16,15 +16,6 @@ int pending(const char *name, int argc, char **argv) {
 }
 } // namespace
 
-int cmd_ps(const Globals &, int argc, char **argv) {
-    return pending("ps", argc, argv);
-}
-int cmd_pause(const Globals &, int argc, char **argv) {
-    return pending("pause", argc, argv);
-}
-int cmd_resume(const Globals &, int argc, char **argv) {
-    return pending("resume", argc, argv);
-}
 int cmd_events(const Globals &, int argc, char **argv) {
     return pending("events", argc, argv);
 }

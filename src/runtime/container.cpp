@@ -1,5 +1,7 @@
 #include "container.hpp"
 
+#include "cgroup.hpp"
+#include "fd.hpp"
 #include "hooks.hpp"
 #include "init.hpp"
 #include "log.hpp"
@@ -13,6 +15,7 @@
 #include "userns.hpp"
 
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,6 +43,18 @@ Result<std::string> absolute_path(const std::string &path, const std::string &wh
     return s;
 }
 
+// Root always gives a container its cgroup; an unprivileged user only when
+// the configuration asks for one (it needs a delegated subtree), as runc.
+bool wants_cgroup(const oci::Spec &spec) {
+    const oci::Linux &lx = *spec.linux_;
+    if (::geteuid() == 0) return true;
+    if (!lx.cgroups_path.empty()) return true;
+    if (!lx.resources) return false;
+    const oci::Resources &r = *lx.resources;
+    return r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
+           !r.rdma.empty() || !r.unified.empty();
+}
+
 // What the runtime refuses before anything is created.
 Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     const oci::Linux &lx = *spec.linux_;
@@ -58,15 +73,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
         return fail(std::string("config.json: ") + field + ": not implemented yet");
     };
     if (lx.seccomp) return pending("linux.seccomp");
-    if (lx.resources) {
-        const oci::Resources &r = *lx.resources;
-        if (r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
-            !r.rdma.empty() || !r.unified.empty())
-            return pending("linux.resources (cgroup limits)");
-        for (const auto &d : r.devices)
-            if (d.allow) return pending("linux.resources.devices (allow rules)");
-    }
-    if (!lx.cgroups_path.empty()) return pending("linux.cgroupsPath");
     if (lx.intel_rdt) return pending("linux.intelRdt");
     if (!lx.net_devices.empty()) return pending("linux.netDevices");
     if (!lx.mount_label.empty()) return pending("linux.mountLabel (SELinux)");
@@ -116,21 +122,45 @@ void run_poststop(const oci::Spec &spec, const oci::ContainerRecord &rec) {
 }
 
 // Status from the live process, never from the record alone.
-oci::ContainerStatus live_status(const ContainerDir &dir, const oci::ContainerRecord &rec) {
+// `host` is needed only for a record with cgroup directories (paused).
+oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host,
+                                 const oci::ContainerRecord &rec) {
     if (!process_alive(rec.state.pid, rec.init_start_time)) return oci::ContainerStatus::stopped;
     if (rec.state.status == oci::ContainerStatus::creating) return oci::ContainerStatus::creating;
+    if (!rec.cgroup_dirs.empty() && cgroup_frozen(host, rec.cgroup_dirs))
+        return oci::ContainerStatus::paused;
     struct stat st;
     if (::fstatat(dir.fd(), kFifo, &st, AT_SYMLINK_NOFOLLOW) == 0)
         return oci::ContainerStatus::created;
     return oci::ContainerStatus::running;
 }
 
+// The host's hierarchies when the record has a cgroup (else an empty map).
+Result<CgroupHost> host_for(const oci::ContainerRecord &rec) {
+    if (rec.cgroup_dirs.empty()) return CgroupHost{};
+    return detect_cgroup_host();
+}
+
+// clone, or clone3 with CLONE_INTO_CGROUP when there is a v2 cgroup to be born
+// in (so the child is accounted there from its first page).
+long clone_into(unsigned long flags, int cgroup_fd) {
+    if (cgroup_fd >= 0) {
+        struct clone_args args {};
+        args.flags = flags | CLONE_INTO_CGROUP;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = static_cast<uint64_t>(cgroup_fd);
+        long pid = ::syscall(SYS_clone3, &args, sizeof args);
+        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL)) return pid;
+    }
+    return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+}
+
 // Start the container's init: one clone into all new namespaces or, with a
 // user namespace joined by path, through an intermediate that joins it first.
 Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
-                         int user_ns_fd, unsigned long flags) {
-    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, (user_ns_fd >= 0 ? 0 : flags) | SIGCHLD,
-                                             nullptr, nullptr, nullptr, nullptr));
+                         int user_ns_fd, unsigned long flags, int cgroup_fd) {
+    pid_t pid = static_cast<pid_t>(
+        clone_into(user_ns_fd >= 0 ? 0 : flags, user_ns_fd >= 0 ? -1 : cgroup_fd));
     if (pid < 0) return fail_errno("clone");
     if (pid == 0) {
         ::close(dir.fd()); // the lock belongs to the runtime, not the container
@@ -203,6 +233,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         if (ns.path.empty()) {
             if (ns.type == oci::NsType::time)
                 cfg.new_timens = true; // the init unshares it (offsets first)
+            else if (ns.type == oci::NsType::cgroup)
+                cfg.new_cgroupns = true; // the init unshares it once in its cgroup
             else
                 flags |= static_cast<unsigned long>(clone_flag(ns.type));
             continue;
@@ -229,9 +261,42 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             return fail_errno("sync socket: SO_PASSCRED");
     }
 
-    pid_t pid = OCI_TRY(spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags));
-
     oci::ContainerRecord rec;
+    rec.state.oci_version = oci::kSpecVersion;
+    rec.state.id = o.id;
+    rec.state.status = oci::ContainerStatus::creating;
+    rec.state.bundle = bundle;
+    rec.state.annotations = spec.annotations;
+    rec.created = oci::rfc3339_now();
+    rec.rootfs = rootfs;
+    rec.owner = ::geteuid();
+    rec.has_hooks = has_hooks;
+
+    // The cgroup is made before the init exists, and recorded first, so that
+    // a crash from here on leaves it where delete --force finds it.
+    CgroupHost host;
+    Fd cgroup_fd;
+    if (wants_cgroup(spec)) {
+        host = OCI_TRY(detect_cgroup_host());
+        std::vector<CgroupWrite> writes;
+        if (lx.resources) writes = OCI_TRY(plan_resources(*lx.resources, host, lx.devices));
+        rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+        OCI_CHECK(dir.save(rec));
+        OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
+        std::string u = unified_dir(host, rec.cgroup_dirs);
+        if (!u.empty()) cgroup_fd.reset(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    }
+    struct CgroupGuard {
+        const CgroupHost &host;
+        const std::vector<std::string> &dirs;
+        bool keep = false;
+        ~CgroupGuard() {
+            if (!keep && !dirs.empty()) (void)destroy_cgroup(host, dirs);
+        }
+    } cgroup_guard{host, rec.cgroup_dirs};
+
+    pid_t pid = OCI_TRY(spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags, cgroup_fd.get()));
+
     bool hooks_started = false;
     auto abort_child = [&](Error e) -> Result<pid_t> {
         kill_and_reap(pid);
@@ -241,17 +306,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         return forward(std::move(e));
     };
 
-    rec.state.oci_version = oci::kSpecVersion;
-    rec.state.id = o.id;
-    rec.state.status = oci::ContainerStatus::creating;
     rec.state.pid = pid;
-    rec.state.bundle = bundle;
-    rec.state.annotations = spec.annotations;
     rec.init_start_time = process_start_time(pid);
-    rec.created = oci::rfc3339_now();
-    rec.rootfs = rootfs;
-    rec.owner = ::geteuid();
-    rec.has_hooks = has_hooks;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
@@ -259,8 +315,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         !r)
         return abort_child(r.error());
 
-    // Before mappings_done: the init turns non-dumpable once it has them, and
-    // from then on only root could write its /proc files.
+    // Before proceed: the init turns non-dumpable once it has it, and from
+    // then on only root could write its /proc files.
     if (spec.process->oom_score_adj) {
         if (auto r =
                 write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
@@ -268,10 +324,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             !r)
             return abort_child(r.error());
     }
-    if (cfg.new_userns) {
+    if (cfg.new_userns)
         if (auto r = write_id_mappings(pid, lx); !r) return abort_child(r.error());
-        if (auto r = sync::send(sv[0], sync::Msg::mappings_done); !r) return abort_child(r.error());
-    }
+    if (!rec.cgroup_dirs.empty())
+        if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
+    if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
     auto msg = sync::receive(sv[0], "the container's init");
     if (msg && msg->type == sync::Msg::hooks) {
         // Mounts done, before pivot_root: prestart and createRuntime run here,
@@ -295,6 +352,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
     if (auto r = write_pid_file(o.pid_file, pid); !r)
         return abort_child(r.error().wrap("--pid-file"));
+    cgroup_guard.keep = true;
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
     return pid;
 }
@@ -319,7 +377,8 @@ std::string read_until_eof(int fd) {
 
 Status start_locked(ContainerDir &dir) {
     oci::ContainerRecord rec = OCI_TRY(dir.load());
-    oci::ContainerStatus st = live_status(dir, rec);
+    CgroupHost host = OCI_TRY(host_for(rec));
+    oci::ContainerStatus st = live_status(dir, host, rec);
     if (st != oci::ContainerStatus::created)
         return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) + ", not created");
     std::string fifo = dir.path() + "/" + kFifo;
@@ -411,6 +470,8 @@ struct ForegroundConsole {
     }
 };
 
+Status remove_container(ContainerDir &dir, bool force);
+
 Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     pid_t pid;
     CreateOptions opts = o;
@@ -436,7 +497,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         if (auto r = start_locked(dir); !r) {
             if (master >= 0) ::close(master);
             kill_and_reap(pid);
-            (void)dir.remove();
+            if (auto d = remove_container(dir, true); !d) log::warning(d.error().text());
             return forward(std::move(r.error()), "run");
         }
     }
@@ -454,7 +515,8 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
 Result<oci::State> container_state(const std::string &root, const std::string &id) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
-    rec.state.status = live_status(dir, rec);
+    CgroupHost host = OCI_TRY(host_for(rec));
+    rec.state.status = live_status(dir, host, rec);
     if (rec.state.status == oci::ContainerStatus::stopped) rec.state.pid = 0;
     return rec.state;
 }
@@ -462,36 +524,110 @@ Result<oci::State> container_state(const std::string &root, const std::string &i
 Status kill_container(const std::string &root, const std::string &id, int sig, bool all) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
-    oci::ContainerStatus st = live_status(dir, rec);
+    CgroupHost host = OCI_TRY(host_for(rec));
+    oci::ContainerStatus st = live_status(dir, host, rec);
     if (st == oci::ContainerStatus::stopped)
         return fail("kill: container \"" + id + "\" is not running");
     if (all) {
-        if (!has_own_pid_namespace(rec.state.pid))
+        // Every process of the container: its cgroup, or without one (an
+        // unprivileged user's container) its own PID namespace.
+        if (!rec.cgroup_dirs.empty()) {
+            if (auto r = signal_cgroup(host, rec.cgroup_dirs, sig); !r)
+                return forward(std::move(r.error()), "kill --all");
+        } else if (!has_own_pid_namespace(rec.state.pid)) {
             return fail("kill --all: container \"" + id +
-                        "\" shares the runtime's PID namespace; signalling all its processes "
-                        "needs its cgroup (not implemented yet)");
-        signal_pidns_members(rec.state.pid, sig);
+                        "\" has no cgroup and shares the runtime's PID namespace: its "
+                        "processes cannot be told from the host's");
+        } else {
+            signal_pidns_members(rec.state.pid, sig);
+        }
     }
     auto r = signal_process(rec.state.pid, rec.init_start_time, sig);
     if (!r) return forward(std::move(r.error()), "kill");
     return {};
 }
 
-Status delete_container(const std::string &root, const std::string &id, bool force) {
-    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+namespace {
+
+// A container's record and cgroup for the commands that need the cgroup.
+struct WithCgroup {
+    ContainerDir dir;
+    oci::ContainerRecord rec;
+    CgroupHost host;
+    oci::ContainerStatus status;
+};
+
+Result<WithCgroup> open_with_cgroup(const std::string &root, const std::string &id,
+                                    const char *cmd) {
+    WithCgroup w;
+    w.dir = OCI_TRY(ContainerDir::open(root, id));
+    w.rec = OCI_TRY(w.dir.load());
+    if (w.rec.cgroup_dirs.empty())
+        return fail(std::string(cmd) + ": container \"" + id +
+                    "\" has no cgroup (an unprivileged user's container without resources)");
+    w.host = OCI_TRY(detect_cgroup_host());
+    w.status = live_status(w.dir, w.host, w.rec);
+    return w;
+}
+
+Status set_frozen(const std::string &root, const std::string &id, bool frozen) {
+    const char *cmd = frozen ? "pause" : "resume";
+    WithCgroup w = OCI_TRY(open_with_cgroup(root, id, cmd));
+    auto want = frozen ? oci::ContainerStatus::running : oci::ContainerStatus::paused;
+    if (w.status != want)
+        return fail(std::string(cmd) + ": container \"" + id + "\" is " +
+                    oci::status_name(w.status) + ", not " + oci::status_name(want));
+    auto r = freeze_cgroup(w.host, w.rec.cgroup_dirs, frozen);
+    if (!r) return forward(std::move(r.error()), cmd);
+    return {};
+}
+
+} // namespace
+
+Status pause_container(const std::string &root, const std::string &id) {
+    return set_frozen(root, id, true);
+}
+
+Status resume_container(const std::string &root, const std::string &id) {
+    return set_frozen(root, id, false);
+}
+
+Result<std::vector<pid_t>> container_pids(const std::string &root, const std::string &id) {
+    WithCgroup w = OCI_TRY(open_with_cgroup(root, id, "ps"));
+    auto pids = cgroup_pids(w.host, w.rec.cgroup_dirs);
+    if (!pids) return forward(std::move(pids.error()), "ps");
+    return pids;
+}
+
+// delete with the container's directory already open and locked.
+Status remove_container(ContainerDir &dir, bool force) {
+    const std::string id = dir.id();
     auto rec = dir.load();
+    CgroupHost host;
+    if (rec && !rec->cgroup_dirs.empty()) {
+        auto h = detect_cgroup_host();
+        if (!h) return forward(std::move(h.error()), "delete");
+        host = std::move(*h);
+    }
     if (rec) {
-        oci::ContainerStatus st = live_status(dir, *rec);
+        oci::ContainerStatus st = live_status(dir, host, *rec);
         if (st != oci::ContainerStatus::stopped) {
-            if (st == oci::ContainerStatus::running && !force)
-                return fail("delete: container \"" + id +
-                            "\" is running: stop it first or use --force");
+            if ((st == oci::ContainerStatus::running || st == oci::ContainerStatus::paused) &&
+                !force)
+                return fail("delete: container \"" + id + "\" is " + oci::status_name(st) +
+                            ": stop it first or use --force");
+            if (!rec->cgroup_dirs.empty()) (void)signal_cgroup(host, rec->cgroup_dirs, SIGKILL);
             signal_pidns_members(rec->state.pid, SIGKILL);
             (void)signal_process(rec->state.pid, rec->init_start_time, SIGKILL);
+            if (st == oci::ContainerStatus::paused)
+                (void)freeze_cgroup(host, rec->cgroup_dirs, false);
             if (!wait_process_gone(rec->state.pid, 10000))
                 return fail("delete: container \"" + id + "\": init " +
                             std::to_string(rec->state.pid) + " did not exit after SIGKILL");
         }
+        if (!rec->cgroup_dirs.empty())
+            if (auto r = destroy_cgroup(host, rec->cgroup_dirs); !r)
+                return forward(std::move(r.error()), "delete");
     } else if (!force) {
         return forward(std::move(rec.error()), "delete");
     }
@@ -509,8 +645,14 @@ Status delete_container(const std::string &root, const std::string &id, bool for
     return {};
 }
 
+Status delete_container(const std::string &root, const std::string &id, bool force) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    return remove_container(dir, force);
+}
+
 Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {
     std::vector<ContainerInfo> out;
+    CgroupHost host;
     for (const auto &id : OCI_TRY(list_ids(root))) {
         auto dir = ContainerDir::open(root, id);
         if (!dir) continue;
@@ -518,7 +660,9 @@ Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {
         if (!rec) continue;
         ContainerInfo info;
         info.state = rec->state;
-        info.state.status = live_status(*dir, *rec);
+        if (!rec->cgroup_dirs.empty() && host.hierarchies.empty())
+            if (auto h = detect_cgroup_host()) host = std::move(*h);
+        info.state.status = live_status(*dir, host, *rec);
         if (info.state.status == oci::ContainerStatus::stopped) info.state.pid = 0;
         info.created = rec->created;
         info.owner = rec->owner;

@@ -35,6 +35,13 @@ Result<int> run_container(const CreateOptions &opts, bool detach, bool keep);
 Result<oci::State> container_state(const std::string &root, const std::string &id);
 
 Status kill_container(const std::string &root, const std::string &id, int sig, bool all);
+
+// Freeze / thaw every process of a running container (its cgroup's freezer).
+Status pause_container(const std::string &root, const std::string &id);
+Status resume_container(const std::string &root, const std::string &id);
+
+// Host PIDs of every process in the container's cgroup.
+Result<std::vector<pid_t>> container_pids(const std::string &root, const std::string &id);
 Status delete_container(const std::string &root, const std::string &id, bool force);
 
 struct ContainerInfo {

@@ -1,5 +1,6 @@
 #include "exec.hpp"
 
+#include "cgroup.hpp"
 #include "fd.hpp"
 
 #include "log.hpp"
@@ -110,6 +111,10 @@ struct Child {
 };
 
 Status child_setup(const Child &c) {
+    // The runtime first moves this process into the container's cgroup.
+    auto go = sync::receive(c.sync_fd, "exec");
+    if (!go) return forward(std::move(go.error()));
+    if (go->type != sync::Msg::proceed) return fail("sync: unexpected message");
     for (auto [fd, flag] : c.ns)
         if (::setns(fd, flag) < 0) return fail_errno(std::string("setns ") + std::to_string(flag));
     for (auto [fd, flag] : c.ns)
@@ -205,6 +210,15 @@ Result<int> exec_in_container(const ExecOptions &o) {
     theirs.reset();
     console.reset();
     ns_fds.clear();
+    if (!rec.cgroup_dirs.empty())
+        if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) {
+            kill_and_reap(pid);
+            return forward(std::move(r.error()), "exec");
+        }
+    if (auto r = sync::send(ours.get(), sync::Msg::proceed); !r) {
+        kill_and_reap(pid);
+        return forward(std::move(r.error()), "exec");
+    }
     // EOF (the sync socket closed on exec) means the program is running.
     auto msg = sync::receive(ours.get(), "exec");
     Fd master;

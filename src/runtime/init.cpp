@@ -23,16 +23,22 @@ namespace ocirun {
 
 namespace {
 
-Status wait_for_mappings(const InitConfig &cfg) {
-    if (!cfg.new_userns) return {};
+// Nothing happens in the container until the runtime has written the id maps
+// and moved this process into the container's cgroup.
+Status wait_for_parent(const InitConfig &cfg) {
     auto p = sync::receive(cfg.sync_fd, "the runtime");
     if (!p) return forward(std::move(p.error()));
-    if (p->type != sync::Msg::mappings_done)
-        return fail("sync: unexpected message while waiting for id mappings");
-    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    // Become root of the new user namespace.
-    if (::setresgid(0, 0, 0) < 0) return fail_errno("setresgid 0 in the user namespace");
-    if (::setresuid(0, 0, 0) < 0) return fail_errno("setresuid 0 in the user namespace");
+    if (p->type != sync::Msg::proceed) return fail("sync: unexpected message before setup");
+    if (cfg.new_userns) {
+        ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        // Become root of the new user namespace.
+        if (::setresgid(0, 0, 0) < 0) return fail_errno("setresgid 0 in the user namespace");
+        if (::setresuid(0, 0, 0) < 0) return fail_errno("setresuid 0 in the user namespace");
+    }
+    // Unshared here, not at clone: the namespace's root is the cgroup the
+    // process is in, which is now the container's.
+    if (cfg.new_cgroupns && ::unshare(CLONE_NEWCGROUP) < 0)
+        return fail_errno("unshare cgroup namespace");
     return {};
 }
 
@@ -166,7 +172,7 @@ Status wait_for_start(const InitConfig &cfg) {
 Status setup(const InitConfig &cfg, int &host_pid) {
     const oci::Spec &spec = *cfg.spec;
     const oci::Process &proc = *spec.process;
-    OCI_CHECK(wait_for_mappings(cfg));
+    OCI_CHECK(wait_for_parent(cfg));
     OCI_CHECK(join_namespaces(cfg));
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");

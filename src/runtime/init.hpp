@@ -28,6 +28,7 @@ struct InitConfig {
     bool report_pid = false; // the init is a grandchild: say hello so the
                              // runtime learns its PID from SCM_CREDENTIALS
     bool new_timens = false; // unshared by the init so offsets can be written first
+    bool new_cgroupns = false; // unshared once in the container's cgroup, so that is its root
     bool no_pivot = false;
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path

@@ -11,7 +11,7 @@
 namespace ocirun::sync {
 
 enum class Msg : uint32_t {
-    mappings_done = 1, // parent -> child: uid/gid maps written
+    proceed = 1,       // parent -> child: id maps written, cgroup joined
     ready = 2,         // child -> parent: set up, waiting for start
     error = 3,         // child -> parent: setup failed (errno + text)
     init_hello = 4,    // init -> parent, when it is a grandchild: its PID travels as

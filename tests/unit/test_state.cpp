@@ -179,6 +179,7 @@ Test(state, record_round_trip) {
     rec.owner = 4294967295u;
     rec.started = true;
     rec.has_hooks = true;
+    rec.cgroup_dirs = {"/sys/fs/cgroup/pids/oci-run/ctr-1", "/sys/fs/cgroup/unified/oci-run/ctr-1"};
     std::string text = write_record(rec);
     auto r = parse_record(text);
     cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
@@ -194,6 +195,7 @@ Test(state, record_round_trip) {
     cr_assert_eq(b.owner, UINT32_MAX);
     cr_assert(b.started);
     cr_assert(b.has_hooks);
+    cr_assert_eq(b.cgroup_dirs, rec.cgroup_dirs);
     expect_eq(write_record(b), text);
 }
 

@@ -1,0 +1,102 @@
+#include "cli.hpp"
+#include "runtime/container.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+extern char **environ;
+
+namespace ocirun::cli {
+
+namespace {
+
+// `ps ARGS` (default -ef), filtered to the container's PIDs, as runc prints it.
+int print_table(const std::vector<pid_t> &pids, std::vector<std::string> args) {
+    if (args.empty()) args = {"-ef"};
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) < 0) return report(Error{errno, "ps: pipe"});
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    std::vector<char *> argv{const_cast<char *>("ps")};
+    for (auto &a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid;
+    int e = posix_spawnp(&pid, "ps", &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(out[1]);
+    if (e != 0) {
+        ::close(out[0]);
+        return report(Error{e, "ps: run ps"});
+    }
+    std::string text;
+    char buf[8192];
+    ssize_t n;
+    while ((n = ::read(out[0], buf, sizeof buf)) > 0)
+        text.append(buf, static_cast<size_t>(n));
+    ::close(out[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return report("ps: ps " + args[0] + " failed");
+    std::istringstream in(text);
+    std::string header;
+    std::getline(in, header);
+    // The PID column: its position in the header.
+    std::istringstream hw(header);
+    std::string w;
+    int col = -1;
+    for (int i = 0; hw >> w; i++)
+        if (w == "PID") col = i;
+    if (col < 0) return report("ps: no PID column in the output of ps " + args[0]);
+    std::set<pid_t> want(pids.begin(), pids.end());
+    std::printf("%s\n", header.c_str());
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream lw(line);
+        std::string field;
+        for (int i = 0; i <= col && (lw >> field); i++) {
+        }
+        if (!field.empty() &&
+            want.count(static_cast<pid_t>(std::strtol(field.c_str(), nullptr, 10))))
+            std::printf("%s\n", line.c_str());
+    }
+    return 0;
+}
+
+} // namespace
+
+int cmd_ps(const Globals &g, int argc, char **argv) {
+    const Command &cmd = *find_command("ps");
+    static const struct option opts[] = {{"format", required_argument, nullptr, 'f'},
+                                         {nullptr, 0, nullptr, 0}};
+    std::string format = "table";
+    // Stop at the ID: what follows is for ps.
+    int rc = parse_flags(cmd, argc, argv, opts, true, [&](int, const char *v) {
+        format = v;
+        return 0;
+    });
+    if (rc >= 0) return rc;
+    if (format != "table" && format != "json")
+        return usage_error(cmd.name, "--format: expected table or json, got \"" + format + "\"");
+    if (optind >= argc) return expect_args(cmd, argc, argv, 1);
+    auto pids = container_pids(g.root, argv[optind]);
+    if (!pids) return report(pids.error());
+    if (format == "json") {
+        std::string out = "[";
+        for (size_t i = 0; i < pids->size(); i++)
+            out += (i ? "," : "") + std::to_string((*pids)[i]);
+        std::printf("%s]\n", out.c_str());
+        return 0;
+    }
+    return print_table(*pids, std::vector<std::string>(argv + optind + 1, argv + argc));
+}
+
+} // namespace ocirun::cli

@@ -1,0 +1,311 @@
+#include "cgroup.hpp"
+
+#include "log.hpp"
+#include "oci/state.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <set>
+#include <sstream>
+
+namespace ocirun {
+
+namespace {
+
+Status write_file(const std::string &path, const std::string &value, const std::string &what) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return fail_errno(what + ": open " + path);
+    ssize_t n = ::write(fd, value.data(), value.size());
+    int e = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(value.size()))
+        return fail_code(e, what + ": write \"" + value + "\" to " + path);
+    return {};
+}
+
+std::string read_trimmed(const std::string &path) {
+    auto t = oci::read_file(path);
+    if (!t) return {};
+    std::string s = *t;
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+        s.pop_back();
+    return s;
+}
+
+void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    ::nanosleep(&ts, nullptr);
+}
+
+bool has_dotdot(const std::string &p) {
+    std::istringstream in(p);
+    std::string part;
+    while (std::getline(in, part, '/'))
+        if (part == "..") return true;
+    return false;
+}
+
+std::string parent_of(const std::string &p) {
+    auto slash = p.rfind('/');
+    return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
+}
+
+// The controller a v2 file belongs to ("pids.max" -> "pids"); "" for cgroup.*.
+std::string controller_of(const std::string &file) {
+    std::string c = file.substr(0, file.find('.'));
+    return c == "cgroup" ? "" : c;
+}
+
+} // namespace
+
+const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir) {
+    for (const auto &h : host.hierarchies)
+        if (dir == h.mount || dir.rfind(h.mount + "/", 0) == 0) return &h;
+    return nullptr;
+}
+
+Result<std::vector<std::string>>
+cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const std::string &id) {
+    std::string path = cgroups_path.empty() ? "oci-run/" + id : cgroups_path;
+    if (has_dotdot(path))
+        return fail("linux.cgroupsPath: \"" + cgroups_path + "\" must not contain \"..\"");
+    std::vector<std::string> dirs;
+    for (const auto &h : host.hierarchies) {
+        std::string inner;
+        if (path[0] == '/') {
+            inner = path;
+        } else {
+            std::string base = h.version == 2 ? parent_of(h.own) : h.own;
+            inner = (base == "/" ? "" : base) + "/" + path;
+        }
+        while (inner.size() > 1 && inner.back() == '/')
+            inner.pop_back();
+        std::string dir = h.dir_of(inner);
+        if (dir == h.mount)
+            return fail("linux.cgroupsPath: \"" + cgroups_path + "\" is a hierarchy's root");
+        dirs.push_back(dir);
+    }
+    return dirs;
+}
+
+Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string> &dirs,
+                           const std::vector<CgroupWrite> &writes) {
+    auto dir_for = [&](const CgroupWrite &w) -> std::string {
+        const Hierarchy *h = hierarchy_for(w, host);
+        if (!h) return {};
+        for (const auto &d : dirs)
+            if (hierarchy_of(host, d) == h) return d;
+        return {};
+    };
+    for (size_t i = 0; i < writes.size(); i++) {
+        const CgroupWrite &w = writes[i];
+        std::string dir = dir_for(w);
+        if (dir.empty()) return fail(w.field + ": no cgroup hierarchy for " + w.file);
+        std::string file = dir + "/" + w.file;
+        if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0) file = dir + "/" + w.alt_file;
+        auto r = write_file(file, w.value, w.field);
+        if (!r && w.swap_pair && r.error().code == EINVAL && i + 1 < writes.size()) {
+            // Raising the limit above the current memory+swap: swap first.
+            const CgroupWrite &next = writes[i + 1];
+            OCI_CHECK(write_file(dir_for(next) + "/" + next.file, next.value, next.field));
+            OCI_CHECK(write_file(file, w.value, w.field));
+            i++;
+            continue;
+        }
+        if (!r) {
+            if (r.error().code == ENOENT)
+                return fail_code(ENOENT, w.field + ": this kernel has no " + w.file);
+            return forward(std::move(r.error()));
+        }
+    }
+    return {};
+}
+
+Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
+                     const std::vector<CgroupWrite> &writes) {
+    std::set<std::string> v2_needed;
+    for (const auto &w : writes)
+        if (w.controller.empty() && !controller_of(w.file).empty())
+            v2_needed.insert(controller_of(w.file));
+    std::vector<std::string> made; // deepest last
+    auto undo = [&](Error e) -> Status {
+        for (auto it = made.rbegin(); it != made.rend(); ++it)
+            ::rmdir(it->c_str());
+        return forward(std::move(e), "cgroup");
+    };
+    for (const auto &dir : dirs) {
+        const Hierarchy *h = hierarchy_of(host, dir);
+        // Levels from the mount down to dir; make the missing ones.
+        std::vector<std::string> levels;
+        for (std::string d = dir; d.size() > h->mount.size(); d = parent_of(d))
+            levels.insert(levels.begin(), d);
+        for (size_t i = 0; i < levels.size(); i++) {
+            const std::string &d = levels[i];
+            bool leaf = i + 1 == levels.size();
+            if (::mkdir(d.c_str(), 0755) < 0) {
+                if (errno != EEXIST) return undo(Error{errno, "mkdir " + d});
+                if (leaf) return undo(Error{EEXIST, d + " already exists"});
+                continue;
+            }
+            made.push_back(d);
+            std::string parent = parent_of(d);
+            if (h->version == 1 && h->has("cpuset")) {
+                // A new cpuset cgroup starts empty; a task cannot join it then.
+                for (const char *f : {"cpuset.cpus", "cpuset.mems"})
+                    if (read_trimmed(d + "/" + f).empty())
+                        if (auto r = write_file(d + "/" + f, read_trimmed(parent + "/" + f), f); !r)
+                            return undo(r.error());
+            }
+            if (h->version == 2) {
+                // Enable in the parent what this level needs: the controllers
+                // the writes use, and below our own levels whatever the parent
+                // offers (stats, later updates).
+                std::string avail = read_trimmed(parent + "/cgroup.controllers");
+                std::string enabled = read_trimmed(parent + "/cgroup.subtree_control");
+                std::istringstream in(avail);
+                std::string c;
+                bool parent_is_ours = i > 0 && made.size() > 1 && made[made.size() - 2] == parent;
+                std::string add;
+                while (in >> c) {
+                    bool want = v2_needed.count(c) || parent_is_ours;
+                    if (want && (" " + enabled + " ").find(" " + c + " ") == std::string::npos)
+                        add += (add.empty() ? "+" : " +") + c;
+                }
+                for (const auto &n : v2_needed)
+                    if ((" " + avail + " ").find(" " + n + " ") == std::string::npos)
+                        return undo(
+                            Error{0, "the " + n + " controller is not available in " + parent});
+                if (!add.empty())
+                    if (auto r = write_file(parent + "/cgroup.subtree_control", add,
+                                            "enable controllers");
+                        !r)
+                        return undo(r.error());
+            }
+        }
+    }
+    if (auto r = apply_cgroup_writes(host, dirs, writes); !r) return undo(r.error());
+    return {};
+}
+
+std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &dirs) {
+    const Hierarchy *u = host.unified();
+    for (const auto &d : dirs)
+        if (u && hierarchy_of(host, d) == u) return d;
+    return {};
+}
+
+Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {
+    std::string p = std::to_string(pid);
+    for (const auto &d : dirs)
+        OCI_CHECK(write_file(d + "/cgroup.procs", p, "cgroup: join"));
+    return {};
+}
+
+Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
+                                       const std::vector<std::string> &dirs) {
+    // One hierarchy is enough: prefer v2, then pids, then any.
+    std::string dir = unified_dir(host, dirs);
+    if (dir.empty())
+        for (const auto &d : dirs) {
+            const Hierarchy *h = hierarchy_of(host, d);
+            if (h && h->has("pids")) dir = d;
+        }
+    if (dir.empty() && !dirs.empty()) dir = dirs[0];
+    std::vector<pid_t> pids;
+    if (dir.empty()) return pids;
+    auto text = oci::read_file(dir + "/cgroup.procs");
+    if (!text) {
+        if (text.error().code == ENOENT) return pids;
+        return forward(std::move(text.error()), "cgroup");
+    }
+    std::istringstream in(*text);
+    long v;
+    while (in >> v)
+        pids.push_back(static_cast<pid_t>(v));
+    return pids;
+}
+
+Status signal_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, int sig) {
+    std::string u = unified_dir(host, dirs);
+    if (sig == SIGKILL && !u.empty() && ::access((u + "/cgroup.kill").c_str(), F_OK) == 0)
+        return write_file(u + "/cgroup.kill", "1", "cgroup.kill");
+    for (pid_t pid : OCI_TRY(cgroup_pids(host, dirs)))
+        if (::kill(pid, sig) < 0 && errno != ESRCH)
+            return fail_errno("signal process " + std::to_string(pid));
+    return {};
+}
+
+static std::string freezer_dir(const CgroupHost &host, const std::vector<std::string> &dirs,
+                               bool &v2) {
+    for (const auto &d : dirs) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        if (h && h->version == 1 && h->has("freezer")) {
+            v2 = false;
+            return d;
+        }
+    }
+    v2 = true;
+    return unified_dir(host, dirs);
+}
+
+bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs) {
+    bool v2;
+    std::string d = freezer_dir(host, dirs, v2);
+    if (d.empty()) return false;
+    if (!v2) return read_trimmed(d + "/freezer.state") == "FROZEN";
+    return read_trimmed(d + "/cgroup.freeze") == "1";
+}
+
+Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, bool frozen) {
+    bool v2;
+    std::string d = freezer_dir(host, dirs, v2);
+    if (d.empty()) return fail("no freezer: the container has no cgroup with a freezer");
+    if (!v2) {
+        const char *want = frozen ? "FROZEN" : "THAWED";
+        for (int i = 0; i < 1000; i++) {
+            OCI_CHECK(write_file(d + "/freezer.state", want, "freezer.state"));
+            if (read_trimmed(d + "/freezer.state") == want) return {};
+            sleep_ms(1);
+        }
+        return fail("freezer.state: " + d + " did not become " + want);
+    }
+    OCI_CHECK(write_file(d + "/cgroup.freeze", frozen ? "1" : "0", "cgroup.freeze"));
+    std::string want = std::string("frozen ") + (frozen ? "1" : "0");
+    for (int i = 0; i < 1000; i++) {
+        if (read_trimmed(d + "/cgroup.events").find(want) != std::string::npos) return {};
+        sleep_ms(1);
+    }
+    return fail("cgroup.freeze: " + d + " did not report " + want);
+}
+
+Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs) {
+    bool any = false;
+    for (const auto &d : dirs)
+        if (::access(d.c_str(), F_OK) == 0) any = true;
+    if (!any) return {};
+    // A frozen cgroup's processes cannot die: thaw after the kill is queued.
+    (void)signal_cgroup(host, dirs, SIGKILL);
+    if (cgroup_frozen(host, dirs)) (void)freeze_cgroup(host, dirs, false);
+    for (const auto &d : dirs) {
+        if (::access(d.c_str(), F_OK) != 0) continue;
+        int tries = 0;
+        while (::rmdir(d.c_str()) < 0) {
+            if (errno == ENOENT) break;
+            if (errno != EBUSY || ++tries > 2000) return fail_errno("cgroup: remove " + d);
+            if (tries % 50 == 0) (void)signal_cgroup(host, dirs, SIGKILL);
+            sleep_ms(1);
+        }
+        // The default parent "oci-run" goes once the last container leaves it.
+        std::string parent = parent_of(d);
+        if (parent.size() > 8 && parent.substr(parent.size() - 8) == "/oci-run")
+            ::rmdir(parent.c_str());
+    }
+    return {};
+}
+
+} // namespace ocirun

@@ -1,0 +1,59 @@
+// One container's cgroup: a directory in every hierarchy the host has
+// (runtime/cgroup_host.hpp), made at create, filled with linux.resources
+// (runtime/cgroup_plan.hpp), joined by the init and by exec'd processes, and
+// removed at delete after whatever still runs in it is killed.
+#pragma once
+
+#include "cgroup_host.hpp"
+#include "cgroup_plan.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// Where the container's cgroup goes, in host.hierarchies order:
+// cgroupsPath "/a/b" is absolute in each hierarchy; "a/b" is relative to this
+// process's cgroup (v1) or to its parent (v2, whose own cgroup has processes
+// and so cannot enable controllers for a child: runc does the same); empty
+// means "oci-run/<id>" relative. ".." is refused.
+Result<std::vector<std::string>>
+cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const std::string &id);
+
+// Make the directories (an existing leaf is refused: it is someone else's),
+// enable on v2 the controllers `writes` need, inherit cpuset.cpus/mems on v1,
+// then apply `writes`. On error, removes what it made.
+Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
+                     const std::vector<CgroupWrite> &writes);
+
+// Apply writes to an existing cgroup (update).
+Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string> &dirs,
+                           const std::vector<CgroupWrite> &writes);
+
+// The container's directory in the v2 hierarchy, or "" (for CLONE_INTO_CGROUP).
+std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// Move `pid` into every directory (cgroup.procs).
+Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
+
+// Host PIDs of every process in the container's cgroup.
+Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
+                                       const std::vector<std::string> &dirs);
+
+// Signal every process in it (SIGKILL through cgroup.kill where v2 has it).
+Status signal_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, int sig);
+
+// Freeze or thaw (v1 freezer, v2 cgroup.freeze), waiting until done.
+Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, bool frozen);
+bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// Kill what is left, wait for it, remove every directory (and the default
+// "oci-run" parent once it is empty). Missing directories are not errors.
+Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// The hierarchy a directory belongs to (by mount point), or nullptr.
+const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir);
+
+} // namespace ocirun
