@@ -17,6 +17,9 @@ Result<Spec> parse_spec(std::string_view text);
 // Parse a process.json (the "process" object alone), as `exec --process` takes.
 Result<Process> parse_process(std::string_view text);
 
+// Parse a linux.resources object alone, as `update --resources` takes.
+Result<Resources> parse_resources(std::string_view text);
+
 // Checks across fields that a single-field parse cannot see: duplicate
 // namespaces and rlimits, absolute paths, id mappings versus the user
 // namespace, time offsets versus the time namespace, and the fields a Linux

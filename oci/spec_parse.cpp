@@ -488,6 +488,14 @@ Result<Spec> parse_spec(std::string_view text) {
 
 namespace ocirun::oci {
 
+Result<Resources> parse_resources(std::string_view text) {
+    json::Document doc = OCI_TRY(json::Document::parse(text));
+    if (!YAJL_IS_OBJECT(doc.root())) return fail("expected a JSON object at the top level");
+    Resources r;
+    OCI_CHECK(parse_resources(doc.root(), Path{}, r));
+    return r;
+}
+
 Result<Process> parse_process(std::string_view text) {
     json::Document doc = OCI_TRY(json::Document::parse(text));
     if (!YAJL_IS_OBJECT(doc.root())) return fail("expected a JSON object at the top level");

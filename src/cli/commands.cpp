@@ -68,8 +68,13 @@ const Command kCommands[] = {
      "  --interval DURATION     statistics interval (default 5s)\n",
      cmd_events},
     {"update", "change a container's resource limits", "[options] ID",
-     "  -r, --resources FILE    linux.resources JSON (- for stdin)\n"
-     "  --pids-limit N, --memory BYTES, --cpu-quota N, ... as runc\n",
+     "  -r, --resources FILE    linux.resources JSON (- for stdin); flags below win\n"
+     "  --pids-limit N          0 or -1: unlimited\n"
+     "  --memory BYTES          also --memory-reservation, --memory-swap,\n"
+     "                          --kernel-memory, --kernel-memory-tcp (k/m/g suffixes)\n"
+     "  --cpu-share N, --cpu-quota N, --cpu-period N, --cpu-rt-period N,\n"
+     "  --cpu-rt-runtime N, --cpuset-cpus LIST, --cpuset-mems LIST\n"
+     "  --blkio-weight N        10..1000\n",
      cmd_update},
     {"features", "print the features this build implements, as JSON", "", "", cmd_features},
     {"spec", "write a default config.json", "[options]",

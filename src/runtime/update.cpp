@@ -1,0 +1,122 @@
+#include "update.hpp"
+
+#include "cgroup.hpp"
+#include "oci/spec_io.hpp"
+#include "oci/state.hpp"
+#include "proc.hpp"
+#include "store.hpp"
+
+namespace ocirun {
+
+namespace {
+
+template <typename T> void take(std::optional<T> &into, const std::optional<T> &from) {
+    if (from) into = from;
+}
+
+// Current memory use, to refuse a limit below it (checkBeforeUpdate).
+Result<int64_t> memory_usage(const CgroupHost &host, const std::vector<std::string> &dirs) {
+    for (const auto &d : dirs) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        if (!h || !h->has("memory")) continue;
+        auto t =
+            oci::read_file(d + (h->version == 1 ? "/memory.usage_in_bytes" : "/memory.current"));
+        if (!t) return forward(std::move(t.error()));
+        return static_cast<int64_t>(std::strtoll(t->c_str(), nullptr, 10));
+    }
+    return fail("no memory controller");
+}
+
+} // namespace
+
+void merge_resources(oci::Resources &into, const oci::Resources &d) {
+    if (d.memory) {
+        auto &m = into.memory ? *into.memory : into.memory.emplace();
+        take(m.limit, d.memory->limit);
+        take(m.reservation, d.memory->reservation);
+        take(m.swap, d.memory->swap);
+        take(m.kernel, d.memory->kernel);
+        take(m.kernel_tcp, d.memory->kernel_tcp);
+        take(m.swappiness, d.memory->swappiness);
+        take(m.disable_oom_killer, d.memory->disable_oom_killer);
+        take(m.use_hierarchy, d.memory->use_hierarchy);
+        take(m.check_before_update, d.memory->check_before_update);
+    }
+    if (d.cpu) {
+        auto &c = into.cpu ? *into.cpu : into.cpu.emplace();
+        take(c.shares, d.cpu->shares);
+        take(c.quota, d.cpu->quota);
+        take(c.burst, d.cpu->burst);
+        take(c.period, d.cpu->period);
+        take(c.realtime_runtime, d.cpu->realtime_runtime);
+        take(c.realtime_period, d.cpu->realtime_period);
+        take(c.idle, d.cpu->idle);
+        if (!d.cpu->cpus.empty()) c.cpus = d.cpu->cpus;
+        if (!d.cpu->mems.empty()) c.mems = d.cpu->mems;
+    }
+    if (d.pids) into.pids = d.pids;
+    if (d.block_io) {
+        auto &b = into.block_io ? *into.block_io : into.block_io.emplace();
+        take(b.weight, d.block_io->weight);
+        take(b.leaf_weight, d.block_io->leaf_weight);
+        auto replace = [](auto &to, const auto &from) {
+            if (!from.empty()) to = from;
+        };
+        replace(b.weight_device, d.block_io->weight_device);
+        replace(b.throttle_read_bps, d.block_io->throttle_read_bps);
+        replace(b.throttle_write_bps, d.block_io->throttle_write_bps);
+        replace(b.throttle_read_iops, d.block_io->throttle_read_iops);
+        replace(b.throttle_write_iops, d.block_io->throttle_write_iops);
+    }
+    for (const auto &h : d.hugepage_limits) {
+        bool found = false;
+        for (auto &o : into.hugepage_limits)
+            if (o.page_size == h.page_size) {
+                o.limit = h.limit;
+                found = true;
+            }
+        if (!found) into.hugepage_limits.push_back(h);
+    }
+    if (d.network) into.network = d.network;
+    for (const auto &[k, v] : d.rdma)
+        into.rdma[k] = v;
+    for (const auto &[k, v] : d.unified)
+        into.unified[k] = v;
+}
+
+Status update_container(const std::string &root, const std::string &id,
+                        const oci::Resources &delta) {
+    if (!delta.devices.empty())
+        return fail("update: linux.resources.devices: device rules cannot be changed by update");
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    if (!process_alive(rec.state.pid, rec.init_start_time))
+        return fail("update: container \"" + id + "\" is not running");
+    if (rec.cgroup_dirs.empty())
+        return fail("update: container \"" + id +
+                    "\" has no cgroup (an unprivileged user's container without resources)");
+    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    oci::Resources &res =
+        spec.linux_->resources ? *spec.linux_->resources : spec.linux_->resources.emplace();
+    merge_resources(res, delta);
+    CgroupHost host = OCI_TRY(detect_cgroup_host());
+    if (delta.memory && delta.memory->limit && *delta.memory->limit > 0 && res.memory &&
+        res.memory->check_before_update.value_or(false)) {
+        int64_t used = OCI_TRY(memory_usage(host, rec.cgroup_dirs));
+        if (used > *delta.memory->limit)
+            return fail("update: memory.limit " + std::to_string(*delta.memory->limit) +
+                        " is below the container's current usage " + std::to_string(used) +
+                        " (checkBeforeUpdate)");
+    }
+    // The whole merged set is written again (the same values are no-ops);
+    // device rules stay as create set them.
+    oci::Resources apply = res;
+    apply.devices.clear();
+    auto writes = plan_resources(apply, host, {});
+    if (!writes) return forward(std::move(writes.error()), "update");
+    if (auto r = apply_cgroup_writes(host, rec.cgroup_dirs, *writes); !r)
+        return forward(std::move(r.error()), "update");
+    return oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
+}
+
+} // namespace ocirun
