@@ -7,6 +7,7 @@ int cmd_create(const Globals &g, int argc, char **argv) {
     static const struct option opts[] = {OCIRUN_CREATE_OPTIONS, {nullptr, 0, nullptr, 0}};
     CreateOptions o;
     o.root = g.root;
+    o.rootless = g.rootless == "true" || (g.rootless == "auto" && ::geteuid() != 0);
     int rc = parse_flags(cmd, argc, argv, opts, false,
                          [&](int c, const char *arg) { return create_flag(cmd, o, c, arg); });
     if (rc >= 0) return rc;

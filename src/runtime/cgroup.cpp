@@ -1,5 +1,6 @@
 #include "cgroup.hpp"
 
+#include "device_filter.hpp"
 #include "log.hpp"
 #include "oci/state.hpp"
 
@@ -106,6 +107,10 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         const CgroupWrite &w = writes[i];
         std::string dir = dir_for(w);
         if (dir.empty()) return fail(w.field + ": no cgroup hierarchy for " + w.file);
+        if (w.file == kDeviceProgram) {
+            OCI_CHECK(attach_device_program(w.device_rules, dir));
+            continue;
+        }
         std::string file = dir + "/" + w.file;
         if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0) file = dir + "/" + w.alt_file;
         auto r = write_file(file, w.value, w.field);
@@ -130,7 +135,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                      const std::vector<CgroupWrite> &writes) {
     std::set<std::string> v2_needed;
     for (const auto &w : writes)
-        if (w.controller.empty() && !controller_of(w.file).empty())
+        if (w.controller.empty() && w.file != kDeviceProgram && !controller_of(w.file).empty())
             v2_needed.insert(controller_of(w.file));
     std::vector<std::string> made; // deepest last
     auto undo = [&](Error e) -> Status {
@@ -144,23 +149,35 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
         std::vector<std::string> levels;
         for (std::string d = dir; d.size() > h->mount.size(); d = parent_of(d))
             levels.insert(levels.begin(), d);
+        int retries = 0;
         for (size_t i = 0; i < levels.size(); i++) {
             const std::string &d = levels[i];
             bool leaf = i + 1 == levels.size();
+            bool exists = false;
             if (::mkdir(d.c_str(), 0755) < 0) {
+                // The shared "oci-run" parent removed by a delete between our
+                // levels: start again from the top.
+                if (errno == ENOENT && retries++ < 3) {
+                    i = static_cast<size_t>(-1);
+                    continue;
+                }
                 if (errno != EEXIST) return undo(Error{errno, "mkdir " + d});
                 if (leaf) return undo(Error{EEXIST, d + " already exists"});
-                continue;
+                exists = true;
+            } else {
+                made.push_back(d);
             }
-            made.push_back(d);
             std::string parent = parent_of(d);
             if (h->version == 1 && h->has("cpuset")) {
-                // A new cpuset cgroup starts empty; a task cannot join it then.
+                // A new cpuset cgroup starts empty and no task can join it
+                // then. Top-down, so the parent is filled first (also when
+                // another create made it a moment ago and has not yet).
                 for (const char *f : {"cpuset.cpus", "cpuset.mems"})
                     if (read_trimmed(d + "/" + f).empty())
                         if (auto r = write_file(d + "/" + f, read_trimmed(parent + "/" + f), f); !r)
                             return undo(r.error());
             }
+            if (exists) continue;
             if (h->version == 2) {
                 // Enable in the parent what this level needs: the controllers
                 // the writes use, and below our own levels whatever the parent

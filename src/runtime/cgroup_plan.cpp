@@ -312,31 +312,51 @@ constexpr DefaultDevice kDefaultDevices[] = {
     {"c", 5, 1, "rwm"}, {"c", 136, -1, "rwm"}, {"c", 5, 2, "rwm"}, {"c", 10, 200, "rwm"},
 };
 
-Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &rules,
+oci::DeviceRule rule(bool allow, const std::string &type, int64_t major, int64_t minor,
+                     const std::string &access) {
+    oci::DeviceRule r;
+    r.allow = allow;
+    r.type = type;
+    if (major >= 0) r.major = major;
+    if (minor >= 0) r.minor = minor;
+    r.access = access;
+    return r;
+}
+
+Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules,
                     const std::vector<oci::Device> &devices) {
     std::string base = std::string(kRes) + "devices";
-    if (rules.empty()) return {};
-    if (p.version_of("devices") != 1)
-        return fail(base + ": device rules on cgroup v2 (an eBPF device program) are not "
-                           "implemented yet");
-    for (size_t i = 0; i < rules.size(); i++) {
-        const auto &r = rules[i];
-        p.add("devices", r.allow ? "devices.allow" : "devices.deny",
-              device_rule(r.type, r.major, r.minor, r.access),
-              base + "[" + std::to_string(i) + "]");
+    if (spec_rules.empty()) return {};
+    if (!p.version_of("devices") && !p.v2_only())
+        return fail(base + ": this host has no devices cgroup controller");
+    // The configuration's rules, then the runtime's defaults and linux.devices.
+    std::vector<oci::DeviceRule> rules = spec_rules;
+    std::vector<std::string> fields;
+    for (size_t i = 0; i < spec_rules.size(); i++)
+        fields.push_back(base + "[" + std::to_string(i) + "]");
+    for (const auto &d : kDefaultDevices) {
+        rules.push_back(rule(true, d.type, d.major, d.minor, d.access));
+        fields.push_back(base + " (default devices)");
     }
-    for (const auto &d : kDefaultDevices)
-        p.add("devices", "devices.allow",
-              device_rule(d.type, d.major < 0 ? std::nullopt : std::optional<int64_t>(d.major),
-                          d.minor < 0 ? std::nullopt : std::optional<int64_t>(d.minor), d.access),
-              base + " (default devices)");
     for (size_t i = 0; i < devices.size(); i++) {
         const auto &d = devices[i];
         if (d.type != "c" && d.type != "b" && d.type != "u") continue;
-        p.add("devices", "devices.allow",
-              device_rule(d.type == "u" ? "c" : d.type, d.major, d.minor, "rwm"),
-              "linux.devices[" + std::to_string(i) + "]");
+        rules.push_back(rule(true, d.type == "u" ? "c" : d.type, d.major, d.minor, "rwm"));
+        fields.push_back("linux.devices[" + std::to_string(i) + "]");
     }
+    if (p.version_of("devices") == 1) {
+        for (size_t i = 0; i < rules.size(); i++) {
+            const auto &r = rules[i];
+            p.add("devices", r.allow ? "devices.allow" : "devices.deny",
+                  device_rule(r.type, r.major, r.minor, r.access), fields[i]);
+        }
+        return {};
+    }
+    CgroupWrite w;
+    w.file = kDeviceProgram;
+    w.field = base;
+    w.device_rules = std::move(rules);
+    p.out.push_back(std::move(w));
     return {};
 }
 

@@ -19,7 +19,12 @@ struct CgroupWrite {
     std::string field;      // the config.json field, for errors
     std::string alt_file;   // written instead when `file` does not exist (BFQ weights)
     bool swap_pair = false; // v1 memory limit followed by memsw: if EINVAL, write memsw first
+    // file == kDeviceProgram: attach these rules as the v2 eBPF device program
+    std::vector<oci::DeviceRule> device_rules;
 };
+
+// The pseudo file of the v2 device program (runtime/device_filter.hpp).
+inline constexpr const char *kDeviceProgram = "<eBPF device program>";
 
 Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host,
                                                 const std::vector<oci::Device> &devices);

@@ -43,11 +43,11 @@ Result<std::string> absolute_path(const std::string &path, const std::string &wh
     return s;
 }
 
-// Root always gives a container its cgroup; an unprivileged user only when
-// the configuration asks for one (it needs a delegated subtree), as runc.
-bool wants_cgroup(const oci::Spec &spec) {
+// Every container gets its cgroup, but a rootless one only when the
+// configuration asks for one (it needs a delegated subtree), as in runc.
+bool wants_cgroup(const oci::Spec &spec, bool rootless) {
     const oci::Linux &lx = *spec.linux_;
-    if (::geteuid() == 0) return true;
+    if (!rootless) return true;
     if (!lx.cgroups_path.empty()) return true;
     if (!lx.resources) return false;
     const oci::Resources &r = *lx.resources;
@@ -276,10 +276,16 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     // a crash from here on leaves it where delete --force finds it.
     CgroupHost host;
     Fd cgroup_fd;
-    if (wants_cgroup(spec)) {
+    if (wants_cgroup(spec, o.rootless)) {
         host = OCI_TRY(detect_cgroup_host());
         std::vector<CgroupWrite> writes;
-        if (lx.resources) writes = OCI_TRY(plan_resources(*lx.resources, host, lx.devices));
+        if (lx.resources) {
+            oci::Resources r = *lx.resources;
+            // An unprivileged user can neither load a device program nor make
+            // device nodes the rules would guard.
+            if (::geteuid() != 0) r.devices.clear();
+            writes = OCI_TRY(plan_resources(r, host, lx.devices));
+        }
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
         OCI_CHECK(dir.save(rec));
         OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
@@ -295,6 +301,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         }
     } cgroup_guard{host, rec.cgroup_dirs};
 
+    cfg.cgroup_fd = cgroup_fd.get();
     pid_t pid = OCI_TRY(spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags, cgroup_fd.get()));
 
     bool hooks_started = false;

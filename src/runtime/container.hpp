@@ -21,6 +21,10 @@ struct CreateOptions {
     bool no_pivot = false;
     bool no_new_keyring = false;
     int preserve_fds = 0;
+    // --rootless: a cgroup only when the configuration asks for one (limits
+    // or cgroupsPath), as an unprivileged user without a delegated subtree
+    // needs; otherwise every container gets one.
+    bool rootless = false;
 };
 
 // Set everything up and leave the init waiting for start. Returns its PID.

@@ -69,7 +69,7 @@ std::string features_json() {
         .kv_bool("v2", support::cgroup_v2())
         .kv_bool("systemd", false)
         .kv_bool("systemdUser", false)
-        .kv_bool("rdma", false)
+        .kv_bool("rdma", true)
         .end_object();
     seccomp_section(w);
     w.key("apparmor").begin_object().kv_bool("enabled", false).end_object();

@@ -19,15 +19,16 @@ struct InitConfig {
     int fifo_read_fd = -1;     // exec fifo: blocks until `start` writes
     int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF
     int console_fd = -1;       // connected --console-socket, or -1
+    int cgroup_fd = -1;        // the v2 cgroup directory fd clone3 used: closed first thing
     int start_result_fd = -1;  // start fifo (O_RDWR, CLOEXEC): `start` reads EOF
                                // once the process is exec'd, or an error line
     bool create_hooks = false; // ask the runtime to run hooks before pivot_root
     int preserve_fds = 0;      // fds 3..3+N-1 pass through
     bool new_userns = false;
-    bool in_userns = false;  // new or joined: devices are bound, not made
-    bool report_pid = false; // the init is a grandchild: say hello so the
-                             // runtime learns its PID from SCM_CREDENTIALS
-    bool new_timens = false; // unshared by the init so offsets can be written first
+    bool in_userns = false;    // new or joined: devices are bound, not made
+    bool report_pid = false;   // the init is a grandchild: say hello so the
+                               // runtime learns its PID from SCM_CREDENTIALS
+    bool new_timens = false;   // unshared by the init so offsets can be written first
     bool new_cgroupns = false; // unshared once in the container's cgroup, so that is its root
     bool no_pivot = false;
     bool no_new_keyring = false;

@@ -28,10 +28,10 @@ bool seccomp() {
     return false;
 }
 bool cgroup_v1() {
-    return false;
+    return true;
 }
 bool cgroup_v2() {
-    return false;
+    return true;
 }
 
 } // namespace ocirun::support

@@ -11,13 +11,13 @@
 namespace ocirun::sync {
 
 enum class Msg : uint32_t {
-    proceed = 1,       // parent -> child: id maps written, cgroup joined
-    ready = 2,         // child -> parent: set up, waiting for start
-    error = 3,         // child -> parent: setup failed (errno + text)
-    init_hello = 4,    // init -> parent, when it is a grandchild: its PID travels as
-                       // SCM_CREDENTIALS (the kernel translates it to the runtime's view)
-    hooks = 5,         // child -> parent: mounts done, run prestart + createRuntime
-    hooks_done = 6,    // parent -> child: they passed; `value` is the init's host PID
+    proceed = 1,    // parent -> child: id maps written, cgroup joined
+    ready = 2,      // child -> parent: set up, waiting for start
+    error = 3,      // child -> parent: setup failed (errno + text)
+    init_hello = 4, // init -> parent, when it is a grandchild: its PID travels as
+                    // SCM_CREDENTIALS (the kernel translates it to the runtime's view)
+    hooks = 5,      // child -> parent: mounts done, run prestart + createRuntime
+    hooks_done = 6, // parent -> child: they passed; `value` is the init's host PID
 };
 
 struct Packet {

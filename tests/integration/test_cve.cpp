@@ -94,3 +94,58 @@ Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
     cr_assert(!rc.empty() && rc != "0\n", "B's write through the exe link succeeded");
     cr_assert(exe.rfind("/memfd:oci-run", 0) == 0, "A's init ran from %s", exe.c_str());
 }
+
+// CVE-2024-21626: a process.cwd of /proc/self/fd/N reaches whatever the init
+// still has open there (in runc, a host cgroup directory). Every such cwd is
+// refused with one line naming process.cwd, for run and for exec --cwd.
+Test(cve, cve_2024_21626_cwd_through_leaked_fds_is_refused) {
+    std::string failures;
+    for (int fd = 3; fd <= 12; fd++) {
+        Env e = make_env("cve21626", {"sh", "-c", "ls /proc/self/cwd/; pwd"});
+        e.b.spec.process->cwd = "/proc/self/fd/" + std::to_string(fd);
+        auto o = test::run(e);
+        if (o.status != 1 || !contains(o.err, "process.cwd") || test::count_lines(o.err) != 1)
+            failures += "fd " + std::to_string(fd) + ": status " + std::to_string(o.status) +
+                        " out " + o.out + " err " + o.err + "\n";
+    }
+    Env x = make_env("cve21626x", {"sleep", "30"});
+    x.b.save();
+    auto c = create(x);
+    auto s = oci({"--root", x.root, "start", x.id});
+    std::string exec_failures;
+    for (int fd = 3; fd <= 12; fd++) {
+        auto o = oci({"--root", x.root, "exec", "--cwd", "/proc/self/fd/" + std::to_string(fd),
+                      x.id, "pwd"});
+        if (o.status != 1 || !contains(o.err, "cwd"))
+            exec_failures += "fd " + std::to_string(fd) + ": status " + std::to_string(o.status) +
+                             " out " + o.out + " err " + o.err + "\n";
+    }
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert(exec_failures.empty(), "%s", exec_failures.c_str());
+}
+
+// CVE-2022-29162: the inheritable and ambient sets start empty (a setuid or
+// file-capability program must not gain what the runtime happened to hold),
+// for the init and for exec.
+Test(cve, cve_2022_29162_inheritable_and_ambient_start_empty) {
+    Env e =
+        make_env("cve29162", {"sh", "-c", "grep -E '^Cap(Inh|Amb)' /proc/self/status; sleep 30"});
+    e.b.spec.process->capabilities->inheritable.clear();
+    e.b.spec.process->capabilities->ambient.clear();
+    e.b.save();
+    auto c = create(e);
+    auto s = oci({"--root", e.root, "start", e.id});
+    auto x =
+        oci({"--root", e.root, "exec", e.id, "grep", "-E", "^Cap(Inh|Amb)", "/proc/self/status"});
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    const char *want = "CapInh:\t0000000000000000\nCapAmb:\t0000000000000000\n";
+    cr_assert_str_eq(out.c_str(), want);
+    cr_assert_str_eq(x.out.c_str(), want);
+}

@@ -1,0 +1,531 @@
+// cgroups on this host (hybrid: v1 controllers plus the v2 "unified"
+// hierarchy; pure v2 is exercised in a private mount namespace below): the
+// container's cgroup in every hierarchy, resources read back from the files,
+// limits observed, pause/resume, ps, update, events, and nothing left after
+// delete. A test that needs a controller this host lacks is skipped with the
+// reason.
+#include "runtime/cgroup_host.hpp"
+#include "support/container_env.hpp"
+
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using test::cleanup_all;
+using test::contains;
+using test::create;
+using test::Env;
+using test::make_env;
+using test::oci;
+using test::read_file;
+using test::state_of;
+using test::wait_status;
+
+namespace {
+
+ocirun::CgroupHost host() {
+    auto h = ocirun::detect_cgroup_host();
+    cr_assert(h.has_value(), "%s", h ? "" : h.error().text().c_str());
+    return *h;
+}
+
+// The cgroup of `pid` in the hierarchy carrying `controller` ("" = v2), as a
+// directory on this host; "" when there is none.
+std::string cgroup_dir(long pid, const char *controller) {
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *hy = *controller ? h.for_controller(controller) : h.unified();
+    if (!hy) return {};
+    std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/cgroup"));
+    std::string line;
+    while (std::getline(in, line)) {
+        auto a = line.find(':'), b = line.find(':', a + 1);
+        std::string ctrls = line.substr(a + 1, b - a - 1);
+        bool match = *controller ? ("," + ctrls + ",").find(std::string(",") + controller + ",") !=
+                                       std::string::npos
+                                 : ctrls.empty();
+        if (match) return hy->dir_of(line.substr(b + 1));
+    }
+    return {};
+}
+
+std::string trimmed(const std::string &s) {
+    std::string t = s;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' '))
+        t.pop_back();
+    return t;
+}
+
+void need(const char *controller) {
+    if (!host().for_controller(controller))
+        cr_skip_test("this host has no %s cgroup controller", controller);
+}
+
+// Every cgroup directory of the container's init, in every hierarchy.
+std::vector<std::string> all_dirs(long pid) {
+    std::vector<std::string> out;
+    ocirun::CgroupHost h = host();
+    std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/cgroup"));
+    std::string line;
+    while (std::getline(in, line)) {
+        auto a = line.find(':'), b = line.find(':', a + 1);
+        std::string ctrls = line.substr(a + 1, b - a - 1);
+        for (const auto &hy : h.hierarchies) {
+            bool match = ctrls.empty() ? hy.version == 2 : hy.version == 1 && [&] {
+                std::string joined;
+                for (const auto &c : hy.controllers)
+                    joined += (joined.empty() ? "" : ",") + c;
+                return joined == ctrls;
+            }();
+            if (match) out.push_back(hy.dir_of(line.substr(b + 1)));
+        }
+    }
+    return out;
+}
+
+Env started(const char *tag, std::vector<std::string> args,
+            const std::function<void(Env &)> &edit = {}) {
+    Env e = make_env(tag, args);
+    if (edit) edit(e);
+    e.b.save();
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    auto s = oci({"--root", e.root, "start", e.id});
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    return e;
+}
+
+ocirun::oci::Resources &resources(Env &e) {
+    auto &lx = *e.b.spec.linux_;
+    return lx.resources ? *lx.resources : lx.resources.emplace();
+}
+
+} // namespace
+
+TestSuite(cgroups, .fini = cleanup_all, .timeout = 60);
+
+Test(cgroups, init_is_in_its_cgroup_everywhere_and_delete_removes_it) {
+    Env e = started("cgplace", {"sh", "-c", "cat /proc/self/cgroup; sleep 30"});
+    long pid = state_of(e.root, e.id).pid;
+    std::vector<std::string> dirs = all_dirs(pid);
+    size_t hierarchies = host().hierarchies.size();
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    std::string left;
+    for (const auto &dir : dirs)
+        if (test::exists(dir)) left += dir + " ";
+    cleanup_all();
+    cr_assert_eq(dirs.size(), hierarchies, "in %zu of %zu hierarchies", dirs.size(), hierarchies);
+    for (const auto &dir : dirs)
+        cr_assert(dir.size() > e.id.size() + 9 &&
+                      dir.substr(dir.size() - e.id.size() - 9) == "/oci-run/" + e.id,
+                  "init in %s", dir.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(left.empty(), "left behind: %s", left.c_str());
+}
+
+// With a cgroup namespace the container sees its own cgroup as the root.
+Test(cgroups, cgroup_namespace_root_is_the_containers_cgroup) {
+    auto o = [] {
+        Env e = make_env("cgns", {"cat", "/proc/self/cgroup"});
+        return test::run(e);
+    }();
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    std::istringstream in(o.out);
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) {
+        lines++;
+        cr_assert(line.size() >= 2 && line.substr(line.size() - 2) == ":/", "%s", o.out.c_str());
+    }
+    cr_assert_gt(lines, 0);
+}
+
+Test(cgroups, resources_from_config_are_written) {
+    need("pids");
+    need("memory");
+    need("cpu");
+    Env e = started("cgres", {"sleep", "30"}, [](Env &x) {
+        auto &r = resources(x);
+        r.pids.emplace().limit = 99;
+        auto &m = r.memory.emplace();
+        m.limit = 64 << 20;
+        m.reservation = 32 << 20;
+        auto &c = r.cpu.emplace();
+        c.shares = 512;
+        c.quota = 20000;
+        c.period = 100000;
+        c.cpus = "0";
+    });
+    long pid = state_of(e.root, e.id).pid;
+    std::string pids = cgroup_dir(pid, "pids"), mem = cgroup_dir(pid, "memory"),
+                cpu = cgroup_dir(pid, "cpu"), cpuset = cgroup_dir(pid, "cpuset");
+    bool v1 = host().for_controller("memory")->version == 1;
+    std::string got =
+        trimmed(read_file(pids + "/pids.max")) + " " +
+        trimmed(read_file(mem + (v1 ? "/memory.limit_in_bytes" : "/memory.max"))) + " " +
+        trimmed(read_file(mem + (v1 ? "/memory.soft_limit_in_bytes" : "/memory.low"))) + " " +
+        trimmed(read_file(cpu + (v1 ? "/cpu.shares" : "/cpu.weight"))) + " " +
+        trimmed(read_file(cpu + (v1 ? "/cpu.cfs_quota_us" : "/cpu.max"))) + " " +
+        (cpuset.empty() ? "0" : trimmed(read_file(cpuset + "/cpuset.cpus")));
+    cleanup_all();
+    std::string want =
+        v1 ? "99 67108864 33554432 512 20000 0" : "99 67108864 33554432 20 20000 100000 0";
+    cr_assert_str_eq(got.c_str(), want.c_str());
+}
+
+// A fork bomb stops at pids.limit: 60 background sleeps under a limit of 32.
+Test(cgroups, fork_bomb_stops_at_pids_limit) {
+    need("pids");
+    Env e = make_env("cgbomb", {"sh", "-c",
+                                "n=0; for i in $(seq 60); do sleep 3 & done 2>/dev/null; "
+                                "sleep 1; echo forked"});
+    resources(e).pids.emplace().limit = 32;
+    e.b.save();
+    auto c = create(e);
+    long pid = state_of(e.root, e.id).pid;
+    std::string dir = cgroup_dir(pid, "pids");
+    auto s = oci({"--root", e.root, "start", e.id});
+    long peak = 0;
+    for (int i = 0; i < 150; i++) {
+        long cur = std::strtol(read_file(dir + "/pids.current").c_str(), nullptr, 10);
+        if (cur > peak) peak = cur;
+        usleep(10000);
+    }
+    std::string events = read_file(dir + "/pids.events");
+    std::string kernel_peak = trimmed(read_file(dir + "/pids.peak")); // newer kernels only
+    std::string st = wait_status(e.root, e.id, "stopped", 10000);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    // Sampled, so the limit itself may fall between samples; the kernel's
+    // own peak (where it has one) and the refused forks say the rest.
+    cr_assert(peak <= 32 && peak >= 16, "peak pids %ld", peak);
+    if (!kernel_peak.empty()) cr_assert_str_eq(kernel_peak.c_str(), "32");
+    cr_assert(contains(events, "max ") && !contains(events, "max 0"), "%s", events.c_str());
+    cr_assert_str_eq(st.c_str(), "stopped", "the container did not exit by itself");
+}
+
+// A memory hog is OOM-killed at its limit and `events` reports the OOM.
+Test(cgroups, memory_hog_is_oom_killed_and_events_reports_it) {
+    need("memory");
+    Env e = make_env("cgoom", {"awk", "BEGIN { s = \"x\"; while (1) s = s s }"});
+    auto &m = resources(e).memory.emplace();
+    m.limit = 32 << 20;
+    if (host().for_controller("memory")->version == 1 &&
+        test::exists(std::string("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")))
+        m.swap = 32 << 20;
+    else if (host().for_controller("memory")->version == 2)
+        m.swap = 32 << 20;
+    e.b.save();
+    auto c = create(e);
+    test::Spawned ev = test::spawn_oci({"--root", e.root, "events", "--interval", "1s", e.id});
+    usleep(200000);
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string st = wait_status(e.root, e.id, "stopped", 20000);
+    int evs = test::wait_bounded(ev.pid, 5000);
+    std::string out = read_file(ev.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(st.c_str(), "stopped");
+    cr_assert_eq(evs, 0, "events: %s", read_file(ev.err_path).c_str());
+    cr_assert(contains(out, "{\"type\":\"oom\",\"id\":\"" + e.id + "\"}"), "%s", out.c_str());
+    cr_assert(contains(out, "{\"type\":\"stats\",\"id\":\"" + e.id + "\""), "%s", out.c_str());
+}
+
+Test(cgroups, pause_freezes_and_resume_thaws) {
+    Env e =
+        started("cgpause",
+                {"sh", "-c", "i=0; while true; do i=$((i+1)); echo $i > /tmp/n; sleep 0.05; done"},
+                [](Env &x) { x.b.spec.root->readonly = false; });
+    usleep(300000);
+    auto p = oci({"--root", e.root, "pause", e.id});
+    std::string paused = state_of(e.root, e.id).status;
+    std::string a = read_file(e.b.rootfs + "/tmp/n");
+    usleep(400000);
+    std::string b = read_file(e.b.rootfs + "/tmp/n");
+    auto again = oci({"--root", e.root, "pause", e.id});
+    auto r = oci({"--root", e.root, "resume", e.id});
+    std::string running = state_of(e.root, e.id).status;
+    usleep(400000);
+    std::string c = read_file(e.b.rootfs + "/tmp/n");
+    cleanup_all();
+    cr_assert_eq(p.status, 0, "pause: %s", p.err.c_str());
+    cr_assert_str_eq(paused.c_str(), "paused");
+    cr_assert_str_eq(a.c_str(), b.c_str(), "the counter advanced while paused");
+    cr_assert_eq(again.status, 1);
+    cr_assert(contains(again.err, "is paused, not running"), "%s", again.err.c_str());
+    cr_assert_eq(r.status, 0, "resume: %s", r.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+    cr_assert_neq(std::strtol(c.c_str(), nullptr, 10), std::strtol(b.c_str(), nullptr, 10),
+                  "the counter did not advance after resume");
+}
+
+Test(cgroups, delete_force_of_a_paused_container) {
+    Env e = started("cgpdel", {"sleep", "30"});
+    long pid = state_of(e.root, e.id).pid;
+    std::vector<std::string> dirs = all_dirs(pid);
+    auto p = oci({"--root", e.root, "pause", e.id});
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool gone = test::pid_gone(pid);
+    std::string left;
+    for (const auto &dir : dirs)
+        if (test::exists(dir)) left += dir + " ";
+    cleanup_all();
+    cr_assert_eq(p.status, 0, "pause: %s", p.err.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(gone);
+    cr_assert(left.empty(), "left %s", left.c_str());
+}
+
+// ps lists exactly the container's processes: every PID in its cgroup, each
+// of them the container's.
+Test(cgroups, ps_lists_the_containers_processes) {
+    Env e = started("cgps", {"sh", "-c", "sleep 30 & sleep 31 & wait"});
+    usleep(200000);
+    long init = state_of(e.root, e.id).pid;
+    auto js = oci({"--root", e.root, "ps", "--format", "json", e.id});
+    auto table = oci({"--root", e.root, "ps", e.id});
+    std::string procs = read_file(cgroup_dir(init, "pids") + "/cgroup.procs");
+    cleanup_all();
+    cr_assert_eq(js.status, 0, "%s", js.err.c_str());
+    std::set<long> listed, in_cgroup;
+    std::string digits;
+    for (char ch : js.out + ",") {
+        if (ch >= '0' && ch <= '9')
+            digits += ch;
+        else if (!digits.empty()) {
+            listed.insert(std::stol(digits));
+            digits.clear();
+        }
+    }
+    std::istringstream in(procs);
+    long v;
+    while (in >> v)
+        in_cgroup.insert(v);
+    cr_assert_eq(listed.size(), 3u, "%s", js.out.c_str());
+    cr_assert(listed == in_cgroup, "ps: %s cgroup: %s", js.out.c_str(), procs.c_str());
+    cr_assert(listed.count(init));
+    cr_assert_eq(table.status, 0, "%s", table.err.c_str());
+    cr_assert(contains(table.out, "PID") && contains(table.out, "sleep 31"), "%s",
+              table.out.c_str());
+    cr_assert_eq(test::count_lines(table.out), 4u, "%s", table.out.c_str());
+}
+
+Test(cgroups, update_changes_the_limits) {
+    need("pids");
+    need("memory");
+    Env e =
+        started("cgupd", {"sleep", "30"}, [](Env &x) { resources(x).pids.emplace().limit = 10; });
+    long pid = state_of(e.root, e.id).pid;
+    auto u1 = oci({"--root", e.root, "update", "--pids-limit", "20", "--memory", "48m", e.id});
+    std::string pids1 = trimmed(read_file(cgroup_dir(pid, "pids") + "/pids.max"));
+    bool v1 = host().for_controller("memory")->version == 1;
+    std::string mem1 = trimmed(
+        read_file(cgroup_dir(pid, "memory") + (v1 ? "/memory.limit_in_bytes" : "/memory.max")));
+    std::string file = e.root + "/res.json";
+    test::write_file(file, "{\"pids\": {\"limit\": 30}}");
+    auto u2 = oci({"--root", e.root, "update", "--resources", file, e.id});
+    std::string pids2 = trimmed(read_file(cgroup_dir(pid, "pids") + "/pids.max"));
+    auto bad = oci({"--root", e.root, "update", "--memory", "lots", e.id});
+    cleanup_all();
+    cr_assert_eq(u1.status, 0, "update: %s", u1.err.c_str());
+    cr_assert_str_eq(pids1.c_str(), "20");
+    cr_assert_str_eq(mem1.c_str(), "50331648");
+    cr_assert_eq(u2.status, 0, "update -r: %s", u2.err.c_str());
+    cr_assert_str_eq(pids2.c_str(), "30");
+    cr_assert_eq(bad.status, 1);
+    cr_assert(contains(bad.err, "--memory: expected bytes"), "%s", bad.err.c_str());
+}
+
+Test(cgroups, events_stats_reads_the_cgroup) {
+    need("pids");
+    Env e =
+        started("cgstats", {"sleep", "30"}, [](Env &x) { resources(x).pids.emplace().limit = 40; });
+    auto o = oci({"--root", e.root, "events", "--stats", e.id});
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "{\"type\":\"stats\",\"id\":\"" + e.id + "\",\"data\":{"), "%s",
+              o.out.c_str());
+    cr_assert(contains(o.out, "\"pids\":{\"current\":1,\"limit\":40}"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "\"cpu\":{\"usage\":{\"total\":"), "%s", o.out.c_str());
+}
+
+Test(cgroups, exec_joins_the_containers_cgroup) {
+    Env e = started("cgexec", {"sleep", "30"});
+    long init = state_of(e.root, e.id).pid;
+    auto x = test::oci_files({"--root", e.root, "exec", "--detach", "--pid-file", e.root + "/x.pid",
+                              e.id, "sleep", "30"});
+    long pid = std::strtol(read_file(e.root + "/x.pid").c_str(), nullptr, 10);
+    std::string a = read_file("/proc/" + std::to_string(init) + "/cgroup");
+    std::string b = read_file("/proc/" + std::to_string(pid) + "/cgroup");
+    cleanup_all();
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(!a.empty() && a == b, "init:\n%s\nexec:\n%s", a.c_str(), b.c_str());
+}
+
+Test(cgroups, kill_all_reaches_every_process_in_the_cgroup) {
+    Env e = started("cgkill", {"sh", "-c", "sleep 30 & sleep 30 & wait"}, [](Env &x) {
+        std::erase_if(x.b.spec.linux_->namespaces,
+                      [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+    });
+    usleep(200000);
+    long init = state_of(e.root, e.id).pid;
+    std::string procs_before = read_file(cgroup_dir(init, "pids") + "/cgroup.procs");
+    auto k = oci({"--root", e.root, "kill", "--all", e.id, "KILL"});
+    std::string st = wait_status(e.root, e.id, "stopped");
+    std::istringstream in(procs_before);
+    long v;
+    std::string alive;
+    while (in >> v)
+        if (!test::pid_gone(v)) alive += std::to_string(v) + " ";
+    cleanup_all();
+    cr_assert_eq(test::count_lines(procs_before), 3u, "%s", procs_before.c_str());
+    cr_assert_eq(k.status, 0, "%s", k.err.c_str());
+    cr_assert_str_eq(st.c_str(), "stopped");
+    cr_assert(alive.empty(), "still alive: %s", alive.c_str());
+}
+
+// Device rules (v1 devices controller here): the default deny-all lets the
+// standard devices through; a block device node made inside cannot be read.
+Test(cgroups, device_rules_allow_defaults_and_deny_the_rest) {
+    need("devices");
+    if (host().for_controller("devices")->version != 1)
+        cr_skip_test("device rules on cgroup v2 need the eBPF program (not implemented yet)");
+    Env e = make_env("cgdev", {"sh", "-c",
+                               "head -c 1 /dev/zero | wc -c; mknod /tmp/blk b 7 0 && "
+                               "head -c 1 /tmp/blk; echo rc=$?"});
+    e.b.spec.root->readonly = false;
+    auto &caps = *e.b.spec.process->capabilities;
+    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
+        set->push_back("CAP_MKNOD");
+    auto &r = resources(e);
+    r.devices.clear();
+    ocirun::oci::DeviceRule deny;
+    deny.allow = false;
+    deny.access = "rwm";
+    r.devices.push_back(deny);
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "1\n"), "/dev/zero unreadable: %s", o.out.c_str());
+    cr_assert(contains(o.out, "rc=1"), "the block device was readable: %s %s", o.out.c_str(),
+              o.err.c_str());
+    cr_assert(contains(o.err, "Operation not permitted"), "%s", o.err.c_str());
+}
+
+Test(cgroups, resource_the_host_lacks_is_a_clear_error) {
+    Env e = make_env("cglack", {"true"});
+    if (host().for_controller("net_cls")) cr_skip_test("this host has net_cls");
+    resources(e).network.emplace().class_id = 0x100001;
+    auto o = test::run(e);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1);
+    cr_assert(contains(o.err, "linux.resources.network.classID: needs the cgroup v1 net_cls "
+                              "controller, which this host does not have"),
+              "%s", o.err.c_str());
+    cr_assert_eq(test::count_lines(o.err), 1u);
+    cr_assert(left.empty());
+}
+
+Test(cgroups, cgroups_path_with_dotdot_is_refused) {
+    Env e = make_env("cgdots", {"true"});
+    e.b.spec.linux_->cgroups_path = "/../../etc";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 1);
+    cr_assert(contains(o.err, "linux.cgroupsPath: \"/../../etc\" must not contain \"..\""), "%s",
+              o.err.c_str());
+}
+
+Test(cgroups, absolute_cgroups_path) {
+    Env e = started("cgabs", {"sleep", "30"}, [](Env &x) {
+        x.b.spec.linux_->cgroups_path = "/oci-run-test-" + std::to_string(getpid()) + "/" + x.id;
+    });
+    long pid = state_of(e.root, e.id).pid;
+    std::string dir = cgroup_dir(pid, "pids");
+    std::string parent = dir.substr(0, dir.rfind('/'));
+    std::string want = host().for_controller("pids")->mount + "/oci-run-test-" +
+                       std::to_string(getpid()) + "/" + e.id;
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool left = test::exists(dir);
+    // The intermediate directory is the test's: remove it in every hierarchy.
+    for (const auto &h : host().hierarchies)
+        ::rmdir((h.mount + "/oci-run-test-" + std::to_string(getpid())).c_str());
+    cleanup_all();
+    cr_assert_str_eq(dir.c_str(), want.c_str());
+    cr_assert_eq(d.status, 0, "%s", d.err.c_str());
+    cr_assert(!left);
+}
+
+// Pure cgroup v2: in a private mount namespace the v1 hierarchies are
+// unmounted and cgroup2 is mounted on /sys/fs/cgroup, so oci-run sees a v2-only
+// host (with no controller enabled at the root here, since this host binds
+// them to v1: only core v2 features apply). The init is born in its cgroup,
+// pause/resume use cgroup.freeze, ps and kill --all read cgroup.procs, events
+// reads cpu.stat, device rules become an eBPF program, delete removes the
+// cgroup, and a pids limit is a clear error.
+Test(cgroups, pure_v2_in_a_private_mount_namespace) {
+    if (!host().unified()) cr_skip_test("this host has no cgroup v2 hierarchy to mount");
+    Env e = make_env("cgv2", {"sleep", "30"});
+    e.b.spec.root->readonly = false; // for the device node below
+    e.b.save();
+    Env bad = make_env("cgv2bad", {"true"});
+    resources(bad).pids.emplace().limit = 5;
+    bad.b.save();
+    std::string o = test::oci_run_path() + " --root " + e.root;
+    std::string script =
+        "set -e\n"
+        "for m in $(awk '$9==\"cgroup\"{print $5}' /proc/self/mountinfo); do umount -l $m; done\n"
+        "for m in $(awk '$9==\"cgroup2\"{print $5}' /proc/self/mountinfo); do umount -l $m; "
+        "done\n"
+        "umount -l /sys/fs/cgroup 2>/dev/null || true\n"
+        "mount -t cgroup2 none /sys/fs/cgroup\n"
+        "trap '" +
+        o + " delete --force " + e.id + " >/dev/null 2>&1 || true' EXIT\n" + o +
+        " run --detach --bundle " + e.b.dir + " " + e.id + "\n" + "pid=$(" + o + " state " + e.id +
+        " | sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p')\n"
+        "echo \"cgroup=$(grep '^0::' /proc/$pid/cgroup)\"\n" +
+        o + " pause " + e.id + "\n" + "echo \"freeze=$(cat /sys/fs/cgroup/oci-run/" + e.id +
+        "/cgroup.freeze)\"\n" + "echo \"status=$(" + o + " state " + e.id +
+        " | grep -o paused)\"\n" + o + " resume " + e.id + "\n" + "echo \"ps=$(" + o +
+        " ps --format json " + e.id + ")\"\n" + "echo \"expect=[$pid]\"\n" + o +
+        " events --stats " + e.id + "\n" +
+        // The default deny-all device rule, through the eBPF program.
+        o + " exec --cap CAP_MKNOD " + e.id +
+        " sh -c 'echo zero=$(head -c 1 /dev/zero | wc -c); mknod /tmp/blk b 7 0; "
+        "head -c 1 /tmp/blk; echo blk-rc=$?'\n" +
+        o + " kill --all " + e.id + " KILL\n" + "sleep 0.3\n" + o + " delete " + e.id + "\n" +
+        "test -e /sys/fs/cgroup/oci-run/" + e.id + " && echo left || echo removed\n" + "if " +
+        test::oci_run_path() + " --root " + bad.root + " run --bundle " + bad.b.dir + " " + bad.id +
+        " 2>/tmp/err-$$; then echo pids-accepted; else cat /tmp/err-$$; fi\n"
+        "rm -f /tmp/err-$$\n";
+    auto r = test::run({"unshare", "-m", "sh", "-c", script});
+    cleanup_all();
+    cr_assert_eq(r.status, 0, "script: %s\n%s", r.out.c_str(), r.err.c_str());
+    cr_assert(contains(r.out, "cgroup=0::/oci-run/" + e.id + "\n"), "%s", r.out.c_str());
+    cr_assert(contains(r.out, "freeze=1\n"), "%s", r.out.c_str());
+    cr_assert(contains(r.out, "status=paused\n"), "%s", r.out.c_str());
+    std::string expect = r.out.substr(r.out.find("expect=") + 7);
+    expect = expect.substr(0, expect.find('\n'));
+    cr_assert(contains(r.out, "ps=" + expect + "\n"), "%s", r.out.c_str());
+    cr_assert(contains(r.out, "{\"type\":\"stats\",\"id\":\"" + e.id +
+                                  "\",\"data\":{\"cpu\":{\"usage\":{\"total\":"),
+              "%s", r.out.c_str());
+    cr_assert(contains(r.out, "zero=1\n"), "%s", r.out.c_str());
+    cr_assert(contains(r.out, "blk-rc=1\n"), "the device program let a block device through: %s",
+              r.out.c_str());
+    cr_assert(contains(r.out, "removed\n"), "%s", r.out.c_str());
+    cr_assert(contains(r.out, "linux.resources.pids.limit: the pids cgroup controller is not "
+                              "available on this host"),
+              "%s", r.out.c_str());
+}
