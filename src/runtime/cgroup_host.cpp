@@ -135,7 +135,7 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
         }
     }
     for (auto &h : host.hierarchies)
-        if (h.own.empty()) h.own = "/";
+        if (h.own.empty()) h.own.assign(1, '/'); // (not = "/": a g++ 12 -Wrestrict false positive)
     return host;
 }
 

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <sstream>
+#include <vector>
 
 namespace ocirun {
 
@@ -163,12 +164,149 @@ void write_pids(json::Writer &w, const Target &t) {
     w.end_object();
 }
 
+// "8:0 Read 4096" lines (v1 blkio) or "8:0 rbytes=.. wbytes=.. rios=.. wios=.."
+// (v2 io.stat) as runc's ioServiceBytesRecursive / ioServicedRecursive.
+void write_blkio(json::Writer &w, const Target &t) {
+    int v = 0;
+    std::string d = dir_for(t, "blkio", &v);
+    if (d.empty()) d = dir_for(t, "io", &v);
+    if (d.empty()) return;
+    struct Entry {
+        uint64_t major, minor;
+        std::string op;
+        uint64_t value;
+    };
+    std::vector<Entry> bytes, ios;
+    auto parse_v1 = [&](const std::string &file, std::vector<Entry> &out) {
+        std::istringstream in(text(d + "/" + file));
+        std::string dev, op;
+        uint64_t value;
+        while (in >> dev) {
+            if (dev == "Total") {
+                in >> value;
+                continue;
+            }
+            if (!(in >> op >> value)) break;
+            auto colon = dev.find(':');
+            if (colon == std::string::npos) continue;
+            out.push_back({std::strtoull(dev.c_str(), nullptr, 10),
+                           std::strtoull(dev.c_str() + colon + 1, nullptr, 10), op, value});
+        }
+    };
+    if (v == 1) {
+        parse_v1("blkio.throttle.io_service_bytes_recursive", bytes);
+        parse_v1("blkio.throttle.io_serviced_recursive", ios);
+    } else {
+        std::istringstream in(text(d + "/io.stat"));
+        std::string line;
+        while (std::getline(in, line)) {
+            std::istringstream lw(line);
+            std::string dev, kv;
+            lw >> dev;
+            auto colon = dev.find(':');
+            if (colon == std::string::npos) continue;
+            uint64_t ma = std::strtoull(dev.c_str(), nullptr, 10);
+            uint64_t mi = std::strtoull(dev.c_str() + colon + 1, nullptr, 10);
+            while (lw >> kv) {
+                auto eq = kv.find('=');
+                if (eq == std::string::npos) continue;
+                std::string k = kv.substr(0, eq);
+                uint64_t n = std::strtoull(kv.c_str() + eq + 1, nullptr, 10);
+                if (k == "rbytes") bytes.push_back({ma, mi, "Read", n});
+                if (k == "wbytes") bytes.push_back({ma, mi, "Write", n});
+                if (k == "rios") ios.push_back({ma, mi, "Read", n});
+                if (k == "wios") ios.push_back({ma, mi, "Write", n});
+            }
+        }
+    }
+    w.key("blkio").begin_object();
+    for (auto [name, list] :
+         {std::pair{"ioServiceBytesRecursive", &bytes}, std::pair{"ioServicedRecursive", &ios}}) {
+        w.key(name).begin_array();
+        for (const auto &e : *list)
+            w.begin_object()
+                .kv_u64("major", e.major)
+                .kv_u64("minor", e.minor)
+                .kv("op", e.op)
+                .kv_u64("value", e.value)
+                .end_object();
+        w.end_array();
+    }
+    w.end_object();
+}
+
+// Per huge page size: "2MB" from /sys/kernel/mm/hugepages/hugepages-2048kB.
+void write_hugetlb(json::Writer &w, const Target &t) {
+    int v = 0;
+    std::string d = dir_for(t, "hugetlb", &v);
+    if (d.empty()) return;
+    std::vector<std::string> sizes;
+    for (const char *kb : {"64", "2048", "32768", "524288", "1048576", "16777216"}) {
+        if (::access((std::string("/sys/kernel/mm/hugepages/hugepages-") + kb + "kB").c_str(),
+                     F_OK) != 0)
+            continue;
+        uint64_t k = std::strtoull(kb, nullptr, 10);
+        sizes.push_back(k >= 1048576 ? std::to_string(k / 1048576) + "GB"
+                        : k >= 1024  ? std::to_string(k / 1024) + "MB"
+                                     : std::to_string(k) + "KB");
+    }
+    w.key("hugetlb").begin_object();
+    for (const auto &sz : sizes) {
+        std::string p = d + "/hugetlb." + sz;
+        w.key(sz).begin_object();
+        if (v == 1) {
+            w.kv_u64("usage", number(p + ".usage_in_bytes"));
+            w.kv_u64("max", number(p + ".max_usage_in_bytes"));
+            w.kv_u64("failcnt", number(p + ".failcnt"));
+        } else {
+            w.kv_u64("usage", number(p + ".current"));
+            w.kv_u64("failcnt", key_values(p + ".events")["max"]);
+        }
+        w.end_object();
+    }
+    w.end_object();
+}
+
+// The interfaces of the container's network namespace, from its init's
+// /proc/PID/net/dev (loopback left out, as runc does).
+void write_network(json::Writer &w, const Target &t) {
+    std::istringstream in(text("/proc/" + std::to_string(t.pid) + "/net/dev"));
+    std::string line;
+    w.key("network_interfaces").begin_array();
+    while (std::getline(in, line)) {
+        auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string name = line.substr(0, colon);
+        name.erase(0, name.find_first_not_of(' '));
+        if (name == "lo" || name.empty()) continue;
+        std::istringstream f(line.substr(colon + 1));
+        uint64_t n[16] = {};
+        for (auto &x : n)
+            f >> x;
+        w.begin_object()
+            .kv("name", name)
+            .kv_u64("rx_bytes", n[0])
+            .kv_u64("rx_packets", n[1])
+            .kv_u64("rx_errors", n[2])
+            .kv_u64("rx_dropped", n[3])
+            .kv_u64("tx_bytes", n[8])
+            .kv_u64("tx_packets", n[9])
+            .kv_u64("tx_errors", n[10])
+            .kv_u64("tx_dropped", n[11])
+            .end_object();
+    }
+    w.end_array();
+}
+
 std::string stats_event(const Target &t) {
     json::Writer w(false);
     w.begin_object().kv("type", "stats").kv("id", t.id).key("data").begin_object();
     write_cpu(w, t);
     write_memory(w, t);
     write_pids(w, t);
+    write_blkio(w, t);
+    write_hugetlb(w, t);
+    write_network(w, t);
     w.end_object().end_object();
     return std::string(w.view());
 }

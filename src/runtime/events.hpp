@@ -1,5 +1,6 @@
 // `events`: a container's statistics and OOM notices as runc's event JSON
-// ({"type":"stats","id":...,"data":{cpu, memory, pids}} and {"type":"oom"}),
+// ({"type":"stats","id":...,"data":{cpu, memory, pids, blkio, hugetlb,
+// network_interfaces}} and {"type":"oom"}),
 // read from its cgroup files on v1 and v2.
 #pragma once
 

@@ -529,3 +529,60 @@ Test(cgroups, pure_v2_in_a_private_mount_namespace) {
                               "available on this host"),
               "%s", r.out.c_str());
 }
+
+namespace {
+
+// major:minor of a real disk of this host (not loop, ram or zram), or "".
+std::pair<long, long> a_disk() {
+    for (const auto &name : test::dir_entries("/sys/block")) {
+        if (name.rfind("loop", 0) == 0 || name.rfind("ram", 0) == 0 || name.rfind("zram", 0) == 0)
+            continue;
+        std::string dev = read_file("/sys/block/" + name + "/dev");
+        auto colon = dev.find(':');
+        if (colon != std::string::npos)
+            return {std::strtol(dev.c_str(), nullptr, 10),
+                    std::strtol(dev.c_str() + colon + 1, nullptr, 10)};
+    }
+    return {-1, -1};
+}
+
+} // namespace
+
+// blockIO throttles (set at create, then changed by update) and a unified key
+// (cgroup.max.depth, a core v2 file that this hybrid host's unified hierarchy
+// has too), read back from the files; events carries blkio and the
+// container's network interfaces (none but loopback here, which is left out).
+Test(cgroups, block_io_and_unified_read_back) {
+    auto [major, minor] = a_disk();
+    if (major < 0) cr_skip_test("this host has no disk to throttle");
+    if (!host().for_controller("blkio") && !host().for_controller("io"))
+        cr_skip_test("this host has no blkio/io cgroup controller");
+    if (!host().unified()) cr_skip_test("this host has no cgroup v2 hierarchy");
+    Env e = started("cgblk", {"sleep", "30"}, [&](Env &x) {
+        auto &r = resources(x);
+        r.block_io.emplace().throttle_read_bps.push_back({major, minor, 1048576});
+        r.unified["cgroup.max.depth"] = "3";
+    });
+    long pid = state_of(e.root, e.id).pid;
+    bool v1 = host().for_controller("blkio") != nullptr;
+    std::string dir = cgroup_dir(pid, v1 ? "blkio" : "io");
+    std::string file = dir + (v1 ? "/blkio.throttle.read_bps_device" : "/io.max");
+    std::string before = read_file(file);
+    std::string res = e.root + "/blk.json";
+    test::write_file(
+        res, "{\"blockIO\": {\"throttleReadBpsDevice\": [{\"major\": " + std::to_string(major) +
+                 ", \"minor\": " + std::to_string(minor) + ", \"rate\": 2097152}]}}");
+    auto u = oci({"--root", e.root, "update", "--resources", res, e.id});
+    std::string after = read_file(file);
+    std::string depth = trimmed(read_file(cgroup_dir(pid, "") + "/cgroup.max.depth"));
+    auto ev = oci({"--root", e.root, "events", "--stats", e.id});
+    cleanup_all();
+    std::string dev = std::to_string(major) + ":" + std::to_string(minor);
+    cr_assert(contains(before, dev + (v1 ? " 1048576" : " rbps=1048576")), "%s", before.c_str());
+    cr_assert_eq(u.status, 0, "update: %s", u.err.c_str());
+    cr_assert(contains(after, dev + (v1 ? " 2097152" : " rbps=2097152")), "%s", after.c_str());
+    cr_assert_str_eq(depth.c_str(), "3");
+    cr_assert_eq(ev.status, 0, "%s", ev.err.c_str());
+    cr_assert(contains(ev.out, "\"blkio\":{\"ioServiceBytesRecursive\":["), "%s", ev.out.c_str());
+    cr_assert(contains(ev.out, "\"network_interfaces\":[]"), "%s", ev.out.c_str());
+}
