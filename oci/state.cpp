@@ -21,13 +21,6 @@ std::optional<ContainerStatus> status_from(std::string_view s) {
     return std::nullopt;
 }
 
-void write_state_members(json::Writer &w, const State &st) {
-    w.kv("ociVersion", st.oci_version).kv("id", st.id).kv("status", status_name(st.status));
-    if (st.pid > 0) w.kv_i64("pid", st.pid);
-    w.kv("bundle", st.bundle);
-    w.opt_map("annotations", st.annotations);
-}
-
 Status parse_state_members(yajl_val top, const json::Path &p, State &st) {
     OCI_CHECK(json::get_string(top, p, "ociVersion", st.oci_version, true));
     OCI_CHECK(json::get_string(top, p, "id", st.id, true));
@@ -43,6 +36,13 @@ Status parse_state_members(yajl_val top, const json::Path &p, State &st) {
 }
 
 } // namespace
+
+void write_state_members(json::Writer &w, const State &st) {
+    w.kv("ociVersion", st.oci_version).kv("id", st.id).kv("status", status_name(st.status));
+    if (st.pid > 0) w.kv_i64("pid", st.pid);
+    w.kv("bundle", st.bundle);
+    w.opt_map("annotations", st.annotations);
+}
 
 const char *status_name(ContainerStatus s) {
     return kStatusNames[static_cast<int>(s)];

@@ -7,6 +7,10 @@
 
 #include <string>
 
+namespace ocirun::json {
+class Writer;
+}
+
 namespace ocirun::oci {
 
 enum class ContainerStatus { creating, created, running, stopped, paused };
@@ -27,17 +31,20 @@ struct State {
 // find the container's processes again without trusting a bare PID.
 struct ContainerRecord {
     State state;
-    uint64_t init_start_time = 0; // /proc/PID/stat field 22, guards against PID reuse
-    std::string created;          // RFC 3339 UTC
-    std::string rootfs;           // absolute host path
-    uint32_t owner = 0;           // uid that created it
-    bool started = false;         // `start` has released the init
-    bool has_hooks = false;       // config.json has hooks: start/delete read it back
+    uint64_t init_start_time = 0;         // /proc/PID/stat field 22, guards against PID reuse
+    std::string created;                  // RFC 3339 UTC
+    std::string rootfs;                   // absolute host path
+    uint32_t owner = 0;                   // uid that created it
+    bool started = false;                 // `start` has released the init
+    bool has_hooks = false;               // config.json has hooks: start/delete read it back
     std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
 };
 
 // The OCI state document (runtime-spec state schema).
 std::string write_state(const State &st, bool pretty = false);
+// The state's members, into an object the caller has begun (for documents
+// that embed the state, such as the seccomp listener's message).
+void write_state_members(json::Writer &w, const State &st);
 Result<State> parse_state(std::string_view text);
 
 std::string write_record(const ContainerRecord &rec);

@@ -7,6 +7,7 @@ build=${1:?usage: run-suites.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/.." && pwd)
 export OCI_RUN=${OCI_RUN:-$build/src/oci-run}
 export OCI_RUN_BUNDLE_MAKER=${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}
+export OCI_RUN_ARCH_BYPASS=${OCI_RUN_ARCH_BYPASS:-$build/tests/arch-bypass}
 jobs=${OCI_RUN_TEST_JOBS:-2}
 
 total_pass=0 total_fail=0 total_skip=0 broken=0

@@ -72,7 +72,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     auto pending = [](const char *field) {
         return fail(std::string("config.json: ") + field + ": not implemented yet");
     };
-    if (lx.seccomp) return pending("linux.seccomp");
     if (lx.intel_rdt) return pending("linux.intelRdt");
     if (!lx.net_devices.empty()) return pending("linux.netDevices");
     if (!lx.mount_label.empty()) return pending("linux.mountLabel (SELinux)");
@@ -212,6 +211,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
 
     InitConfig cfg;
+    std::optional<SeccompFilter> filter;
+    if (lx.seccomp) {
+        filter = OCI_TRY(compile_seccomp(*lx.seccomp));
+        cfg.seccomp = &*filter;
+    }
     const bool has_hooks = spec.hooks && !spec.hooks->empty();
     cfg.spec = &spec;
     cfg.id = o.id;
@@ -337,17 +341,26 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
     if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
     auto msg = sync::receive(sv[0], "the container's init");
-    if (msg && msg->type == sync::Msg::hooks) {
-        // Mounts done, before pivot_root: prestart and createRuntime run here,
-        // in the runtime's namespaces.
-        hooks_started = true;
-        std::string st = hook_state(rec, oci::ContainerStatus::creating);
-        if (auto r = run_hooks(spec.hooks->prestart, "prestart", st); !r)
-            return abort_child(r.error());
-        if (auto r = run_hooks(spec.hooks->create_runtime, "createRuntime", st); !r)
-            return abort_child(r.error());
-        if (auto r = sync::send(sv[0], sync::Msg::hooks_done, pid); !r)
-            return abort_child(r.error());
+    while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify)) {
+        if (msg->type == sync::Msg::hooks) {
+            // Mounts done, before pivot_root: prestart and createRuntime run
+            // here, in the runtime's namespaces.
+            hooks_started = true;
+            std::string st = hook_state(rec, oci::ContainerStatus::creating);
+            if (auto r = run_hooks(spec.hooks->prestart, "prestart", st); !r)
+                return abort_child(r.error());
+            if (auto r = run_hooks(spec.hooks->create_runtime, "createRuntime", st); !r)
+                return abort_child(r.error());
+            if (auto r = sync::send(sv[0], sync::Msg::hooks_done, pid); !r)
+                return abort_child(r.error());
+        } else {
+            // The init's seccomp notify fd, for the listener.
+            Fd notify(msg->fd);
+            if (!notify.valid())
+                return abort_child(Error{0, "sync: the seccomp notify fd did not arrive"});
+            if (auto r = send_seccomp_listener(*lx.seccomp, notify.get(), pid, rec.state); !r)
+                return abort_child(r.error());
+        }
         msg = sync::receive(sv[0], "the container's init");
     }
     if (!msg) return abort_child(msg.error());

@@ -9,6 +9,7 @@
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
 #include "process_setup.hpp"
+#include "seccomp.hpp"
 #include "store.hpp"
 #include "sync.hpp"
 #include "tty_relay.hpp"
@@ -103,6 +104,7 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
 
 struct Child {
     const oci::Process *proc;
+    const SeccompFilter *seccomp;        // the container's filter, or null
     std::vector<std::pair<int, int>> ns; // fd, flag
     int sync_fd;
     int console_fd;
@@ -126,9 +128,14 @@ Status child_setup(const Child &c) {
     if (::setsid() < 0) return fail_errno("setsid");
     if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
     OCI_CHECK(apply_rlimits(*c.proc));
+    // As in the init: before the identity without no_new_privs (it needs
+    // CAP_SYS_ADMIN then), else last.
+    bool nnp = c.proc->no_new_privileges;
+    if (c.seccomp && !nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
     OCI_CHECK(apply_identity(*c.proc));
     OCI_CHECK(apply_cwd_umask(*c.proc));
     OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
+    if (c.seccomp && nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
     return {};
 }
 
@@ -146,7 +153,13 @@ Result<int> exec_in_container(const ExecOptions &o) {
     const oci::Linux &lx = *spec->linux_;
     pid_t init = rec.state.pid;
 
-    Child c{&proc, {}, -1, -1, o.preserve_fds, false};
+    std::optional<SeccompFilter> filter;
+    if (lx.seccomp) {
+        auto f = compile_seccomp(*lx.seccomp);
+        if (!f) return forward(std::move(f.error()), "exec");
+        filter = std::move(*f);
+    }
+    Child c{&proc, filter ? &*filter : nullptr, {}, -1, -1, o.preserve_fds, false};
     std::vector<Fd> ns_fds;
     Fd pidns;
     for (const auto &j : kOrder) {
@@ -221,6 +234,16 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     // EOF (the sync socket closed on exec) means the program is running.
     auto msg = sync::receive(ours.get(), "exec");
+    while (msg && msg->type == sync::Msg::seccomp_notify) {
+        Fd notify(msg->fd);
+        oci::State st = rec.state;
+        st.status = oci::ContainerStatus::running;
+        if (auto r = send_seccomp_listener(*lx.seccomp, notify.get(), pid, st); !r) {
+            kill_and_reap(pid);
+            return forward(std::move(r.error()), "exec");
+        }
+        msg = sync::receive(ours.get(), "exec");
+    }
     Fd master;
     if (relay.valid()) {
         // Sent before exec, so it is queued by now (or the setup failed).

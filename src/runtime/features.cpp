@@ -4,6 +4,7 @@
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
+#include "seccomp.hpp"
 #include "support.hpp"
 #include "version.h"
 
@@ -43,6 +44,10 @@ void seccomp_section(json::Writer &w) {
         }
         w.end_array();
         list(w, "knownFlags", oci::seccomp_flags());
+        w.key("supportedFlags").begin_array();
+        for (const char *f : oci::seccomp_flags())
+            if (seccomp_flag_supported(seccomp_flag_bit(f))) w.str(f);
+        w.end_array();
     }
     w.end_object();
 }

@@ -155,6 +155,20 @@ Status create_hooks(const InitConfig &cfg, int &host_pid) {
                      hook_state(cfg, oci::ContainerStatus::creating, host_pid));
 }
 
+// Where the filter goes in: without no_new_privs it must be loaded while
+// the init still holds CAP_SYS_ADMIN (before the identity); with it, as late
+// as possible: right before exec, or before `ready` when the runtime must
+// pass a notify fd on.
+enum class FilterPoint { before_identity, before_ready, before_exec };
+FilterPoint filter_point(const oci::Process &p, const SeccompFilter &f) {
+    if (!p.no_new_privileges) return FilterPoint::before_identity;
+    return f.notify ? FilterPoint::before_ready : FilterPoint::before_exec;
+}
+
+bool filter_at(const InitConfig &cfg, FilterPoint at) {
+    return cfg.seccomp && filter_point(*cfg.spec->process, *cfg.seccomp) == at;
+}
+
 // Block until `start` writes to the exec fifo.
 Status wait_for_start(const InitConfig &cfg) {
     int flags = ::fcntl(cfg.fifo_read_fd, F_GETFL);
@@ -187,9 +201,13 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(write_sysctls(spec));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));
+    if (filter_at(cfg, FilterPoint::before_identity))
+        OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
     OCI_CHECK(apply_identity(proc));
     OCI_CHECK(apply_cwd_umask(proc));
     OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
+    if (filter_at(cfg, FilterPoint::before_ready))
+        OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
     return {};
 }
 
@@ -230,6 +248,10 @@ void run_init(const InitConfig &cfg) {
                           : Status{};
              !h)
         e = h.error();
+    else if (auto f = filter_at(cfg, FilterPoint::before_exec) ? load_seccomp(*cfg.seccomp)
+                                                               : Result<int>(-1);
+             !f)
+        e = f.error();
     else
         e = exec_process(*spec.process);
     for (char &c : e.msg)

@@ -25,7 +25,7 @@ bool capabilities() {
     return true;
 }
 bool seccomp() {
-    return false;
+    return true;
 }
 bool cgroup_v1() {
     return true;

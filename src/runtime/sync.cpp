@@ -20,10 +20,32 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
     return {};
 }
 
+Status send_with_fd(int fd, Msg type, int passed) {
+    Packet p{};
+    p.type = type;
+    struct iovec iov = {&p, sizeof p};
+    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr mh {};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &passed, sizeof(int));
+    ssize_t n;
+    while ((n = ::sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof p)) return fail_errno("sync socket: send an fd");
+    return {};
+}
+
 Result<Packet> receive(int fd, const char *peer) {
     Packet p{};
     struct iovec iov = {&p, sizeof p};
-    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(struct ucred))];
+    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
     struct msghdr msg {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
@@ -38,12 +60,16 @@ Result<Packet> receive(int fd, const char *peer) {
         return fail("sync socket: short message from " + std::string(peer));
     p.text[sizeof p.text - 1] = '\0';
     p.sender = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    p.fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
             struct ucred cred;
             std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
             p.sender = cred.pid;
         }
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            std::memcpy(&p.fd, CMSG_DATA(c), sizeof(int));
+    }
     return p;
 }
 

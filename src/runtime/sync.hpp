@@ -11,13 +11,14 @@
 namespace ocirun::sync {
 
 enum class Msg : uint32_t {
-    proceed = 1,    // parent -> child: id maps written, cgroup joined
-    ready = 2,      // child -> parent: set up, waiting for start
-    error = 3,      // child -> parent: setup failed (errno + text)
-    init_hello = 4, // init -> parent, when it is a grandchild: its PID travels as
-                    // SCM_CREDENTIALS (the kernel translates it to the runtime's view)
-    hooks = 5,      // child -> parent: mounts done, run prestart + createRuntime
-    hooks_done = 6, // parent -> child: they passed; `value` is the init's host PID
+    proceed = 1,        // parent -> child: id maps written, cgroup joined
+    ready = 2,          // child -> parent: set up, waiting for start
+    error = 3,          // child -> parent: setup failed (errno + text)
+    init_hello = 4,     // init -> parent, when it is a grandchild: its PID travels as
+                        // SCM_CREDENTIALS (the kernel translates it to the runtime's view)
+    hooks = 5,          // child -> parent: mounts done, run prestart + createRuntime
+    hooks_done = 6,     // parent -> child: they passed; `value` is the init's host PID
+    seccomp_notify = 7, // child -> parent: the seccomp listener fd (SCM_RIGHTS)
 };
 
 struct Packet {
@@ -25,9 +26,12 @@ struct Packet {
     int32_t value; // errno for error, PID for hooks_done
     char text[2048];
     int32_t sender; // set by receive: the sender's PID when the socket has SO_PASSCRED
+    int32_t fd;     // set by receive: an fd that came with the packet (SCM_RIGHTS), or -1
 };
 
 Status send(int fd, Msg type, int32_t value = 0, const char *text = nullptr);
+// A packet carrying `passed` (SCM_RIGHTS).
+Status send_with_fd(int fd, Msg type, int passed);
 // Receive one packet; an EOF is an error naming `peer`.
 Result<Packet> receive(int fd, const char *peer);
 // Send an Error as an error packet (child side).

@@ -1,0 +1,48 @@
+// linux.seccomp: compiled to a BPF program with libseccomp in the runtime,
+// before the init exists (one compile per create or exec), and loaded by the
+// init with the seccomp(2) system call as late as it can be: right before
+// exec with no_new_privs; before the capabilities are dropped without it
+// (loading then needs CAP_SYS_ADMIN); before `ready` when an action is
+// SCMP_ACT_NOTIFY, so that the runtime can pass the notify fd to the
+// listener at listenerPath.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+#include "oci/state.hpp"
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+struct SeccompFilter {
+    std::vector<struct sock_filter> program;
+    unsigned int flags = 0;           // SECCOMP_FILTER_FLAG_*
+    bool notify = false;              // some rule is SCMP_ACT_NOTIFY: load returns a listener fd
+    std::vector<std::string> skipped; // syscall names libseccomp does not know here
+};
+
+Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s);
+
+// SECCOMP_FILTER_FLAG_* by its OCI name (0 when unknown), and whether this
+// kernel accepts it.
+unsigned int seccomp_flag_bit(const std::string &name);
+bool seccomp_flag_supported(unsigned int bit);
+
+// Load into the calling thread. Returns the notify fd, or -1 without NOTIFY.
+Result<int> load_seccomp(const SeccompFilter &f);
+
+// load_seccomp, then a notify fd goes to the runtime over the sync socket
+// (Msg::seccomp_notify), which hands it to the listener.
+Status load_seccomp_and_pass(int sync_fd, const SeccompFilter &f);
+
+// Connect to listenerPath and send the notify fd with the container process
+// state (runtime-spec "Container Process State"), SCM_RIGHTS.
+Status send_seccomp_listener(const oci::Seccomp &s, int notify_fd, pid_t pid,
+                             const oci::State &state);
+
+} // namespace ocirun

@@ -1,0 +1,288 @@
+// The seccomp compiler without a container: the BPF it emits is run through
+// a small classic-BPF interpreter on seccomp_data built here, so the answers
+// for each architecture, argument and the clone3 stub are checked exactly.
+#include "runtime/seccomp.hpp"
+#include "unit_support.hpp"
+
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+
+#include <cerrno>
+#include <cstring>
+
+using namespace ocirun;
+
+namespace {
+
+uint32_t run_filter(const SeccompFilter &f, uint32_t arch, int nr, uint64_t a0 = 0, uint64_t a1 = 0,
+                    uint64_t a2 = 0) {
+    struct seccomp_data d {};
+    d.nr = nr;
+    d.arch = arch;
+    d.args[0] = a0;
+    d.args[1] = a1;
+    d.args[2] = a2;
+    const unsigned char *mem = reinterpret_cast<const unsigned char *>(&d);
+    uint32_t A = 0, X = 0, M[16] = {};
+    for (size_t pc = 0; pc < f.program.size(); pc++) {
+        const struct sock_filter &i = f.program[pc];
+        switch (BPF_CLASS(i.code)) {
+        case BPF_LD:
+            if (BPF_MODE(i.code) == BPF_ABS) {
+                cr_assert(i.k + 4 <= sizeof d, "load out of seccomp_data at %u", i.k);
+                std::memcpy(&A, mem + i.k, 4);
+            } else if (BPF_MODE(i.code) == BPF_IMM) {
+                A = i.k;
+            } else if (BPF_MODE(i.code) == BPF_MEM) {
+                A = M[i.k & 15];
+            } else {
+                cr_assert_fail("unhandled LD 0x%x", i.code);
+            }
+            break;
+        case BPF_LDX:
+            X = BPF_MODE(i.code) == BPF_MEM ? M[i.k & 15] : i.k;
+            break;
+        case BPF_ST:
+            M[i.k & 15] = A;
+            break;
+        case BPF_STX:
+            M[i.k & 15] = X;
+            break;
+        case BPF_ALU: {
+            uint32_t v = BPF_SRC(i.code) == BPF_X ? X : i.k;
+            switch (BPF_OP(i.code)) {
+            case BPF_ADD:
+                A += v;
+                break;
+            case BPF_SUB:
+                A -= v;
+                break;
+            case BPF_AND:
+                A &= v;
+                break;
+            case BPF_OR:
+                A |= v;
+                break;
+            case BPF_LSH:
+                A <<= v;
+                break;
+            case BPF_RSH:
+                A >>= v;
+                break;
+            case BPF_NEG:
+                A = -A;
+                break;
+            default:
+                cr_assert_fail("unhandled ALU 0x%x", i.code);
+            }
+            break;
+        }
+        case BPF_JMP: {
+            uint32_t v = BPF_SRC(i.code) == BPF_X ? X : i.k;
+            bool t = false;
+            switch (BPF_OP(i.code)) {
+            case BPF_JA:
+                pc += i.k;
+                continue;
+            case BPF_JEQ:
+                t = A == v;
+                break;
+            case BPF_JGT:
+                t = A > v;
+                break;
+            case BPF_JGE:
+                t = A >= v;
+                break;
+            case BPF_JSET:
+                t = (A & v) != 0;
+                break;
+            default:
+                cr_assert_fail("unhandled JMP 0x%x", i.code);
+            }
+            pc += t ? i.jt : i.jf;
+            break;
+        }
+        case BPF_RET:
+            return BPF_RVAL(i.code) == BPF_A ? A : i.k;
+        case BPF_MISC:
+            if (BPF_MISCOP(i.code) == BPF_TAX)
+                X = A;
+            else
+                A = X;
+            break;
+        default:
+            cr_assert_fail("unhandled class 0x%x", i.code);
+        }
+    }
+    cr_assert_fail("the filter ran off its end");
+    return 0;
+}
+
+oci::Syscall rule(std::vector<std::string> names, const char *action,
+                  std::optional<uint32_t> errno_ret = {}) {
+    oci::Syscall s;
+    s.names = std::move(names);
+    s.action = action;
+    s.errno_ret = errno_ret;
+    return s;
+}
+
+SeccompFilter compile(const oci::Seccomp &s) {
+    auto f = compile_seccomp(s);
+    cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
+    return *f;
+}
+
+constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
+constexpr uint32_t kEperm = SECCOMP_RET_ERRNO | EPERM;
+constexpr int kX32 = 0x40000000;
+
+} // namespace
+
+Test(seccomp_compile, x86_64_only_filter_refuses_the_other_entry_points) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    s.syscalls.push_back(rule({"mkdir"}, "SCMP_ACT_ERRNO"));
+    SeccompFilter f = compile(s);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 83), kEperm);         // mkdir
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 39), kAllow);         // getpid
+    cr_assert_neq(run_filter(f, AUDIT_ARCH_I386, 39), kAllow);          // i386 mkdir
+    cr_assert_neq(run_filter(f, AUDIT_ARCH_X86_64, kX32 | 83), kAllow); // x32 mkdir
+}
+
+Test(seccomp_compile, listed_architectures_get_their_own_numbers) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+    s.syscalls.push_back(rule({"mkdir"}, "SCMP_ACT_ERRNO"));
+    SeccompFilter f = compile(s);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_I386, 39), kEperm);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_I386, 20), kAllow); // i386 getpid
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, kX32 | 83), kEperm);
+}
+
+Test(seccomp_compile, actions_and_errno_ret) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ERRNO";
+    s.default_errno_ret = EROFS;
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    s.syscalls.push_back(rule({"getpid"}, "SCMP_ACT_ALLOW"));
+    s.syscalls.push_back(rule({"mkdir"}, "SCMP_ACT_KILL_PROCESS"));
+    s.syscalls.push_back(rule({"rmdir"}, "SCMP_ACT_TRAP"));
+    s.syscalls.push_back(rule({"chdir"}, "SCMP_ACT_LOG"));
+    s.syscalls.push_back(rule({"fchdir"}, "SCMP_ACT_TRACE", 7));
+    s.syscalls.push_back(rule({"rename"}, "SCMP_ACT_KILL"));
+    s.syscalls.push_back(rule({"link"}, "SCMP_ACT_NOTIFY"));
+    SeccompFilter f = compile(s);
+    cr_assert(f.notify);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 39), kAllow);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 83), SECCOMP_RET_KILL_PROCESS);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 84), SECCOMP_RET_TRAP);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 80), SECCOMP_RET_LOG);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 81), SECCOMP_RET_TRACE | 7);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 82), SECCOMP_RET_KILL_THREAD);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 86), SECCOMP_RET_USER_NOTIF);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 0), SECCOMP_RET_ERRNO | EROFS);
+}
+
+Test(seccomp_compile, argument_comparisons) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    oci::Syscall r = rule({"personality"}, "SCMP_ACT_ERRNO");
+    oci::SeccompArg a;
+    a.index = 0;
+    a.op = "SCMP_CMP_NE";
+    a.value = 0;
+    r.args.push_back(a);
+    s.syscalls.push_back(r);
+    oci::Syscall m = rule({"openat"}, "SCMP_ACT_ERRNO");
+    oci::SeccompArg mask;
+    mask.index = 2;
+    mask.op = "SCMP_CMP_MASKED_EQ";
+    mask.value = 0100; // O_CREAT
+    mask.value_two = 0100;
+    m.args.push_back(mask);
+    s.syscalls.push_back(m);
+    SeccompFilter f = compile(s);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 135, 0), kAllow);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 135, 8), kEperm);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 257, 0, 0, 0), kAllow);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 257, 0, 0, 0101), kEperm);
+}
+
+// Two comparisons of one argument cannot be ANDed by libseccomp: they become
+// separate rules (OR), as runc makes them.
+Test(seccomp_compile, repeated_argument_index_becomes_separate_rules) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    oci::Syscall r = rule({"personality"}, "SCMP_ACT_ERRNO");
+    for (uint64_t v : {8ull, 16ull}) {
+        oci::SeccompArg a;
+        a.index = 0;
+        a.op = "SCMP_CMP_EQ";
+        a.value = v;
+        r.args.push_back(a);
+    }
+    s.syscalls.push_back(r);
+    SeccompFilter f = compile(s);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 135, 8), kEperm);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 135, 16), kEperm);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 135, 4), kAllow);
+}
+
+Test(seccomp_compile, clone3_answers_enosys_when_clone_flags_are_filtered) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ERRNO";
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    oci::Syscall r = rule({"clone"}, "SCMP_ACT_ALLOW");
+    oci::SeccompArg a;
+    a.index = 0;
+    a.op = "SCMP_CMP_MASKED_EQ";
+    a.value = 0x7E020000; // namespace flags
+    a.value_two = 0;
+    r.args.push_back(a);
+    s.syscalls.push_back(r);
+    SeccompFilter f = compile(s);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 435), SECCOMP_RET_ERRNO | ENOSYS);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 56, 0x11), kAllow);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 56, 0x10000000), kEperm); // CLONE_NEWNS...
+}
+
+Test(seccomp_compile, unknown_syscalls_are_skipped_and_bad_names_refused) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.syscalls.push_back(rule({"no_such_call", "mkdir"}, "SCMP_ACT_ERRNO"));
+    SeccompFilter f = compile(s);
+    cr_assert_eq(f.skipped.size(), 1u);
+    unit::expect_eq(f.skipped[0], "no_such_call");
+    oci::Seccomp bad = s;
+    bad.syscalls[0].action = "SCMP_ACT_EXPLODE";
+    auto e = compile_seccomp(bad);
+    cr_assert(!e.has_value());
+    unit::expect_eq(e.error().text(),
+                    "linux.seccomp.syscalls[0].action: unknown action \"SCMP_ACT_EXPLODE\"");
+    oci::Seccomp arch = s;
+    arch.architectures = {"SCMP_ARCH_VAX"};
+    auto ea = compile_seccomp(arch);
+    cr_assert(!ea.has_value());
+    cr_assert(ea.error().text().find("linux.seccomp.architectures[0]") != std::string::npos);
+    oci::Seccomp op = s;
+    oci::SeccompArg a;
+    a.op = "SCMP_CMP_SOMETIMES";
+    op.syscalls[0].args.push_back(a);
+    auto eo = compile_seccomp(op);
+    cr_assert(!eo.has_value());
+    unit::expect_eq(eo.error().text(), "linux.seccomp.syscalls[0].args[0].op: unknown operator "
+                                       "\"SCMP_CMP_SOMETIMES\"");
+}
+
+Test(seccomp_compile, flags) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.flags = {"SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW"};
+    SeccompFilter f = compile(s);
+    cr_assert_eq(f.flags, SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW);
+}
