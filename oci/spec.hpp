@@ -222,6 +222,10 @@ struct Syscall {
     std::string action; // SCMP_ACT_*
     std::optional<uint32_t> errno_ret;
     std::vector<SeccompArg> args;
+    // Not in the OCI schema: "includes": {"caps": [...]} as the profiles of
+    // containers/common (Podman) write it; the rule applies only when the
+    // process's bounding set holds every one of these capabilities.
+    std::vector<std::string> includes_caps;
 };
 
 struct Seccomp {

@@ -369,6 +369,14 @@ Status parse_seccomp(yajl_val s, const Path &p, Seccomp &sc) {
         if (sys.names.empty()) return json::fail_at(ip.field("names"), "must not be empty");
         OCI_CHECK(get_enum(v, ip, "action", sys.action, is_seccomp_action, "seccomp action", true));
         OCI_CHECK(json::get_uint_opt(v, ip, "errnoRet", sys.errno_ret, 4095));
+        if (yajl_val inc = json::member(v, "includes"); inc && !YAJL_IS_NULL(inc)) {
+            OCI_CHECK(json::as_object(inc, ip.field("includes")));
+            OCI_CHECK(get_enum_list(inc, ip.field("includes"), "caps", sys.includes_caps,
+                                    [](std::string_view c) {
+                                        return capability_from_name(c).has_value();
+                                    },
+                                    "capability"));
+        }
         OCI_CHECK(json::each(v, ip, "args", [&](yajl_val a, const Path &ap, size_t) -> Status {
             OCI_CHECK(json::as_object(a, ap));
             SeccompArg arg;

@@ -218,6 +218,11 @@ void write_seccomp(Writer &w, const Seccomp &s) {
         for (const auto &sc : s.syscalls) {
             w.begin_object().kv_strings("names", sc.names).kv("action", sc.action);
             w.opt_int("errnoRet", sc.errno_ret);
+            if (!sc.includes_caps.empty()) {
+                w.key("includes").begin_object();
+                w.kv_strings("caps", sc.includes_caps);
+                w.end_object();
+            }
             if (!sc.args.empty()) {
                 w.key("args").begin_array();
                 for (const auto &a : sc.args) {

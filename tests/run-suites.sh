@@ -8,6 +8,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 export OCI_RUN=${OCI_RUN:-$build/src/oci-run}
 export OCI_RUN_BUNDLE_MAKER=${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}
 export OCI_RUN_ARCH_BYPASS=${OCI_RUN_ARCH_BYPASS:-$build/tests/arch-bypass}
+export OCI_RUN_SYSCALL_PROBE=${OCI_RUN_SYSCALL_PROBE:-$build/tests/syscall-probe}
+export OCI_RUN_PROFILES=${OCI_RUN_PROFILES:-$src/seccomp-profiles}
 jobs=${OCI_RUN_TEST_JOBS:-2}
 
 total_pass=0 total_fail=0 total_skip=0 broken=0

@@ -213,7 +213,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     InitConfig cfg;
     std::optional<SeccompFilter> filter;
     if (lx.seccomp) {
-        filter = OCI_TRY(compile_seccomp(*lx.seccomp));
+        static const std::vector<std::string> none;
+        const auto &caps = spec.process->capabilities ? spec.process->capabilities->bounding : none;
+        filter = OCI_TRY(compile_seccomp(*lx.seccomp, caps));
         cfg.seccomp = &*filter;
     }
     const bool has_hooks = spec.hooks && !spec.hooks->empty();

@@ -155,7 +155,9 @@ Result<int> exec_in_container(const ExecOptions &o) {
 
     std::optional<SeccompFilter> filter;
     if (lx.seccomp) {
-        auto f = compile_seccomp(*lx.seccomp);
+        static const std::vector<std::string> none;
+        auto f =
+            compile_seccomp(*lx.seccomp, proc.capabilities ? proc.capabilities->bounding : none);
         if (!f) return forward(std::move(f.error()), "exec");
         filter = std::move(*f);
     }

@@ -79,7 +79,7 @@ bool seccomp_flag_supported(unsigned int bit) {
     return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, bit, nullptr) < 0 && errno == EFAULT;
 }
 
-Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s) {
+Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps) {
     SeccompFilter out;
     const std::string base = "linux.seccomp";
     uint32_t def = OCI_TRY(action(s.default_action, s.default_errno_ret, base + ".defaultAction"));
@@ -105,6 +105,14 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s) {
     for (size_t i = 0; i < s.syscalls.size(); i++) {
         const oci::Syscall &sc = s.syscalls[i];
         std::string f = base + ".syscalls[" + std::to_string(i) + "]";
+        bool held = true;
+        for (const auto &need : sc.includes_caps) {
+            bool found = false;
+            for (const auto &c : caps)
+                if (c == need) found = true;
+            if (!found) held = false;
+        }
+        if (!held) continue; // a capability-conditional rule for someone else
         uint32_t act = OCI_TRY(action(sc.action, sc.errno_ret, f + ".action"));
         if (act == SCMP_ACT_NOTIFY) out.notify = true;
         std::vector<scmp_arg_cmp> args;

@@ -26,7 +26,8 @@ struct SeccompFilter {
     std::vector<std::string> skipped; // syscall names libseccomp does not know here
 };
 
-Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s);
+// `caps`: the process's bounding set, for rules with "includes": {"caps"}.
+Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps);
 
 // SECCOMP_FILTER_FLAG_* by its OCI name (0 when unknown), and whether this
 // kernel accepts it.

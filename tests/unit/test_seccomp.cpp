@@ -1,6 +1,7 @@
 // The seccomp compiler without a container: the BPF it emits is run through
 // a small classic-BPF interpreter on seccomp_data built here, so the answers
 // for each architecture, argument and the clone3 stub are checked exactly.
+#include "oci/spec_io.hpp"
 #include "runtime/seccomp.hpp"
 #include "unit_support.hpp"
 
@@ -128,7 +129,7 @@ oci::Syscall rule(std::vector<std::string> names, const char *action,
 }
 
 SeccompFilter compile(const oci::Seccomp &s) {
-    auto f = compile_seccomp(s);
+    auto f = compile_seccomp(s, {});
     cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
     return *f;
 }
@@ -260,20 +261,20 @@ Test(seccomp_compile, unknown_syscalls_are_skipped_and_bad_names_refused) {
     unit::expect_eq(f.skipped[0], "no_such_call");
     oci::Seccomp bad = s;
     bad.syscalls[0].action = "SCMP_ACT_EXPLODE";
-    auto e = compile_seccomp(bad);
+    auto e = compile_seccomp(bad, {});
     cr_assert(!e.has_value());
     unit::expect_eq(e.error().text(),
                     "linux.seccomp.syscalls[0].action: unknown action \"SCMP_ACT_EXPLODE\"");
     oci::Seccomp arch = s;
     arch.architectures = {"SCMP_ARCH_VAX"};
-    auto ea = compile_seccomp(arch);
+    auto ea = compile_seccomp(arch, {});
     cr_assert(!ea.has_value());
     cr_assert(ea.error().text().find("linux.seccomp.architectures[0]") != std::string::npos);
     oci::Seccomp op = s;
     oci::SeccompArg a;
     a.op = "SCMP_CMP_SOMETIMES";
     op.syscalls[0].args.push_back(a);
-    auto eo = compile_seccomp(op);
+    auto eo = compile_seccomp(op, {});
     cr_assert(!eo.has_value());
     unit::expect_eq(eo.error().text(), "linux.seccomp.syscalls[0].args[0].op: unknown operator "
                                        "\"SCMP_CMP_SOMETIMES\"");
@@ -285,4 +286,59 @@ Test(seccomp_compile, flags) {
     s.flags = {"SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW"};
     SeccompFilter f = compile(s);
     cr_assert_eq(f.flags, SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW);
+}
+
+Test(seccomp_compile, capability_conditional_rules) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ERRNO";
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    oci::Syscall r = rule({"mount"}, "SCMP_ACT_ALLOW");
+    r.includes_caps = {"CAP_SYS_ADMIN"};
+    s.syscalls.push_back(r);
+    auto without = compile_seccomp(s, {"CAP_KILL"});
+    auto with = compile_seccomp(s, {"CAP_KILL", "CAP_SYS_ADMIN"});
+    cr_assert(without.has_value() && with.has_value());
+    cr_assert_eq(run_filter(*without, AUDIT_ARCH_X86_64, 165), kEperm);
+    cr_assert_eq(run_filter(*with, AUDIT_ARCH_X86_64, 165), kAllow);
+}
+
+// ---- the shipped default profile, through the interpreter --------------------
+
+namespace {
+
+SeccompFilter shipped(const char *name, const std::vector<std::string> &caps) {
+    const char *dir = std::getenv("OCI_RUN_PROFILES");
+    std::string path = std::string(dir && *dir ? dir : "seccomp-profiles") + "/" + name;
+    std::string text = unit::must_read(path);
+    auto spec =
+        oci::parse_spec("{\"ociVersion\": \"1.2.1\", \"linux\": {\"seccomp\": " + text + "}}");
+    cr_assert(spec.has_value(), "%s: %s", path.c_str(), spec ? "" : spec.error().text().c_str());
+    auto f = compile_seccomp(*spec->linux_->seccomp, caps);
+    cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
+    return *f;
+}
+
+} // namespace
+
+Test(seccomp_profiles, default_denies_tiocsti_and_tioclinux_with_a_masked_compare) {
+    SeccompFilter f = shipped("default.json", {});
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 16, 0, 0x5412), kEperm); // TIOCSTI
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 16, 0, 0x541C), kEperm); // TIOCLINUX
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 16, 0, 0x5401), kAllow); // TCGETS
+    // Upper bits set (an ioctl number seen through a 64-bit register) still match.
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 16, 0, 0xffffffff00005412ull), kEperm);
+}
+
+Test(seccomp_profiles, default_is_an_allow_list_with_capability_extras) {
+    SeccompFilter plain = shipped("default.json", {"CAP_KILL"});
+    SeccompFilter admin = shipped("default.json", {"CAP_KILL", "CAP_SYS_ADMIN"});
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 0), kAllow);   // read
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 165), kEperm); // mount
+    cr_assert_eq(run_filter(admin, AUDIT_ARCH_X86_64, 165), kAllow);
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 246), kEperm); // kexec_load
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 435), SECCOMP_RET_ERRNO | ENOSYS); // clone3
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 56, 0x11), kAllow);       // fork-like clone
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 56, 0x04000011), kEperm); // + CLONE_NEWUTS
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 135, 0x0040000), kEperm); // personality
+    cr_assert_eq(run_filter(plain, AUDIT_ARCH_I386, 39), kAllow);               // i386 mkdir
 }
