@@ -141,6 +141,23 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     if (o.bind && type.empty()) type = "bind";
     bool bind = o.bind || type == "bind";
     bool file = bind && !source_is_dir(m);
+    // A kernel filesystem (procfs above all) mounted through a symlink could
+    // land anywhere in the rootfs and later writes with it (CVE-2019-19921):
+    // its destination may not be or pass through a symlink.
+    if (type == "proc" || type == "sysfs" || type == "devpts" || type == "mqueue" ||
+        type == "cgroup" || type == "cgroup2") {
+        std::string rel = m.destination.substr(m.destination.find_first_not_of('/'));
+        struct open_how how {};
+        how.flags = O_PATH | O_CLOEXEC;
+        how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS;
+        int probe = static_cast<int>(::syscall(SYS_openat2, rootfd, rel.c_str(), &how, sizeof how));
+        if (probe >= 0) ::close(probe);
+        if (probe < 0 && errno == ELOOP)
+            return fail(what +
+                        ": the destination is or passes through a symlink in the rootfs, "
+                        "refused for a " +
+                        type + " mount");
+    }
     auto fd = open_dest(rootfd, m.destination, file);
     if (!fd) return forward(std::move(fd.error()), what);
     Fd dest(*fd);
@@ -197,26 +214,51 @@ Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ct
     auto dev = open_dest(rootfd, "/dev", false);
     if (!dev) return forward(std::move(dev.error()), "devices");
     Fd devfd(*dev);
-    std::string devpath = fd_path(devfd.get());
+    // Whatever the rootfs had at the node's name (a symlink to a host file, a
+    // regular file) is removed first, and every later step works on fds of
+    // what we made, never on a path that could be swapped (CVE-2025-31133).
     auto make = [&](const std::string &name, mode_t type, unsigned major, unsigned minor,
                     mode_t mode, uid_t uid, gid_t gid) -> Status {
         std::string rel = "/dev/" + name;
+        auto slash = name.rfind('/');
+        Fd parent;
+        if (slash == std::string::npos) {
+            parent = Fd(::fcntl(devfd.get(), F_DUPFD_CLOEXEC, 0));
+        } else {
+            auto p = open_dest(rootfd, "/dev/" + name.substr(0, slash), false);
+            if (!p) return forward(std::move(p.error()), "device " + rel);
+            parent = Fd(*p);
+        }
+        std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+        if (::unlinkat(parent.get(), base.c_str(), 0) < 0 && errno != ENOENT)
+            return fail_errno("device " + rel + ": remove what the rootfs has there");
         if (ctx.in_userns) {
             // mknod is not allowed in a user namespace: bind the host's node.
-            auto f = open_dest(rootfd, rel, true);
-            if (!f) return forward(std::move(f.error()), "device " + rel);
-            Fd t(*f);
+            int f = ::openat(parent.get(), base.c_str(),
+                             O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (f < 0) return fail_errno("device " + rel + ": create the mount point");
+            ::close(f);
+        } else if (::mknodat(parent.get(), base.c_str(), type | (mode & 07777),
+                             makedev(major, minor)) < 0) {
+            return fail_errno("device " + rel + ": mknod");
+        }
+        Fd node(::openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!node.valid()) return fail_errno("device " + rel + ": open");
+        if (ctx.in_userns) {
             std::string host = "/dev/" + name;
-            if (::mount(host.c_str(), fd_path(t.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
+            if (::mount(host.c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
                 return fail_errno("device " + rel + ": bind " + host);
             return {};
         }
-        std::string full = devpath + "/" + name;
-        ::unlink(full.c_str());
-        if (::mknod(full.c_str(), type | (mode & 07777), makedev(major, minor)) < 0)
-            return fail_errno("device " + rel + ": mknod");
-        if (::chmod(full.c_str(), mode & 07777) < 0) return fail_errno("device " + rel + ": chmod");
-        if (::lchown(full.c_str(), uid, gid) < 0) return fail_errno("device " + rel + ": chown");
+        struct stat st;
+        if (::fstat(node.get(), &st) < 0 || (st.st_mode & S_IFMT) != type ||
+            st.st_rdev != makedev(major, minor))
+            return fail("device " + rel + ": what was made is not the device asked for");
+        // The magic link reaches the node itself, not a path that could move.
+        if (::chmod(fd_path(node.get()).c_str(), mode & 07777) < 0)
+            return fail_errno("device " + rel + ": chmod");
+        if (::fchownat(node.get(), "", uid, gid, AT_EMPTY_PATH) < 0)
+            return fail_errno("device " + rel + ": chown");
         return {};
     };
     for (const auto &d : kDevices)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 using test::cleanup_all;
@@ -148,4 +149,144 @@ Test(cve, cve_2022_29162_inheritable_and_ambient_start_empty) {
     const char *want = "CapInh:\t0000000000000000\nCapAmb:\t0000000000000000\n";
     cr_assert_str_eq(out.c_str(), want);
     cr_assert_str_eq(x.out.c_str(), want);
+}
+
+// ---- hostile rootfs symlinks ------------------------------------------------------
+
+namespace {
+
+// A host directory the attacks aim at, with a canary file in it.
+std::string host_target(const char *tag) {
+    std::string d = test::track_dir(test::make_temp_dir(tag));
+    test::write_file(d + "/canary", "host\n");
+    return d;
+}
+
+// The host's mountinfo lines that mention `path`.
+std::string host_mounts_at(const std::string &path) {
+    std::string out;
+    std::istringstream in(read_file("/proc/self/mountinfo"));
+    std::string line;
+    while (std::getline(in, line))
+        if (line.find(" " + path + " ") != std::string::npos ||
+            line.find(" " + path + "/") != std::string::npos)
+            out += line + "\n";
+    return out;
+}
+
+ocirun::oci::Mount tmpfs_at(const std::string &dest) {
+    ocirun::oci::Mount m;
+    m.destination = dest;
+    m.type = "tmpfs";
+    m.source = "tmpfs";
+    m.options = {"nosuid", "nodev"};
+    return m;
+}
+
+} // namespace
+
+// CVE-2021-30465 / CVE-2023-27561 class: a mount destination that is a
+// symlink to a host path (absolute, and relative with ../..) is resolved
+// inside the rootfs; nothing on the host is mounted over.
+Test(cve, mount_destination_symlinks_stay_inside_the_rootfs) {
+    std::string host = host_target("cvemnt");
+    Env e = make_env("cvemnt", {"sh", "-c", "ls /abs /rel > /dev/null 2>&1; echo ran"});
+    e.b.spec.root->readonly = false;
+    ::symlink(host.c_str(), (e.b.rootfs + "/abs").c_str());
+    ::symlink(("../../../../../../.." + host).c_str(), (e.b.rootfs + "/rel").c_str());
+    e.b.spec.mounts.push_back(tmpfs_at("/abs"));
+    e.b.spec.mounts.push_back(tmpfs_at("/rel"));
+    auto o = test::run(e);
+    std::string mounts = host_mounts_at(host);
+    std::string canary = read_file(host + "/canary");
+    cleanup_all();
+    cr_assert(mounts.empty(), "a host path was mounted over:\n%s", mounts.c_str());
+    cr_assert_str_eq(canary.c_str(), "host\n");
+    cr_assert(o.status == 0 || test::count_lines(o.err) == 1, "%d %s", o.status, o.err.c_str());
+}
+
+// CVE-2019-19921: /proc (or /sys) replaced by a symlink: refused, never
+// followed (a procfs mounted anywhere but a real /proc directory would let
+// later writes land elsewhere).
+Test(cve, proc_as_a_symlink_is_refused) {
+    Env e = make_env("cveproc", {"true"});
+    std::string p = e.b.rootfs + "/proc";
+    ::rmdir(p.c_str());
+    ::symlink("/", p.c_str());
+    auto o = test::run(e);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "status %d: %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "/proc") && contains(o.err, "symlink"), "%s", o.err.c_str());
+    cr_assert(left.empty());
+}
+
+// Masked and read-only paths that are symlinks to host paths: the symlink
+// is masked or made read-only inside the rootfs, the host path is untouched.
+Test(cve, masked_and_readonly_symlinks_do_not_reach_the_host) {
+    std::string host = host_target("cvemask");
+    Env e = make_env("cvemask", {"true"});
+    e.b.spec.root->readonly = false;
+    ::symlink((host + "/canary").c_str(), (e.b.rootfs + "/masked-file").c_str());
+    ::symlink(host.c_str(), (e.b.rootfs + "/masked-dir").c_str());
+    ::symlink(host.c_str(), (e.b.rootfs + "/ro-dir").c_str());
+    e.b.spec.linux_->masked_paths.push_back("/masked-file");
+    e.b.spec.linux_->masked_paths.push_back("/masked-dir");
+    e.b.spec.linux_->readonly_paths.push_back("/ro-dir");
+    auto o = test::run(e);
+    std::string mounts = host_mounts_at(host);
+    std::string canary = read_file(host + "/canary");
+    cleanup_all();
+    cr_assert(mounts.empty(), "a host path was mounted over:\n%s", mounts.c_str());
+    cr_assert_str_eq(canary.c_str(), "host\n");
+    cr_assert(o.status == 0 || test::count_lines(o.err) == 1, "%d %s", o.status, o.err.c_str());
+}
+
+// CVE-2025-31133: /dev/null in the rootfs replaced (a bind of the bundle's
+// own /dev over the default one) by a symlink to a host file or by a regular
+// file, as root and in a user namespace. Either the runtime puts the real
+// device there (mknod as root) or masking refuses what is not the character
+// device 1:3 (checked through the fd it then binds); the host file is never
+// written or mounted over, and the container never gets a fake /dev/null.
+Test(cve, dev_null_swapped_for_a_symlink_or_file) {
+    std::string host = host_target("cvenull");
+    std::string results;
+    for (bool userns : {false, true})
+        for (bool as_symlink : {true, false}) {
+            Env e = make_env("cvenull", {"stat", "-c", "%t:%T", "/dev/null"});
+            std::string evil = test::track_dir(test::make_temp_dir("cvenulldev"));
+            ::chmod(evil.c_str(), 0777);
+            if (as_symlink)
+                ::symlink((host + "/canary").c_str(), (evil + "/null").c_str());
+            else
+                test::write_file(evil + "/null", "not a device\n");
+            ocirun::oci::Mount dev;
+            dev.destination = "/dev";
+            dev.type = "bind";
+            dev.source = evil;
+            dev.options = {"rbind"};
+            e.b.spec.mounts.push_back(dev); // after the default /dev tmpfs: replaces it
+            e.b.spec.linux_->masked_paths = {"/proc/kcore"};
+            if (userns) {
+                auto &lx = *e.b.spec.linux_;
+                lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
+                lx.uid_mappings = {{0, 100000, 65536}};
+                lx.gid_mappings = {{0, 100000, 65536}};
+                e.b.spec.root->readonly = false;
+                ::chmod(e.b.dir.c_str(), 0755);
+            }
+            auto o = test::run(e);
+            std::string what = std::string(userns ? "userns " : "root ") +
+                               (as_symlink ? "symlink" : "file") + ": ";
+            if (o.status == 0 && o.out != "1:3\n")
+                results += what + "the container's /dev/null is " + o.out + "\n";
+            if (o.status != 0 && !contains(o.err, "1:3"))
+                results += what + "status " + std::to_string(o.status) + ": " + o.err + "\n";
+        }
+    std::string canary = read_file(host + "/canary");
+    std::string mounts = host_mounts_at(host);
+    cleanup_all();
+    cr_assert(results.empty(), "%s", results.c_str());
+    cr_assert_str_eq(canary.c_str(), "host\n");
+    cr_assert(mounts.empty(), "%s", mounts.c_str());
 }
