@@ -1,6 +1,8 @@
 #include "init.hpp"
 
+#include "fd.hpp"
 #include "hooks.hpp"
+#include "mount_api.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
 #include "process_setup.hpp"
@@ -95,17 +97,18 @@ Status set_names(const oci::Spec &spec) {
     return {};
 }
 
-Status write_sysctls(const oci::Spec &spec) {
+// Through a private procfs instance opened before the masks go on: a mount
+// the configuration put over /proc/sys cannot redirect these writes
+// (CVE-2025-52881).
+Status write_sysctls(const oci::Spec &spec, int proc) {
     for (const auto &[key, value] : spec.linux_->sysctl) {
-        std::string path = "/proc/sys/" + key;
-        for (size_t i = 10; i < path.size(); i++)
-            if (path[i] == '.') path[i] = '/';
-        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) return fail_errno("linux.sysctl." + key + ": open " + path);
-        ssize_t n = ::write(fd, value.data(), value.size());
-        int e = errno;
-        ::close(fd);
-        if (n < 0) return fail_code(e, "linux.sysctl." + key + ": write " + path);
+        std::string rel = "sys/" + key;
+        for (size_t i = 4; i < rel.size(); i++)
+            if (rel[i] == '.') rel[i] = '/';
+        auto fd = open_proc_file(proc, rel, O_WRONLY);
+        if (!fd) return forward(std::move(fd.error()), "linux.sysctl." + key);
+        ssize_t n = ::write(fd->get(), value.data(), value.size());
+        if (n < 0) return fail_errno("linux.sysctl." + key + ": write /proc/" + rel);
     }
     return {};
 }
@@ -195,10 +198,14 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK_CTX(prepare_rootfs(spec, rootfs), "rootfs");
     OCI_CHECK(create_hooks(cfg, host_pid));
     OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");
+    // Before the masked paths go over parts of /proc (a user namespace may not
+    // mount a procfs that is not fully visible).
+    Fd procfs;
+    if (!spec.linux_->sysctl.empty()) procfs = OCI_TRY(private_proc());
     OCI_CHECK(setup_terminal(cfg));
     OCI_CHECK_CTX(finish_rootfs(spec), "rootfs");
     OCI_CHECK(set_names(spec));
-    OCI_CHECK(write_sysctls(spec));
+    OCI_CHECK(write_sysctls(spec, procfs.get()));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));
     if (filter_at(cfg, FilterPoint::before_identity))

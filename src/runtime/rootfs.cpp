@@ -1,6 +1,7 @@
 #include "rootfs.hpp"
 
 #include "fd.hpp"
+#include "mount_api.hpp"
 #include "mount_options.hpp"
 
 #include <fcntl.h>
@@ -341,10 +342,11 @@ Status finish_rootfs(const oci::Spec &spec) {
         }
         struct stat st;
         if (::fstat(t.get(), &st) < 0) return fail_errno("maskedPaths " + p);
-        std::string target = fd_path(t.get());
+        // Through fds only: the paths under /proc/self/fd are the
+        // container's now, and its configuration may have mounted over them.
         if (S_ISDIR(st.st_mode)) {
-            if (::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY, "size=0k") < 0)
-                return fail_errno("maskedPaths " + p + ": tmpfs");
+            Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, "maskedPaths " + p));
+            OCI_CHECK(attach_mount(fs.get(), t.get(), "maskedPaths " + p));
         } else {
             if (null.get() < 0) {
                 null = Fd(openat2_in_root(root.get(), "dev/null", O_PATH | O_NOFOLLOW));
@@ -354,8 +356,8 @@ Status finish_rootfs(const oci::Spec &spec) {
                     return fail("maskedPaths " + p +
                                 ": /dev/null is not the null device (char 1:3)");
             }
-            if (::mount(fd_path(null.get()).c_str(), target.c_str(), nullptr, MS_BIND, nullptr) < 0)
-                return fail_errno("maskedPaths " + p + ": bind /dev/null");
+            Fd tree = OCI_TRY(clone_mount(null.get(), false, "maskedPaths " + p));
+            OCI_CHECK(attach_mount(tree.get(), t.get(), "maskedPaths " + p));
         }
     }
     for (const auto &p : lx.readonly_paths) {
@@ -364,10 +366,12 @@ Status finish_rootfs(const oci::Spec &spec) {
             if (errno == ENOENT) continue;
             return fail_errno("readonlyPaths " + p);
         }
-        std::string target = fd_path(t.get());
-        OCI_CHECK(bind_and_remount(root.get(), p, O_NOFOLLOW, target, target.c_str(), p, true,
-                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                   "readonlyPaths " + p));
+        Fd tree = OCI_TRY(clone_mount(t.get(), true, "readonlyPaths " + p));
+        OCI_CHECK(set_mount_attrs(tree.get(),
+                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                      MOUNT_ATTR_NOEXEC,
+                                  true, "readonlyPaths " + p));
+        OCI_CHECK(attach_mount(tree.get(), t.get(), "readonlyPaths " + p));
     }
     if (spec.root->readonly) OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
     if (!lx.rootfs_propagation.empty()) {

@@ -290,3 +290,28 @@ Test(cve, dev_null_swapped_for_a_symlink_or_file) {
     cr_assert_str_eq(canary.c_str(), "host\n");
     cr_assert(mounts.empty(), "%s", mounts.c_str());
 }
+
+// CVE-2025-52881: the configuration binds a host file over a /proc/sys file
+// that a sysctl then writes. The write goes through a private procfs and so
+// reaches the container's real sysctl; the host file is untouched.
+Test(cve, sysctl_writes_cannot_be_redirected_by_mounts_over_proc) {
+    std::string host = host_target("cvesysctl");
+    Env e = make_env("cvesysctl", {"sleep", "30"});
+    ocirun::oci::Mount m;
+    m.destination = "/proc/sys/kernel/shmmax";
+    m.type = "bind";
+    m.source = host + "/canary";
+    m.options = {"bind"};
+    e.b.spec.mounts.push_back(m);
+    e.b.spec.linux_->sysctl["kernel.shmmax"] = "12345678";
+    e.b.save();
+    auto c = create(e);
+    long pid = state_of(e.root, e.id).pid;
+    auto seen = test::run(std::vector<std::string>{"nsenter", "-i", "-t", std::to_string(pid),
+                                                   "cat", "/proc/sys/kernel/shmmax"});
+    std::string canary = read_file(host + "/canary");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_str_eq(canary.c_str(), "host\n", "the write landed in the host file");
+    cr_assert_str_eq(seen.out.c_str(), "12345678\n");
+}

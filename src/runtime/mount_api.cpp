@@ -1,0 +1,57 @@
+#include "mount_api.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace ocirun {
+
+Result<Fd> detached_fs(const char *type, uint64_t attrs, const std::string &what) {
+    Fd fs(::fsopen(type, FSOPEN_CLOEXEC));
+    if (!fs.valid()) return fail_errno(what + ": fsopen " + type);
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
+        return fail_errno(what + ": create a " + type + " instance");
+    Fd m(::fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));
+    if (!m.valid()) return fail_errno(what + ": fsmount " + type);
+    return m;
+}
+
+Result<Fd> clone_mount(int fd, bool recursive, const std::string &what) {
+    Fd t(::open_tree(fd, "",
+                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                         (recursive ? AT_RECURSIVE : 0)));
+    if (!t.valid()) return fail_errno(what + ": open_tree");
+    return t;
+}
+
+Status set_mount_attrs(int tree, uint64_t attrs, bool recursive, const std::string &what) {
+    struct mount_attr a {};
+    a.attr_set = attrs;
+    if (::mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
+        return fail_errno(what + ": mount_setattr");
+    return {};
+}
+
+Status attach_mount(int tree, int target, const std::string &what) {
+    if (::move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        return fail_errno(what + ": move_mount");
+    return {};
+}
+
+Result<Fd> private_proc() {
+    return detached_fs("proc", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                       "private procfs");
+}
+
+Result<Fd> open_proc_file(int proc, const std::string &rel, int flags) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, proc, rel.c_str(), &how, sizeof how)));
+    if (!fd.valid()) return fail_errno("open /proc/" + rel);
+    return fd;
+}
+
+} // namespace ocirun
