@@ -128,6 +128,7 @@ Status setup_terminal(const InitConfig &cfg) {
     if (!p.terminal) return {};
     if (cfg.console_fd < 0) return fail("process.terminal: needs --console-socket");
     OCI_CHECK_CTX(attach_terminal(cfg.console_fd, p.console_size), "process.terminal");
+    OCI_CHECK_CTX(bind_console(STDIN_FILENO), "process.terminal");
     ::close(cfg.console_fd);
     return {};
 }

@@ -327,6 +327,21 @@ Status enter_rootfs(const RootfsContext &ctx) {
     return pivot(ctx.rootfs, ctx.no_pivot);
 }
 
+Status bind_console(int peer) {
+    Fd dev(::open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dev.valid()) return fail_errno("/dev/console: open /dev (a symlink is refused)");
+    if (::unlinkat(dev.get(), "console", 0) < 0 && errno != ENOENT)
+        return fail_errno("/dev/console: remove what the rootfs has there");
+    int f = ::openat(dev.get(), "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+                     0600);
+    if (f < 0) return fail_errno("/dev/console: create the mount point");
+    ::close(f);
+    Fd target(::openat(dev.get(), "console", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!target.valid()) return fail_errno("/dev/console: open");
+    Fd tree = OCI_TRY(clone_mount(peer, false, "/dev/console"));
+    return attach_mount(tree.get(), target.get(), "/dev/console");
+}
+
 Status finish_rootfs(const oci::Spec &spec) {
     const oci::Linux &lx = *spec.linux_;
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));

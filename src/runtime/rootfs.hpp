@@ -21,6 +21,11 @@ struct RootfsContext {
 Status prepare_rootfs(const oci::Spec &spec, const RootfsContext &ctx);
 // pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot).
 Status enter_rootfs(const RootfsContext &ctx);
+// After pivot_root: bind the pty `peer` onto /dev/console, through fds only
+// (whatever the rootfs has there is replaced; a symlinked /dev is refused:
+// CVE-2025-52565).
+Status bind_console(int peer);
+
 // After pivot_root: masked paths, read-only paths, read-only root, propagation.
 Status finish_rootfs(const oci::Spec &spec);
 

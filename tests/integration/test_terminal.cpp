@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@ using test::create;
 using test::Env;
 using test::make_env;
 using test::oci;
+using test::read_file;
 using test::read_until;
 using test::wait_status;
 
@@ -133,4 +135,42 @@ Test(terminal, exec_tty_detached_needs_console_socket) {
     cr_assert_eq(x.status, 1);
     cr_assert(contains(x.err, "a terminal with --detach needs --console-socket"), "%s",
               x.err.c_str());
+}
+
+// CVE-2025-52565: /dev/console in the rootfs is a symlink to a host file (the
+// bundle binds its own /dev): the runtime replaces it and binds the pty onto
+// it through fds; what the container writes to /dev/console reaches the pty,
+// never the host file.
+Test(terminal, console_symlink_to_a_host_file_is_replaced) {
+    std::string host = test::track_dir(test::make_temp_dir("conhost"));
+    test::write_file(host + "/canary", "host\n");
+    Env e = make_env("ttycons",
+                     {"sh", "-c", "echo via-console > /dev/console; ls -l /dev/console; echo end"});
+    e.b.spec.process->terminal = true;
+    std::string evil = test::track_dir(test::make_temp_dir("condev"));
+    ::symlink((host + "/canary").c_str(), (evil + "/console").c_str());
+    ocirun::oci::Mount dev;
+    dev.destination = "/dev";
+    dev.type = "bind";
+    dev.source = evil;
+    dev.options = {"rbind"};
+    e.b.spec.mounts.push_back(dev);
+    // devpts again on top of the bound /dev, for the pty.
+    ocirun::oci::Mount pts;
+    pts.destination = "/dev/pts";
+    pts.type = "devpts";
+    pts.source = "devpts";
+    pts.options = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"};
+    e.b.spec.mounts.push_back(pts);
+    e.b.save();
+    test::PtyChild c = test::spawn_oci_on_pty({"--root", e.root, "run", "--bundle", e.b.dir, e.id});
+    std::string seen = read_until(c.master, "end");
+    int status = test::wait_bounded(c.pid, 5000);
+    close(c.master);
+    std::string canary = test::read_file(host + "/canary");
+    cleanup_all();
+    cr_assert_eq(status, 0, "status %d: %s", status, seen.c_str());
+    cr_assert_str_eq(canary.c_str(), "host\n", "the host file was written");
+    cr_assert(contains(seen, "via-console"), "%s", seen.c_str());
+    cr_assert(contains(seen, "136,"), "/dev/console is not the pty: %s", seen.c_str());
 }
