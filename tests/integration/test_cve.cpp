@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <thread>
 
 using test::cleanup_all;
 using test::contains;
@@ -314,4 +316,47 @@ Test(cve, sysctl_writes_cannot_be_redirected_by_mounts_over_proc) {
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_str_eq(canary.c_str(), "host\n", "the write landed in the host file");
     cr_assert_str_eq(seen.out.c_str(), "12345678\n");
+}
+
+// A mount target swapped for a symlink to a host directory in a loop while
+// containers start (bounded: 12 runs): every run either mounts inside the
+// rootfs or fails with one line; the host directory is never mounted over.
+Test(cve, mount_target_swapped_during_setup) {
+    std::string host = host_target("cverace");
+    Env e = make_env("cverace", {"true"});
+    std::string mnt = e.b.rootfs + "/mnt";
+    ::mkdir(mnt.c_str(), 0755);
+    ::mkdir((mnt + "/target").c_str(), 0755);
+    e.b.spec.mounts.push_back(tmpfs_at("/mnt/target"));
+    e.b.save();
+    std::atomic<bool> stop{false};
+    std::thread racer([&] {
+        std::string t = mnt + "/target", keep = mnt + "/target.dir", link = mnt + "/target.lnk";
+        ::symlink(host.c_str(), link.c_str());
+        while (!stop) {
+            ::rename(t.c_str(), keep.c_str()); // the directory away
+            ::rename(link.c_str(), t.c_str()); // the symlink in
+            ::rename(t.c_str(), link.c_str()); // and back
+            ::rename(keep.c_str(), t.c_str());
+        }
+    });
+    std::string bad;
+    size_t mounts_before = test::mount_count();
+    for (int i = 0; i < 12; i++) {
+        std::string id = test::unique_id("cverace");
+        test::track(e.root, id);
+        auto o = oci({"--root", e.root, "run", "--bundle", e.b.dir, id});
+        if (o.status != 0 && test::count_lines(o.err) != 1)
+            bad += "run " + std::to_string(i) + ": " + o.err + "\n";
+        if (!host_mounts_at(host).empty())
+            bad += "run " + std::to_string(i) + " mounted the host\n";
+    }
+    stop = true;
+    racer.join();
+    std::string canary = read_file(host + "/canary");
+    size_t mounts_after = test::mount_count();
+    cleanup_all();
+    cr_assert(bad.empty(), "%s", bad.c_str());
+    cr_assert_str_eq(canary.c_str(), "host\n");
+    cr_assert_eq(mounts_after, mounts_before, "mounts leaked");
 }
