@@ -41,6 +41,33 @@ constexpr FlagOpt kFlags[] = {
     {"nolazytime", true, MS_LAZYTIME},
     {"silent", false, MS_SILENT},
     {"loud", true, MS_SILENT},
+    {"nosymfollow", false, MS_NOSYMFOLLOW},
+    {"symfollow", true, MS_NOSYMFOLLOW},
+};
+
+// The recursive forms, applied with mount_setattr(AT_RECURSIVE).
+struct RecOpt {
+    const char *name;
+    bool clear;
+    uint64_t attr;
+};
+
+constexpr RecOpt kRec[] = {
+    {"rro", false, MOUNT_ATTR_RDONLY},
+    {"rrw", true, MOUNT_ATTR_RDONLY},
+    {"rnosuid", false, MOUNT_ATTR_NOSUID},
+    {"rsuid", true, MOUNT_ATTR_NOSUID},
+    {"rnodev", false, MOUNT_ATTR_NODEV},
+    {"rdev", true, MOUNT_ATTR_NODEV},
+    {"rnoexec", false, MOUNT_ATTR_NOEXEC},
+    {"rexec", true, MOUNT_ATTR_NOEXEC},
+    {"rnodiratime", false, MOUNT_ATTR_NODIRATIME},
+    {"rdiratime", true, MOUNT_ATTR_NODIRATIME},
+    {"rnoatime", false, MOUNT_ATTR_NOATIME},
+    {"rrelatime", false, MOUNT_ATTR_RELATIME},
+    {"rstrictatime", false, MOUNT_ATTR_STRICTATIME},
+    {"rnosymfollow", false, MOUNT_ATTR_NOSYMFOLLOW},
+    {"rsymfollow", true, MOUNT_ATTR_NOSYMFOLLOW},
 };
 
 struct PropOpt {
@@ -73,6 +100,14 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
             m.recursive = true;
             continue;
         }
+        if (o == "tmpcopyup") {
+            m.tmpcopyup = true;
+            continue;
+        }
+        if (o == "idmap" || o == "ridmap") {
+            m.idmap = true;
+            continue;
+        }
         bool found = false;
         for (const auto &f : kFlags)
             if (o == f.name) {
@@ -94,6 +129,20 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
                 break;
             }
         if (found) continue;
+        for (const auto &r : kRec)
+            if (o == r.name) {
+                if (r.clear) {
+                    m.rec_clear |= r.attr;
+                    m.rec_set &= ~r.attr;
+                } else {
+                    m.rec_set |= r.attr;
+                    m.rec_clear &= ~r.attr;
+                }
+                found = true;
+                break;
+            }
+        if (found) continue;
+        m.unknown.push_back(o);
         if (!m.data.empty()) m.data += ',';
         m.data += o;
     }
@@ -102,9 +151,11 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
 
 const std::vector<const char *> &known_mount_flag_names() {
     static const std::vector<const char *> names = [] {
-        std::vector<const char *> v{"bind", "rbind"};
+        std::vector<const char *> v{"bind", "rbind", "tmpcopyup"};
         for (const auto &f : kFlags)
             v.push_back(f.name);
+        for (const auto &r : kRec)
+            v.push_back(r.name);
         for (const auto &p : kProp)
             v.push_back(p.name);
         return v;

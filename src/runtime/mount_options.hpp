@@ -3,6 +3,7 @@
 
 #include "oci/error.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ struct MountOptions {
     bool recursive = false; // rbind
     bool readonly() const;
     std::string data; // options passed to the filesystem (size=, mode=, ...)
+    // Recursive attributes (rro, rnosuid, ...): MOUNT_ATTR_* set and cleared
+    // on the mount and every submount with mount_setattr(AT_RECURSIVE).
+    uint64_t rec_set = 0, rec_clear = 0;
+    bool tmpcopyup = false;           // tmpfs: copy up what the destination held
+    bool idmap = false;               // idmap / ridmap (idmapped mounts)
+    std::vector<std::string> unknown; // not flags: filesystem data (an error for binds)
 };
 
 // Unknown options are passed to the filesystem as data, as runc does.

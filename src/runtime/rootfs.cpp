@@ -4,9 +4,11 @@
 #include "mount_api.hpp"
 #include "mount_options.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -135,6 +137,94 @@ bool host_cgroup_v2() {
     return ::statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
+// tmpcopyup: what the destination held before the tmpfs went over it,
+// copied into the tmpfs (files, directories, symlinks, nodes; modes and
+// owners kept). `from` and `to` are directory fds.
+Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
+    if (depth > 64) return fail(what + ": tmpcopyup: deeper than 64 levels");
+    int dup = ::fcntl(from, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup >= 0 ? ::fdopendir(dup) : nullptr;
+    if (!d) {
+        if (dup >= 0) ::close(dup);
+        return fail_errno(what + ": tmpcopyup: read the directory");
+    }
+    ::rewinddir(d);
+    Status result;
+    while (struct dirent *e = ::readdir(d)) {
+        const char *n = e->d_name;
+        if (std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) continue;
+        struct stat st;
+        if (::fstatat(from, n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            result = fail_errno(what + ": tmpcopyup: stat " + n);
+            break;
+        }
+        mode_t type = st.st_mode & S_IFMT;
+        if (type == S_IFDIR) {
+            if (::mkdirat(to, n, st.st_mode & 07777) < 0 && errno != EEXIST) {
+                result = fail_errno(what + ": tmpcopyup: mkdir " + n);
+                break;
+            }
+            Fd a(::openat(from, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            Fd b(::openat(to, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!a.valid() || !b.valid()) {
+                result = fail_errno(what + ": tmpcopyup: open " + n);
+                break;
+            }
+            if (auto r = copy_tree(a.get(), b.get(), what, depth + 1); !r) {
+                result = r;
+                break;
+            }
+        } else if (type == S_IFREG) {
+            Fd src(::openat(from, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+            Fd dst(::openat(to, n, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            st.st_mode & 07777));
+            if (!src.valid() || !dst.valid()) {
+                result = fail_errno(what + ": tmpcopyup: copy " + n);
+                break;
+            }
+            off_t left = st.st_size;
+            while (left > 0) {
+                ssize_t c = ::sendfile(dst.get(), src.get(), nullptr, static_cast<size_t>(left));
+                if (c <= 0) break;
+                left -= c;
+            }
+        } else if (type == S_IFLNK) {
+            char buf[4096];
+            ssize_t len = ::readlinkat(from, n, buf, sizeof buf - 1);
+            if (len < 0) {
+                result = fail_errno(what + ": tmpcopyup: readlink " + n);
+                break;
+            }
+            buf[len] = '\0';
+            if (::symlinkat(buf, to, n) < 0) {
+                result = fail_errno(what + ": tmpcopyup: symlink " + n);
+                break;
+            }
+        } else if (::mknodat(to, n, st.st_mode, st.st_rdev) < 0) {
+            result = fail_errno(what + ": tmpcopyup: mknod " + n);
+            break;
+        }
+        ::fchownat(to, n, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+        if (type != S_IFLNK) ::fchmodat(to, n, st.st_mode & 07777, 0);
+    }
+    ::closedir(d);
+    return result;
+}
+
+// Recursive attributes (rro, rnosuid...) on the mount at `fd` and below it.
+Status set_recursive_attrs(int fd, const MountOptions &o, const std::string &what) {
+    if (!o.rec_set && !o.rec_clear) return {};
+    struct mount_attr a {};
+    a.attr_set = o.rec_set;
+    a.attr_clr = o.rec_clear;
+    if ((o.rec_set | o.rec_clear) &
+        (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME))
+        a.attr_clr |= MOUNT_ATTR__ATIME;
+    if (::mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+        return fail_errno(what + ": mount_setattr (recursive options)");
+    return {};
+}
+
 Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsContext &ctx) {
     std::string what = "mounts[" + std::to_string(index) + "] " + m.destination;
     MountOptions o = parse_mount_options(m.options);
@@ -165,10 +255,16 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     std::string target = fd_path(dest.get());
     unsigned long flags = o.flags & ~MS_REMOUNT;
 
+    if (o.idmap) return fail(what + ": idmap/ridmap: idmapped mounts are not implemented yet");
     if (bind) {
         if (m.source.empty()) return fail(what + ": bind mount without a source");
+        // A bind mount takes no filesystem data: an option it does not know
+        // would otherwise be dropped without a word.
+        if (!o.unknown.empty())
+            return fail(what + ": unknown mount option \"" + o.unknown[0] + "\"");
         Fd now = OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, m.source.c_str(),
                                           m.source, o.recursive, flags, what));
+        OCI_CHECK(set_recursive_attrs(now.get(), o, what));
         if (o.propagation)
             OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
                                what + ": set propagation"));
@@ -187,6 +283,13 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     }
     const char *data = o.data.empty() ? nullptr : o.data.c_str();
     const char *src = m.source.empty() ? type.c_str() : m.source.c_str();
+    if (o.tmpcopyup && type != "tmpfs") return fail(what + ": tmpcopyup needs a tmpfs mount");
+    // The directory the tmpfs will cover, held open to copy from afterwards.
+    Fd under;
+    if (o.tmpcopyup) {
+        under = Fd(::openat(dest.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!under.valid()) return fail_errno(what + ": tmpcopyup: open the destination");
+    }
     auto r = do_mount(src, target, type.c_str(), flags, data, what + ": mount " + type);
     if (!r && type == "sysfs" && ctx.in_userns && (r.error().code == EPERM)) {
         // sysfs cannot be mounted in a user namespace without its own network
@@ -196,9 +299,16 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
         return {};
     }
     if (!r) return r;
-    if (o.propagation)
-        OCI_CHECK(
-            do_mount(nullptr, target, nullptr, o.propagation, nullptr, what + ": set propagation"));
+    if (o.tmpcopyup || o.rec_set || o.rec_clear || o.propagation) {
+        // The new mount's root (the fd opened before it refers to what it covers).
+        Fd top(openat2_in_root(rootfd, m.destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
+        if (!top.valid()) return fail_errno(what + ": reopen after mount");
+        if (o.tmpcopyup) OCI_CHECK(copy_tree(under.get(), top.get(), what));
+        OCI_CHECK(set_recursive_attrs(top.get(), o, what));
+        if (o.propagation)
+            OCI_CHECK(do_mount(nullptr, fd_path(top.get()), nullptr, o.propagation, nullptr,
+                               what + ": set propagation"));
+    }
     return {};
 }
 
@@ -297,8 +407,14 @@ Status pivot(const std::string &rootfs, bool no_pivot) {
             return fail_errno("move " + rootfs + " to /");
         if (::chroot(".") < 0) return fail_errno("chroot " + rootfs);
     } else {
+        Fd oldroot(::open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+        if (!oldroot.valid()) return fail_errno("open the old root");
         if (::syscall(SYS_pivot_root, ".", ".") < 0) return fail_errno("pivot_root " + rootfs);
-        // The old root is stacked under the new one: detach it.
+        // The old root is now stacked on top of the new one. Through its own
+        // fd (not ".", which the kernel does not promise to be either), make
+        // its tree rslave, so the detach does not propagate to the host, and
+        // detach it. The new root's mounts keep their propagation.
+        if (::fchdir(oldroot.get()) < 0) return fail_errno("fchdir to the old root");
         if (::mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
             return fail_errno("make old root rslave");
         if (::umount2(".", MNT_DETACH) < 0) return fail_errno("detach old root");
@@ -332,8 +448,8 @@ Status bind_console(int peer) {
     if (!dev.valid()) return fail_errno("/dev/console: open /dev (a symlink is refused)");
     if (::unlinkat(dev.get(), "console", 0) < 0 && errno != ENOENT)
         return fail_errno("/dev/console: remove what the rootfs has there");
-    int f = ::openat(dev.get(), "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
-                     0600);
+    int f =
+        ::openat(dev.get(), "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (f < 0) return fail_errno("/dev/console: create the mount point");
     ::close(f);
     Fd target(::openat(dev.get(), "console", O_PATH | O_NOFOLLOW | O_CLOEXEC));

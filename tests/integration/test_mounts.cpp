@@ -1,0 +1,218 @@
+// Mount types and options, checked from inside the container through its
+// own /proc/self/mountinfo.
+#include "support/container_env.hpp"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+using ocirun::oci::Mount;
+using test::cleanup_all;
+using test::contains;
+using test::Env;
+using test::make_env;
+using test::read_file;
+
+namespace {
+
+struct MountLine {
+    std::string opts;  // per-mount options
+    std::string extra; // optional fields (shared:N, master:N)
+    std::string type;
+    std::string super; // filesystem options
+    bool found = false;
+};
+
+// The last (topmost) mountinfo line for `point`.
+MountLine find_mount(const std::string &mountinfo, const std::string &point) {
+    MountLine m;
+    std::istringstream in(mountinfo);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::vector<std::string> w;
+        std::string x;
+        while (f >> x)
+            w.push_back(x);
+        if (w.size() < 10 || w[4] != point) continue;
+        size_t dash = 6;
+        while (dash < w.size() && w[dash] != "-")
+            dash++;
+        if (dash + 3 >= w.size()) continue;
+        m = MountLine{};
+        m.found = true;
+        m.opts = "," + w[5] + ",";
+        for (size_t i = 6; i < dash; i++)
+            m.extra += w[i] + " ";
+        m.type = w[dash + 1];
+        m.super = "," + w[dash + 3] + ",";
+    }
+    return m;
+}
+
+Mount mnt(const std::string &dest, const std::string &type, const std::string &source,
+          std::vector<std::string> options) {
+    Mount m;
+    m.destination = dest;
+    m.type = type;
+    m.source = source;
+    m.options = std::move(options);
+    return m;
+}
+
+// Run `cat /proc/self/mountinfo` in a container with `extra` mounts.
+std::string mountinfo_with(const char *tag, std::vector<Mount> extra, bool writable = false) {
+    Env e = make_env(tag, {"cat", "/proc/self/mountinfo"});
+    e.b.spec.root->readonly = !writable;
+    for (auto &m : extra)
+        e.b.spec.mounts.push_back(m);
+    auto o = test::run(e);
+    cr_assert_eq(o.status, 0, "run: %s", o.err.c_str());
+    return o.out;
+}
+
+} // namespace
+
+TestSuite(mounts, .fini = cleanup_all, .timeout = 60);
+
+Test(mounts, tmpfs_options) {
+    std::string mi =
+        mountinfo_with("mttmpfs", {mnt("/data", "tmpfs", "tmpfs",
+                                       {"nosuid", "nodev", "noexec", "size=1m", "mode=0750",
+                                        "uid=5", "gid=6", "nr_inodes=100"})});
+    cleanup_all();
+    MountLine m = find_mount(mi, "/data");
+    cr_assert(m.found, "%s", mi.c_str());
+    cr_assert_str_eq(m.type.c_str(), "tmpfs");
+    for (const char *o : {",nosuid,", ",nodev,", ",noexec,"})
+        cr_assert(contains(m.opts, o), "%s missing in %s", o, m.opts.c_str());
+    for (const char *o : {",size=1024k,", ",nr_inodes=100,", ",mode=750,", ",uid=5,", ",gid=6,"})
+        cr_assert(contains(m.super, o), "%s missing in %s", o, m.super.c_str());
+}
+
+Test(mounts, read_only_bind_and_recursive_read_only) {
+    Env f = make_env("mtrro2", {"cat", "/proc/self/mountinfo"});
+    f.b.spec.root->readonly = false;
+    std::string outer = f.b.rootfs + "/outer";
+    ::mkdir(outer.c_str(), 0755);
+    f.b.spec.mounts.push_back(mnt("/outer", "tmpfs", "tmpfs", {}));
+    f.b.spec.mounts.push_back(mnt("/outer/inner", "tmpfs", "tmpfs", {}));
+    f.b.spec.mounts.push_back(mnt("/ro", "bind", outer, {"rbind", "ro"}));
+    f.b.spec.mounts.push_back(mnt("/rro", "bind", outer, {"rbind", "rro"}));
+    auto o = test::run(f);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    MountLine ro = find_mount(o.out, "/ro"), ro_in = find_mount(o.out, "/ro/inner");
+    MountLine rro = find_mount(o.out, "/rro"), rro_in = find_mount(o.out, "/rro/inner");
+    cr_assert(ro.found && ro_in.found && rro.found && rro_in.found, "%s", o.out.c_str());
+    cr_assert(contains(ro.opts, ",ro,"), "%s", ro.opts.c_str());
+    cr_assert(contains(ro_in.opts, ",rw,"), "ro is not recursive: %s", ro_in.opts.c_str());
+    cr_assert(contains(rro.opts, ",ro,"), "%s", rro.opts.c_str());
+    cr_assert(contains(rro_in.opts, ",ro,"), "rro did not reach the submount: %s",
+              rro_in.opts.c_str());
+}
+
+Test(mounts, atime_symfollow_and_propagation_flags) {
+    std::string mi =
+        mountinfo_with("mtflags", {mnt("/a", "tmpfs", "tmpfs", {"noatime", "nodiratime"}),
+                                   mnt("/b", "tmpfs", "tmpfs", {"strictatime"}),
+                                   mnt("/c", "tmpfs", "tmpfs", {"nosymfollow"}),
+                                   mnt("/d", "tmpfs", "tmpfs", {"shared"}),
+                                   mnt("/e", "tmpfs", "tmpfs", {"rnoexec", "rnosuid"})});
+    cleanup_all();
+    MountLine a = find_mount(mi, "/a"), b = find_mount(mi, "/b"), c = find_mount(mi, "/c"),
+              d = find_mount(mi, "/d"), e = find_mount(mi, "/e");
+    cr_assert(contains(a.opts, ",noatime,") && contains(a.opts, ",nodiratime,"), "%s",
+              a.opts.c_str());
+    cr_assert(!contains(b.opts, "relatime") && !contains(b.opts, "noatime"), "%s", b.opts.c_str());
+    cr_assert(contains(c.opts, ",nosymfollow,"), "%s", c.opts.c_str());
+    cr_assert(contains(d.extra, "shared:"), "%s", d.extra.c_str());
+    cr_assert(contains(e.opts, ",noexec,") && contains(e.opts, ",nosuid,"), "%s", e.opts.c_str());
+}
+
+Test(mounts, default_kernel_filesystems) {
+    std::string mi = mountinfo_with("mtdefault", {});
+    cleanup_all();
+    struct Want {
+        const char *point, *type, *opt, *super;
+    } wants[] = {
+        {"/proc", "proc", ",rw,", nullptr},
+        {"/dev", "tmpfs", ",nosuid,", ",mode=755,"},
+        {"/dev/pts", "devpts", ",noexec,", ",ptmxmode=666,"},
+        {"/dev/shm", "tmpfs", ",nodev,", ",size=65536k,"},
+        {"/dev/mqueue", "mqueue", ",nosuid,", nullptr},
+        {"/sys", "sysfs", ",ro,", nullptr},
+    };
+    for (const auto &w : wants) {
+        MountLine m = find_mount(mi, w.point);
+        cr_assert(m.found, "%s not mounted:\n%s", w.point, mi.c_str());
+        cr_assert_str_eq(m.type.c_str(), w.type, "%s", w.point);
+        cr_assert(contains(m.opts, w.opt), "%s: %s", w.point, m.opts.c_str());
+        if (w.super) cr_assert(contains(m.super, w.super), "%s: %s", w.point, m.super.c_str());
+    }
+}
+
+Test(mounts, overlay_with_data_options) {
+    std::string base = test::track_dir(test::make_temp_dir("mtovl"));
+    for (const char *d : {"/lower", "/upper", "/work"})
+        ::mkdir((base + d).c_str(), 0755);
+    test::write_file(base + "/lower/from-lower", "lower\n");
+    Env e = make_env("mtovl", {"sh", "-c",
+                               "cat /ovl/from-lower; echo up > /ovl/new; grep ' /ovl ' "
+                               "/proc/self/mountinfo"});
+    e.b.spec.mounts.push_back(mnt("/ovl", "overlay", "overlay",
+                                  {"lowerdir=" + base + "/lower", "upperdir=" + base + "/upper",
+                                   "workdir=" + base + "/work"}));
+    auto o = test::run(e);
+    std::string upper = read_file(base + "/upper/new");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "lower\n") && contains(o.out, " - overlay "), "%s", o.out.c_str());
+    cr_assert_str_eq(upper.c_str(), "up\n");
+}
+
+Test(mounts, tmpcopyup_keeps_what_the_directory_held) {
+    Env e = make_env("mtcopyup", {"sh", "-c",
+                                  "grep -c root /etc/passwd; echo x > /etc/new; "
+                                  "grep ' /etc ' /proc/self/mountinfo"});
+    e.b.spec.mounts.push_back(mnt("/etc", "tmpfs", "tmpfs", {"tmpcopyup", "mode=755"}));
+    auto o = test::run(e);
+    bool leaked = test::exists(e.b.rootfs + "/etc/new");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, " - tmpfs "), "%s", o.out.c_str());
+    cr_assert(o.out.rfind("1\n", 0) == 0, "/etc/passwd was not copied up: %s", o.out.c_str());
+    cr_assert(!leaked, "a write went through to the rootfs");
+}
+
+Test(mounts, bind_of_a_file) {
+    std::string dir = test::track_dir(test::make_temp_dir("mtfile"));
+    test::write_file(dir + "/f", "bound file\n");
+    Env e = make_env("mtfile", {"cat", "/etc/bound"});
+    e.b.spec.mounts.push_back(mnt("/etc/bound", "bind", dir + "/f", {"bind", "ro"}));
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "bound file\n");
+}
+
+Test(mounts, unknown_bind_option_and_idmap_are_clear_errors) {
+    std::string dir = test::track_dir(test::make_temp_dir("mtbad"));
+    Env e = make_env("mtbad", {"true"});
+    e.b.spec.mounts.push_back(mnt("/x", "bind", dir, {"bind", "readonly-please"}));
+    auto o = test::run(e);
+    Env f = make_env("mtidmap", {"true"});
+    f.b.spec.mounts.push_back(mnt("/x", "bind", dir, {"bind", "idmap"}));
+    auto i = test::run(f);
+    cleanup_all();
+    cr_assert_eq(o.status, 1);
+    cr_assert(contains(o.err, "unknown mount option \"readonly-please\""), "%s", o.err.c_str());
+    cr_assert_eq(test::count_lines(o.err), 1u);
+    cr_assert_eq(i.status, 1);
+    cr_assert(contains(i.err, "idmapped mounts are not implemented yet"), "%s", i.err.c_str());
+}
