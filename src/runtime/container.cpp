@@ -295,6 +295,19 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
         OCI_CHECK(dir.save(rec));
         OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
+        // What the container's cgroup mount shows: its own directory in each
+        // hierarchy (runtime/rootfs.cpp mount_cgroup).
+        for (size_t i = 0; i < host.hierarchies.size() && i < rec.cgroup_dirs.size(); i++) {
+            const Hierarchy &h = host.hierarchies[i];
+            CgroupView v;
+            v.version = h.version;
+            v.dir = rec.cgroup_dirs[i];
+            v.name = h.mount.substr(h.mount.rfind('/') + 1);
+            for (const auto &c : h.controllers)
+                v.options += (v.options.empty() ? "" : ",") + c;
+            if (v.options.rfind("name=", 0) == 0) v.options = "none," + v.options;
+            cfg.cgroups.push_back(std::move(v));
+        }
         std::string u = unified_dir(host, rec.cgroup_dirs);
         if (!u.empty()) cgroup_fd.reset(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     }

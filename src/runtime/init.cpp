@@ -195,7 +195,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
-    RootfsContext rootfs{cfg.rootfs, cfg.in_userns, cfg.no_pivot};
+    RootfsContext rootfs{cfg.rootfs, cfg.in_userns, cfg.no_pivot, cfg.new_cgroupns, cfg.cgroups};
     OCI_CHECK_CTX(prepare_rootfs(spec, rootfs), "rootfs");
     OCI_CHECK(create_hooks(cfg, host_pid));
     OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");

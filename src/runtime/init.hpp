@@ -4,6 +4,7 @@
 #pragma once
 
 #include "oci/spec.hpp"
+#include "rootfs.hpp"
 #include "seccomp.hpp"
 
 #include <string>
@@ -35,6 +36,7 @@ struct InitConfig {
     bool no_pivot = false;
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
+    std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
 };
 
 // Never returns: execs the process or exits after reporting the error.

@@ -132,9 +132,69 @@ Result<Fd> bind_and_remount(int rootfd, const std::string &dest, int open_flags,
     return now;
 }
 
-bool host_cgroup_v2() {
-    struct statfs sf;
-    return ::statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+// The cgroup mount: only the container's own cgroup is visible, never the
+// host's tree. Pure v2: cgroup2 in a cgroup namespace (its root is the
+// container's cgroup), else a bind of the container's directory. v1 and
+// hybrid: a tmpfs with one directory per hierarchy holding, in a cgroup
+// namespace, that hierarchy mounted (its root the container's cgroup) or,
+// without one or in a user namespace (where v1 cannot be mounted), a bind of
+// the container's directory; joined controllers get runc's symlinks
+// ("cpu" -> "cpu,cpuacct"). Read-only unless the mount asks for rw. A
+// container without a cgroup (rootless, no limits) gets the host's
+// hierarchy read-only, as before.
+Status mount_cgroup(int rootfd, const oci::Mount &m, int dest, unsigned long flags,
+                    const RootfsContext &ctx, const std::string &what) {
+    std::string target = fd_path(dest);
+    unsigned long ro = flags & MS_RDONLY;
+    unsigned long base = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    if (ctx.cgroups.empty()) {
+        Fd now = OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, "/sys/fs/cgroup",
+                                          "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
+        return {};
+    }
+    if (ctx.cgroups.size() == 1 && ctx.cgroups[0].version == 2) {
+        if (ctx.cgroupns) return do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
+        Fd now =
+            OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, ctx.cgroups[0].dir.c_str(),
+                                     ctx.cgroups[0].dir, false, base | ro, what));
+        return {};
+    }
+    OCI_CHECK(do_mount("tmpfs", target, "tmpfs", base, "mode=755", what + ": tmpfs"));
+    Fd top(openat2_in_root(rootfd, m.destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
+    if (!top.valid()) return fail_errno(what + ": reopen the tmpfs");
+    for (const auto &c : ctx.cgroups) {
+        if (::mkdirat(top.get(), c.name.c_str(), 0755) < 0)
+            return fail_errno(what + ": mkdir " + c.name);
+        Fd sub(::openat(top.get(), c.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub.valid()) return fail_errno(what + ": open " + c.name);
+        std::string sub_path = fd_path(sub.get());
+        std::string w = what + ": " + c.name;
+        if (ctx.cgroupns && (c.version == 2 || !ctx.in_userns)) {
+            if (c.version == 2)
+                OCI_CHECK(do_mount("cgroup2", sub_path, "cgroup2", base | ro, nullptr, w));
+            else
+                OCI_CHECK(do_mount("cgroup", sub_path, "cgroup", base | ro, c.options.c_str(), w));
+        } else {
+            OCI_CHECK(do_mount(c.dir.c_str(), sub_path, nullptr, MS_BIND, nullptr, w + ": bind"));
+            Fd now(
+                ::openat(top.get(), c.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!now.valid()) return fail_errno(w + ": reopen");
+            OCI_CHECK(remount_bind(fd_path(now.get()), base | ro, w + ": remount"));
+        }
+        // "cpu,cpuacct" is also reachable as "cpu" and "cpuacct".
+        if (c.name.find(',') != std::string::npos) {
+            size_t start = 0;
+            while (start < c.name.size()) {
+                size_t end = c.name.find(',', start);
+                if (end == std::string::npos) end = c.name.size();
+                std::string one = c.name.substr(start, end - start);
+                ::symlinkat(c.name.c_str(), top.get(), one.c_str());
+                start = end + 1;
+            }
+        }
+    }
+    if (ro) OCI_CHECK(remount_bind(fd_path(top.get()), MS_RDONLY | base, what + ": read-only"));
+    return {};
 }
 
 // tmpcopyup: what the destination held before the tmpfs went over it,
@@ -270,17 +330,7 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
                                what + ": set propagation"));
         return {};
     }
-    if (type == "cgroup") {
-        if (host_cgroup_v2()) {
-            OCI_CHECK(do_mount("cgroup2", target, "cgroup2", flags, nullptr, what + ": cgroup2"));
-        } else {
-            // v1 or hybrid: the cgroup issue mounts per-hierarchy views; until then
-            // the host's hierarchy is bound read-only.
-            OCI_CHECK(bind_and_remount(rootfd, m.destination, 0, target, "/sys/fs/cgroup",
-                                       "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
-        }
-        return {};
-    }
+    if (type == "cgroup") return mount_cgroup(rootfd, m, dest.get(), flags, ctx, what);
     const char *data = o.data.empty() ? nullptr : o.data.c_str();
     const char *src = m.source.empty() ? type.c_str() : m.source.c_str();
     if (o.tmpcopyup && type != "tmpfs") return fail(what + ": tmpcopyup needs a tmpfs mount");

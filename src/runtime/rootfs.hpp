@@ -8,13 +8,24 @@
 #include "oci/spec.hpp"
 
 #include <string>
+#include <vector>
 
 namespace ocirun {
+
+// One hierarchy of the container's cgroup, for the cgroup mount inside it.
+struct CgroupView {
+    int version = 1;
+    std::string name;    // the directory under /sys/fs/cgroup ("cpu,cpuacct", "unified")
+    std::string options; // v1 mount options ("cpu,cpuacct", "none,name=systemd")
+    std::string dir;     // the container's cgroup directory on the host
+};
 
 struct RootfsContext {
     std::string rootfs; // absolute host path
     bool in_userns = false;
     bool no_pivot = false;
+    bool cgroupns = false;           // the init is in its own cgroup namespace
+    std::vector<CgroupView> cgroups; // empty: the container has no cgroup
 };
 
 // Everything before pivot_root: mounts and devices under ctx.rootfs.

@@ -586,3 +586,36 @@ Test(cgroups, block_io_and_unified_read_back) {
     cr_assert(contains(ev.out, "\"blkio\":{\"ioServiceBytesRecursive\":["), "%s", ev.out.c_str());
     cr_assert(contains(ev.out, "\"network_interfaces\":[]"), "%s", ev.out.c_str());
 }
+
+// The cgroup mount inside the container shows its own cgroup, never the
+// host's tree: with a cgroup namespace (hierarchies mounted, their root the
+// container's cgroup), without one and in a user namespace (the container's
+// directories bound). Read-only as the default configuration asks.
+Test(cgroups, cgroup_mount_shows_only_the_containers_cgroup) {
+    need("pids");
+    std::string failures;
+    for (int variant = 0; variant < 3; variant++) {
+        Env e = make_env("cgview", {"sh", "-c",
+                                    "cat /sys/fs/cgroup/pids/pids.max; "
+                                    "ls /sys/fs/cgroup/pids | grep -c oci-run; "
+                                    "mkdir /sys/fs/cgroup/pids/x 2>&1 | grep -c Read-only"});
+        resources(e).pids.emplace().limit = 55;
+        auto &lx = *e.b.spec.linux_;
+        if (variant == 1)
+            std::erase_if(lx.namespaces,
+                          [](const auto &n) { return n.type == ocirun::oci::NsType::cgroup; });
+        if (variant == 2) {
+            lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
+            lx.uid_mappings = {{0, 100000, 65536}};
+            lx.gid_mappings = {{0, 100000, 65536}};
+            e.b.spec.root->readonly = false;
+            ::chmod(e.b.dir.c_str(), 0755);
+        }
+        auto o = test::run(e);
+        if (o.out != "55\n0\n1\n")
+            failures += "variant " + std::to_string(variant) + ": status " +
+                        std::to_string(o.status) + " out [" + o.out + "] err " + o.err + "\n";
+        cleanup_all();
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
