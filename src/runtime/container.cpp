@@ -5,6 +5,7 @@
 #include "hooks.hpp"
 #include "init.hpp"
 #include "log.hpp"
+#include "mount_plan.hpp"
 #include "namespaces.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
@@ -79,10 +80,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     if (!spec.process->selinux_label.empty()) return pending("process.selinuxLabel");
     if (spec.process->scheduler) return pending("process.scheduler");
     if (spec.process->io_priority) return pending("process.ioPriority");
-    for (size_t i = 0; i < spec.mounts.size(); i++)
-        if (!spec.mounts[i].uid_mappings.empty())
-            return fail("config.json: mounts[" + std::to_string(i) +
-                        "].uidMappings: idmapped mounts are not implemented yet");
     return {};
 }
 
@@ -258,6 +255,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     }
     cfg.new_userns = flags & CLONE_NEWUSER;
     cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
+    // The filesystem is decided here, before anything exists: a bad mount
+    // is refused now, not half-way through the init's setup.
+    std::vector<MountOp> mount_plan = OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot}));
+    if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
+    cfg.mounts = &mount_plan;
     cfg.report_pid = user_ns_fd >= 0;
     if (pid_ns_fd >= 0 && ::setns(pid_ns_fd, CLONE_NEWPID) < 0)
         return fail_errno("setns pid namespace");

@@ -196,7 +196,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
     RootfsContext rootfs{cfg.rootfs, cfg.in_userns, cfg.no_pivot, cfg.new_cgroupns, cfg.cgroups};
-    OCI_CHECK_CTX(prepare_rootfs(spec, rootfs), "rootfs");
+    OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
     OCI_CHECK(create_hooks(cfg, host_pid));
     OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");
     // Before the masked paths go over parts of /proc (a user namespace may not
@@ -204,7 +204,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     Fd procfs;
     if (!spec.linux_->sysctl.empty()) procfs = OCI_TRY(private_proc());
     OCI_CHECK(setup_terminal(cfg));
-    OCI_CHECK_CTX(finish_rootfs(spec), "rootfs");
+    OCI_CHECK_CTX(finish_rootfs(*cfg.mounts), "rootfs");
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
     OCI_CHECK(set_personality(spec));

@@ -14,14 +14,15 @@ namespace ocirun {
 
 struct InitConfig {
     const oci::Spec *spec = nullptr;
-    const SeccompFilter *seccomp = nullptr; // compiled by the runtime, or null
-    std::string id;                         // container ID and absolute bundle path, for the
-    std::string bundle;                     // state that hooks read on stdin
-    std::string rootfs;                     // absolute host path
-    int sync_fd = -1;                       // to the runtime
-    int fifo_read_fd = -1;                  // exec fifo: blocks until `start` writes
-    int fifo_write_fd = -1;                 // held so the read above blocks instead of seeing EOF
-    int console_fd = -1;                    // connected --console-socket, or -1
+    const SeccompFilter *seccomp = nullptr;       // compiled by the runtime, or null
+    const std::vector<MountOp> *mounts = nullptr; // planned by the runtime
+    std::string id;                               // container ID and absolute bundle path, for the
+    std::string bundle;                           // state that hooks read on stdin
+    std::string rootfs;                           // absolute host path
+    int sync_fd = -1;                             // to the runtime
+    int fifo_read_fd = -1;                        // exec fifo: blocks until `start` writes
+    int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF
+    int console_fd = -1;       // connected --console-socket, or -1
     int cgroup_fd = -1;        // the v2 cgroup directory fd clone3 used: closed first thing
     int start_result_fd = -1;  // start fifo (O_RDWR, CLOEXEC): `start` reads EOF
                                // once the process is exec'd, or an error line

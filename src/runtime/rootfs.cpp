@@ -3,6 +3,7 @@
 #include "fd.hpp"
 #include "mount_api.hpp"
 #include "mount_options.hpp"
+#include "mount_plan.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -87,9 +88,9 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
     return cur;
 }
 
-bool source_is_dir(const oci::Mount &m) {
+bool source_is_dir(const std::string &source) {
     struct stat st;
-    if (::stat(m.source.c_str(), &st) < 0) return true;
+    if (::stat(source.c_str(), &st) < 0) return true;
     return S_ISDIR(st.st_mode);
 }
 
@@ -142,25 +143,25 @@ Result<Fd> bind_and_remount(int rootfd, const std::string &dest, int open_flags,
 // ("cpu" -> "cpu,cpuacct"). Read-only unless the mount asks for rw. A
 // container without a cgroup (rootless, no limits) gets the host's
 // hierarchy read-only, as before.
-Status mount_cgroup(int rootfd, const oci::Mount &m, int dest, unsigned long flags,
+Status mount_cgroup(int rootfd, const std::string &destination, int dest, unsigned long flags,
                     const RootfsContext &ctx, const std::string &what) {
     std::string target = fd_path(dest);
     unsigned long ro = flags & MS_RDONLY;
     unsigned long base = MS_NOSUID | MS_NODEV | MS_NOEXEC;
     if (ctx.cgroups.empty()) {
-        Fd now = OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, "/sys/fs/cgroup",
+        Fd now = OCI_TRY(bind_and_remount(rootfd, destination, 0, target, "/sys/fs/cgroup",
                                           "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
         return {};
     }
     if (ctx.cgroups.size() == 1 && ctx.cgroups[0].version == 2) {
         if (ctx.cgroupns) return do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
         Fd now =
-            OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, ctx.cgroups[0].dir.c_str(),
+            OCI_TRY(bind_and_remount(rootfd, destination, 0, target, ctx.cgroups[0].dir.c_str(),
                                      ctx.cgroups[0].dir, false, base | ro, what));
         return {};
     }
     OCI_CHECK(do_mount("tmpfs", target, "tmpfs", base, "mode=755", what + ": tmpfs"));
-    Fd top(openat2_in_root(rootfd, m.destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
+    Fd top(openat2_in_root(rootfd, destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
     if (!top.valid()) return fail_errno(what + ": reopen the tmpfs");
     for (const auto &c : ctx.cgroups) {
         if (::mkdirat(top.get(), c.name.c_str(), 0755) < 0)
@@ -285,19 +286,19 @@ Status set_recursive_attrs(int fd, const MountOptions &o, const std::string &wha
     return {};
 }
 
-Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsContext &ctx) {
-    std::string what = "mounts[" + std::to_string(index) + "] " + m.destination;
-    MountOptions o = parse_mount_options(m.options);
-    std::string type = m.type;
-    if (o.bind && type.empty()) type = "bind";
-    bool bind = o.bind || type == "bind";
-    bool file = bind && !source_is_dir(m);
+// A config.json mount (planned: options parsed and checked).
+Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
+    const std::string &what = op.what;
+    const MountOptions &o = op.options;
+    const std::string &type = op.type;
+    const bool bind = op.bind;
+    bool file = bind && !source_is_dir(op.source);
     // A kernel filesystem (procfs above all) mounted through a symlink could
     // land anywhere in the rootfs and later writes with it (CVE-2019-19921):
     // its destination may not be or pass through a symlink.
     if (type == "proc" || type == "sysfs" || type == "devpts" || type == "mqueue" ||
         type == "cgroup" || type == "cgroup2") {
-        std::string rel = m.destination.substr(m.destination.find_first_not_of('/'));
+        std::string rel = op.dest.substr(op.dest.find_first_not_of('/'));
         struct open_how how {};
         how.flags = O_PATH | O_CLOEXEC;
         how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS;
@@ -309,31 +310,24 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
                         "refused for a " +
                         type + " mount");
     }
-    auto fd = open_dest(rootfd, m.destination, file);
+    auto fd = open_dest(rootfd, op.dest, file);
     if (!fd) return forward(std::move(fd.error()), what);
     Fd dest(*fd);
     std::string target = fd_path(dest.get());
     unsigned long flags = o.flags & ~MS_REMOUNT;
 
-    if (o.idmap) return fail(what + ": idmap/ridmap: idmapped mounts are not implemented yet");
     if (bind) {
-        if (m.source.empty()) return fail(what + ": bind mount without a source");
-        // A bind mount takes no filesystem data: an option it does not know
-        // would otherwise be dropped without a word.
-        if (!o.unknown.empty())
-            return fail(what + ": unknown mount option \"" + o.unknown[0] + "\"");
-        Fd now = OCI_TRY(bind_and_remount(rootfd, m.destination, 0, target, m.source.c_str(),
-                                          m.source, o.recursive, flags, what));
+        Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, op.source.c_str(), op.source,
+                                          o.recursive, flags, what));
         OCI_CHECK(set_recursive_attrs(now.get(), o, what));
         if (o.propagation)
             OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
                                what + ": set propagation"));
         return {};
     }
-    if (type == "cgroup") return mount_cgroup(rootfd, m, dest.get(), flags, ctx, what);
+    if (type == "cgroup") return mount_cgroup(rootfd, op.dest, dest.get(), flags, ctx, what);
     const char *data = o.data.empty() ? nullptr : o.data.c_str();
-    const char *src = m.source.empty() ? type.c_str() : m.source.c_str();
-    if (o.tmpcopyup && type != "tmpfs") return fail(what + ": tmpcopyup needs a tmpfs mount");
+    const char *src = op.source.empty() ? type.c_str() : op.source.c_str();
     // The directory the tmpfs will cover, held open to copy from afterwards.
     Fd under;
     if (o.tmpcopyup) {
@@ -344,14 +338,14 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     if (!r && type == "sysfs" && ctx.in_userns && (r.error().code == EPERM)) {
         // sysfs cannot be mounted in a user namespace without its own network
         // namespace: bind the host's read-only, as runc does.
-        OCI_CHECK(bind_and_remount(rootfd, m.destination, 0, target, "/sys", "/sys", true,
+        OCI_CHECK(bind_and_remount(rootfd, op.dest, 0, target, "/sys", "/sys", true,
                                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, what));
         return {};
     }
     if (!r) return r;
     if (o.tmpcopyup || o.rec_set || o.rec_clear || o.propagation) {
         // The new mount's root (the fd opened before it refers to what it covers).
-        Fd top(openat2_in_root(rootfd, m.destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
+        Fd top(openat2_in_root(rootfd, op.dest.c_str() + 1, O_RDONLY | O_DIRECTORY));
         if (!top.valid()) return fail_errno(what + ": reopen after mount");
         if (o.tmpcopyup) OCI_CHECK(copy_tree(under.get(), top.get(), what));
         OCI_CHECK(set_recursive_attrs(top.get(), o, what));
@@ -362,91 +356,60 @@ Status mount_one(int rootfd, const oci::Mount &m, size_t index, const RootfsCont
     return {};
 }
 
-struct DefaultDevice {
-    const char *name;
-    unsigned major, minor;
-};
-constexpr DefaultDevice kDevices[] = {
-    {"null", 1, 3},   {"zero", 1, 5},    {"full", 1, 7},
-    {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
-};
-
-Status create_devices(int rootfd, const oci::Spec &spec, const RootfsContext &ctx) {
-    auto dev = open_dest(rootfd, "/dev", false);
-    if (!dev) return forward(std::move(dev.error()), "devices");
-    Fd devfd(*dev);
-    // Whatever the rootfs had at the node's name (a symlink to a host file, a
-    // regular file) is removed first, and every later step works on fds of
-    // what we made, never on a path that could be swapped (CVE-2025-31133).
-    auto make = [&](const std::string &name, mode_t type, unsigned major, unsigned minor,
-                    mode_t mode, uid_t uid, gid_t gid) -> Status {
-        std::string rel = "/dev/" + name;
-        auto slash = name.rfind('/');
-        Fd parent;
-        if (slash == std::string::npos) {
-            parent = Fd(::fcntl(devfd.get(), F_DUPFD_CLOEXEC, 0));
-        } else {
-            auto p = open_dest(rootfd, "/dev/" + name.substr(0, slash), false);
-            if (!p) return forward(std::move(p.error()), "device " + rel);
-            parent = Fd(*p);
-        }
-        std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
-        if (::unlinkat(parent.get(), base.c_str(), 0) < 0 && errno != ENOENT)
-            return fail_errno("device " + rel + ": remove what the rootfs has there");
-        if (ctx.in_userns) {
-            // mknod is not allowed in a user namespace: bind the host's node.
-            int f = ::openat(parent.get(), base.c_str(),
-                             O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
-            if (f < 0) return fail_errno("device " + rel + ": create the mount point");
-            ::close(f);
-        } else if (::mknodat(parent.get(), base.c_str(), type | (mode & 07777),
-                             makedev(major, minor)) < 0) {
-            return fail_errno("device " + rel + ": mknod");
-        }
-        Fd node(::openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-        if (!node.valid()) return fail_errno("device " + rel + ": open");
-        if (ctx.in_userns) {
-            std::string host = "/dev/" + name;
-            if (::mount(host.c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
-                return fail_errno("device " + rel + ": bind " + host);
-            return {};
-        }
-        struct stat st;
-        if (::fstat(node.get(), &st) < 0 || (st.st_mode & S_IFMT) != type ||
-            st.st_rdev != makedev(major, minor))
-            return fail("device " + rel + ": what was made is not the device asked for");
-        // The magic link reaches the node itself, not a path that could move.
-        if (::chmod(fd_path(node.get()).c_str(), mode & 07777) < 0)
-            return fail_errno("device " + rel + ": chmod");
-        if (::fchownat(node.get(), "", uid, gid, AT_EMPTY_PATH) < 0)
-            return fail_errno("device " + rel + ": chown");
+// A device node. Whatever the rootfs has at the name (a symlink to a host
+// file, a regular file) is removed first, and every later step works on fds
+// of what we made, never on a path that could be swapped (CVE-2025-31133).
+Status apply_device(int rootfd, const MountOp &op, const RootfsContext &ctx) {
+    const std::string &rel = op.dest;
+    auto slash = rel.rfind('/');
+    auto p = open_dest(rootfd, rel.substr(0, slash), false);
+    if (!p) return forward(std::move(p.error()), op.what);
+    Fd parent(*p);
+    std::string base = rel.substr(slash + 1);
+    if (::unlinkat(parent.get(), base.c_str(), 0) < 0 && errno != ENOENT)
+        return fail_errno(op.what + ": remove what the rootfs has there");
+    if (ctx.in_userns) {
+        // mknod is not allowed in a user namespace: bind the host's node.
+        int f = ::openat(parent.get(), base.c_str(),
+                         O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0) return fail_errno(op.what + ": create the mount point");
+        ::close(f);
+    } else if (::mknodat(parent.get(), base.c_str(), op.node_type | (op.mode & 07777),
+                         makedev(op.major, op.minor)) < 0) {
+        return fail_errno(op.what + ": mknod");
+    }
+    Fd node(::openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!node.valid()) return fail_errno(op.what + ": open");
+    if (ctx.in_userns) {
+        if (::mount(rel.c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
+            return fail_errno(op.what + ": bind " + rel);
         return {};
-    };
-    for (const auto &d : kDevices)
-        OCI_CHECK(make(d.name, S_IFCHR, d.major, d.minor, 0666, 0, 0));
-    for (const auto &d : spec.linux_->devices) {
-        if (d.path.rfind("/dev/", 0) != 0)
-            return fail("linux.devices: " + d.path + " is not under /dev");
-        mode_t type = d.type == "b" ? S_IFBLK : d.type == "p" ? S_IFIFO : S_IFCHR;
-        OCI_CHECK(make(d.path.substr(5), type, static_cast<unsigned>(d.major),
-                       static_cast<unsigned>(d.minor), d.file_mode.value_or(0666),
-                       d.uid.value_or(0), d.gid.value_or(0)));
     }
-    struct Link {
-        const char *from, *to;
-    };
-    constexpr Link links[] = {{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
-                              {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
-                              {"core", "/proc/kcore"},       {"ptmx", "pts/ptmx"}};
-    for (const auto &l : links) {
-        if (std::strcmp(l.from, "ptmx") == 0) {
-            struct stat st;
-            if (::fstatat(devfd.get(), "pts", &st, 0) < 0) continue;
-            ::unlinkat(devfd.get(), "ptmx", 0);
-        }
-        if (::symlinkat(l.to, devfd.get(), l.from) < 0 && errno != EEXIST)
-            return fail_errno(std::string("symlink /dev/") + l.from);
+    struct stat st;
+    if (::fstat(node.get(), &st) < 0 || (st.st_mode & S_IFMT) != op.node_type ||
+        st.st_rdev != makedev(op.major, op.minor))
+        return fail(op.what + ": what was made is not the device asked for");
+    // The magic link reaches the node itself, not a path that could move.
+    if (::chmod(fd_path(node.get()).c_str(), op.mode & 07777) < 0)
+        return fail_errno(op.what + ": chmod");
+    if (::fchownat(node.get(), "", op.uid, op.gid, AT_EMPTY_PATH) < 0)
+        return fail_errno(op.what + ": chown");
+    return {};
+}
+
+// /dev/fd, /dev/stdin, ...; /dev/ptmx only over a devpts.
+Status apply_dev_link(int rootfd, const MountOp &op) {
+    auto dev = open_dest(rootfd, "/dev", false);
+    if (!dev) return forward(std::move(dev.error()), op.what);
+    Fd devfd(*dev);
+    std::string name = op.dest.substr(5);
+    if (name == "ptmx") {
+        struct stat st;
+        if (::fstatat(devfd.get(), "pts", &st, 0) < 0) return {};
+        ::unlinkat(devfd.get(), "ptmx", 0);
     }
+    if (::symlinkat(op.link_to.c_str(), devfd.get(), name.c_str()) < 0 && errno != EEXIST)
+        return fail_errno("symlink " + op.what);
     return {};
 }
 
@@ -475,18 +438,38 @@ Status pivot(const std::string &rootfs, bool no_pivot) {
 
 } // namespace
 
-Status prepare_rootfs(const oci::Spec &spec, const RootfsContext &ctx) {
-    // Nothing done here may propagate back to the host.
-    if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
-        return fail_errno("make / rslave");
-    // pivot_root needs the rootfs to be a mount point.
-    if (::mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
-        return fail_errno("bind rootfs " + ctx.rootfs);
-    Fd root(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (root.get() < 0) return fail_errno("open rootfs " + ctx.rootfs);
-    for (size_t i = 0; i < spec.mounts.size(); i++)
-        OCI_CHECK(mount_one(root.get(), spec.mounts[i], i, ctx));
-    return create_devices(root.get(), spec, ctx);
+// The plan's operations up to the pivot, in order.
+Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
+    Fd root;
+    for (const MountOp &op : plan) {
+        switch (op.kind) {
+        case MountOpKind::isolate:
+            // Nothing done here may propagate back to the host.
+            if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
+                return fail_errno("make / rslave");
+            // pivot_root needs the rootfs to be a mount point.
+            if (::mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC,
+                        nullptr) < 0)
+                return fail_errno("bind rootfs " + ctx.rootfs);
+            root = Fd(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!root.valid()) return fail_errno("open rootfs " + ctx.rootfs);
+            break;
+        case MountOpKind::mount:
+            OCI_CHECK(apply_mount(root.get(), op, ctx));
+            break;
+        case MountOpKind::device:
+            OCI_CHECK(apply_device(root.get(), op, ctx));
+            break;
+        case MountOpKind::dev_link:
+            OCI_CHECK(apply_dev_link(root.get(), op));
+            break;
+        case MountOpKind::pivot:
+            return {};
+        default:
+            return fail(op.what + ": planned before the pivot by mistake");
+        }
+    }
+    return {};
 }
 
 Status enter_rootfs(const RootfsContext &ctx) {
@@ -508,57 +491,71 @@ Status bind_console(int peer) {
     return attach_mount(tree.get(), target.get(), "/dev/console");
 }
 
-Status finish_rootfs(const oci::Spec &spec) {
-    const oci::Linux &lx = *spec.linux_;
+Status finish_rootfs(const std::vector<MountOp> &plan) {
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root.get() < 0) return fail_errno("open /");
     // /dev/null is opened and checked once, when the first file is masked; every
     // file mask binds that verified fd (CVE-2025-31133).
     Fd null;
-    for (const auto &p : lx.masked_paths) {
-        Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
-        if (t.get() < 0) {
-            if (errno == ENOENT) continue;
-            return fail_errno("maskedPaths " + p);
+    bool after_pivot = false;
+    for (const MountOp &op : plan) {
+        if (op.kind == MountOpKind::pivot) {
+            after_pivot = true;
+            continue;
         }
-        struct stat st;
-        if (::fstat(t.get(), &st) < 0) return fail_errno("maskedPaths " + p);
-        // Through fds only: the paths under /proc/self/fd are the
-        // container's now, and its configuration may have mounted over them.
-        if (S_ISDIR(st.st_mode)) {
-            Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, "maskedPaths " + p));
-            OCI_CHECK(attach_mount(fs.get(), t.get(), "maskedPaths " + p));
-        } else {
-            if (null.get() < 0) {
-                null = Fd(openat2_in_root(root.get(), "dev/null", O_PATH | O_NOFOLLOW));
-                struct stat ns;
-                if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
-                    major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
-                    return fail("maskedPaths " + p +
-                                ": /dev/null is not the null device (char 1:3)");
+        if (!after_pivot) continue;
+        const std::string &p = op.dest;
+        switch (op.kind) {
+        case MountOpKind::mask: {
+            Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
+            if (t.get() < 0) {
+                if (errno == ENOENT) continue;
+                return fail_errno(op.what);
             }
-            Fd tree = OCI_TRY(clone_mount(null.get(), false, "maskedPaths " + p));
-            OCI_CHECK(attach_mount(tree.get(), t.get(), "maskedPaths " + p));
+            struct stat st;
+            if (::fstat(t.get(), &st) < 0) return fail_errno(op.what);
+            // Through fds only: the paths under /proc/self/fd are the
+            // container's now, and its configuration may have mounted over them.
+            if (S_ISDIR(st.st_mode)) {
+                Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, op.what));
+                OCI_CHECK(attach_mount(fs.get(), t.get(), op.what));
+            } else {
+                if (null.get() < 0) {
+                    null = Fd(openat2_in_root(root.get(), "dev/null", O_PATH | O_NOFOLLOW));
+                    struct stat ns;
+                    if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
+                        major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
+                        return fail(op.what + ": /dev/null is not the null device (char 1:3)");
+                }
+                Fd tree = OCI_TRY(clone_mount(null.get(), false, op.what));
+                OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
+            }
+            break;
         }
-    }
-    for (const auto &p : lx.readonly_paths) {
-        Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
-        if (t.get() < 0) {
-            if (errno == ENOENT) continue;
-            return fail_errno("readonlyPaths " + p);
+        case MountOpKind::readonly: {
+            Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
+            if (t.get() < 0) {
+                if (errno == ENOENT) continue;
+                return fail_errno(op.what);
+            }
+            Fd tree = OCI_TRY(clone_mount(t.get(), true, op.what));
+            OCI_CHECK(set_mount_attrs(tree.get(),
+                                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                          MOUNT_ATTR_NOEXEC,
+                                      true, op.what));
+            OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
+            break;
         }
-        Fd tree = OCI_TRY(clone_mount(t.get(), true, "readonlyPaths " + p));
-        OCI_CHECK(set_mount_attrs(tree.get(),
-                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                      MOUNT_ATTR_NOEXEC,
-                                  true, "readonlyPaths " + p));
-        OCI_CHECK(attach_mount(tree.get(), t.get(), "readonlyPaths " + p));
-    }
-    if (spec.root->readonly) OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
-    if (!lx.rootfs_propagation.empty()) {
-        MountOptions o = parse_mount_options({lx.rootfs_propagation});
-        if (::mount(nullptr, "/", nullptr, o.propagation, nullptr) < 0)
-            return fail_errno("rootfsPropagation " + lx.rootfs_propagation);
+        case MountOpKind::root_readonly:
+            OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
+            break;
+        case MountOpKind::root_propagation:
+            if (::mount(nullptr, "/", nullptr, op.options.propagation, nullptr) < 0)
+                return fail_errno(op.what);
+            break;
+        default:
+            return fail(op.what + ": planned after the pivot by mistake");
+        }
     }
     return {};
 }

@@ -4,6 +4,7 @@
 // read-only paths, a read-only root.
 #pragma once
 
+#include "mount_plan.hpp"
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
 
@@ -28,8 +29,9 @@ struct RootfsContext {
     std::vector<CgroupView> cgroups; // empty: the container has no cgroup
 };
 
-// Everything before pivot_root: mounts and devices under ctx.rootfs.
-Status prepare_rootfs(const oci::Spec &spec, const RootfsContext &ctx);
+// The plan (runtime/mount_plan.hpp) up to the pivot: mounts, devices, /dev
+// links under ctx.rootfs.
+Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
 // pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot).
 Status enter_rootfs(const RootfsContext &ctx);
 // After pivot_root: bind the pty `peer` onto /dev/console, through fds only
@@ -37,7 +39,8 @@ Status enter_rootfs(const RootfsContext &ctx);
 // CVE-2025-52565).
 Status bind_console(int peer);
 
-// After pivot_root: masked paths, read-only paths, read-only root, propagation.
-Status finish_rootfs(const oci::Spec &spec);
+// The plan after the pivot: masked paths, read-only paths, read-only root,
+// propagation.
+Status finish_rootfs(const std::vector<MountOp> &plan);
 
 } // namespace ocirun

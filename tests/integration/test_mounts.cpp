@@ -214,5 +214,6 @@ Test(mounts, unknown_bind_option_and_idmap_are_clear_errors) {
     cr_assert(contains(o.err, "unknown mount option \"readonly-please\""), "%s", o.err.c_str());
     cr_assert_eq(test::count_lines(o.err), 1u);
     cr_assert_eq(i.status, 1);
-    cr_assert(contains(i.err, "idmapped mounts are not implemented yet"), "%s", i.err.c_str());
+    cr_assert(contains(i.err, "idmapped mounts (idmap, uidMappings) are not implemented yet"), "%s",
+              i.err.c_str());
 }

@@ -1,0 +1,64 @@
+// Decide, then do: the container's filesystem as an ordered list of
+// operations, planned from config.json and a few facts about the host before
+// anything is created (so a bad mount is refused up front), printed with
+// --debug, unit-tested without root, and carried out by the init
+// (runtime/rootfs.hpp), the only code that makes these system calls.
+#pragma once
+
+#include "mount_options.hpp"
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+enum class MountOpKind {
+    isolate,          // make / rslave, bind the rootfs onto itself (pivot_root needs a mount)
+    mount,            // a config.json mount: bind or a filesystem
+    device,           // a device node: mknod, or the host's node bound in a user namespace
+    dev_link,         // /dev/fd, /dev/stdin, ... symlinks
+    pivot,            // pivot_root into the rootfs (or MS_MOVE + chroot)
+    mask,             // a maskedPaths entry: empty read-only tmpfs or /dev/null
+    readonly,         // a readonlyPaths entry: recursive read-only bind of itself
+    root_readonly,    // root.readonly
+    root_propagation, // linux.rootfsPropagation
+};
+
+const char *mount_op_name(MountOpKind k);
+
+struct MountOp {
+    MountOpKind kind;
+    std::string what; // names the config.json field in errors: "mounts[3] /proc"
+    std::string dest; // container path
+    // mount
+    std::string source, type;
+    MountOptions options;
+    bool bind = false;
+    // device
+    mode_t node_type = 0;
+    unsigned major = 0, minor = 0;
+    mode_t mode = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    // dev_link
+    std::string link_to;
+};
+
+struct MountFacts {
+    bool in_userns = false; // devices are bound from the host, not made
+    bool no_pivot = false;
+};
+
+// The plan; errors name the field: an unknown option on a bind mount, idmap
+// (not implemented yet), tmpcopyup on something other than a tmpfs, a
+// device outside /dev, a bind without a source.
+Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts);
+
+// One line per operation, for --debug.
+std::string describe_plan(const std::vector<MountOp> &plan);
+
+} // namespace ocirun

@@ -1,0 +1,147 @@
+// The mount plan without root: the order of operations and the refusals.
+#include "oci/spec_io.hpp"
+#include "runtime/mount_plan.hpp"
+#include "unit_support.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+using namespace ocirun;
+
+namespace {
+
+oci::Spec base_spec() {
+    return oci::default_spec(false, 0, 0);
+}
+
+oci::Mount mnt(const std::string &dest, const std::string &type, const std::string &source,
+               std::vector<std::string> options) {
+    oci::Mount m;
+    m.destination = dest;
+    m.type = type;
+    m.source = source;
+    m.options = std::move(options);
+    return m;
+}
+
+std::vector<MountOp> plan(const oci::Spec &s, MountFacts f = {}) {
+    auto p = plan_mounts(s, f);
+    cr_assert(p.has_value(), "%s", p ? "" : p.error().text().c_str());
+    return *p;
+}
+
+std::string plan_error(const oci::Spec &s) {
+    auto p = plan_mounts(s, {});
+    cr_assert(!p.has_value(), "planned without error");
+    return p.error().text();
+}
+
+size_t index_of(const std::vector<MountOp> &p, MountOpKind k, const std::string &dest = "") {
+    for (size_t i = 0; i < p.size(); i++)
+        if (p[i].kind == k && (dest.empty() || p[i].dest == dest)) return i;
+    cr_assert_fail("no %s %s in the plan", mount_op_name(k), dest.c_str());
+    return 0;
+}
+
+} // namespace
+
+Test(mount_plan, order_of_the_default_configuration) {
+    oci::Spec s = base_spec();
+    s.root->readonly = true;
+    s.linux_->rootfs_propagation = "rslave";
+    auto p = plan(s);
+    cr_assert_eq(p.front().kind, MountOpKind::isolate);
+    size_t pivot = index_of(p, MountOpKind::pivot);
+    cr_assert_eq(std::count_if(p.begin(), p.end(),
+                               [](const MountOp &o) { return o.kind == MountOpKind::pivot; }),
+                 1);
+    size_t proc = index_of(p, MountOpKind::mount, "/proc");
+    size_t sys = index_of(p, MountOpKind::mount, "/sys");
+    size_t dev = index_of(p, MountOpKind::mount, "/dev");
+    size_t null = index_of(p, MountOpKind::device, "/dev/null");
+    size_t ptmx = index_of(p, MountOpKind::dev_link, "/dev/ptmx");
+    size_t mask = index_of(p, MountOpKind::mask);
+    size_t ro = index_of(p, MountOpKind::readonly);
+    size_t root_ro = index_of(p, MountOpKind::root_readonly);
+    size_t prop = index_of(p, MountOpKind::root_propagation);
+    // Devices after every mount (the configuration may put its own /dev),
+    // links after devices, the pivot after both.
+    for (size_t i = 0; i < p.size(); i++)
+        if (p[i].kind == MountOpKind::mount) cr_assert_lt(i, null);
+    cr_assert(dev < null && null < ptmx && ptmx < pivot);
+    // Masks after /proc and /sys exist and after the pivot; read-only paths
+    // after every mask; then the root; propagation last.
+    cr_assert(proc < pivot && sys < pivot && pivot < mask);
+    for (size_t i = 0; i < p.size(); i++) {
+        if (p[i].kind == MountOpKind::mask) cr_assert_lt(i, ro);
+        if (p[i].kind == MountOpKind::readonly) cr_assert_lt(i, root_ro);
+    }
+    cr_assert_eq(prop, p.size() - 1);
+}
+
+Test(mount_plan, configuration_mounts_keep_their_order_and_options) {
+    oci::Spec s = base_spec();
+    s.mounts.push_back(mnt("/data", "tmpfs", "tmpfs", {"nosuid", "size=1m", "rro"}));
+    s.mounts.push_back(mnt("/src", "", "/host/src", {"rbind", "ro"}));
+    auto p = plan(s);
+    size_t a = index_of(p, MountOpKind::mount, "/data"),
+           b = index_of(p, MountOpKind::mount, "/src");
+    cr_assert_lt(a, b);
+    cr_assert_eq(p[a].options.data, "size=1m");
+    cr_assert(p[a].options.rec_set != 0);
+    cr_assert(p[b].bind && p[b].options.recursive);
+    unit::expect_eq(p[b].type, "bind");
+    unit::expect_eq(p[b].what, "mounts[" + std::to_string(s.mounts.size() - 1) + "] /src");
+}
+
+Test(mount_plan, devices_from_the_configuration) {
+    oci::Spec s = base_spec();
+    oci::Device d;
+    d.path = "/dev/fuse";
+    d.type = "c";
+    d.major = 10;
+    d.minor = 229;
+    d.file_mode = 0600;
+    s.linux_->devices.push_back(d);
+    auto p = plan(s);
+    const MountOp &o = p[index_of(p, MountOpKind::device, "/dev/fuse")];
+    cr_assert_eq(o.node_type, static_cast<mode_t>(S_IFCHR));
+    cr_assert_eq(o.major, 10u);
+    cr_assert_eq(o.minor, 229u);
+    cr_assert_eq(o.mode, 0600u);
+}
+
+Test(mount_plan, refusals_name_the_field) {
+    oci::Spec a = base_spec();
+    a.mounts.push_back(mnt("/x", "bind", "", {"bind"}));
+    cr_assert(plan_error(a).find("/x: bind mount without a source") != std::string::npos);
+    oci::Spec b = base_spec();
+    b.mounts.push_back(mnt("/x", "bind", "/src", {"bind", "sizzle"}));
+    cr_assert(plan_error(b).find("unknown mount option \"sizzle\"") != std::string::npos);
+    oci::Spec c = base_spec();
+    c.mounts.push_back(mnt("/x", "bind", "/src", {"bind", "idmap"}));
+    cr_assert(plan_error(c).find("idmapped mounts") != std::string::npos);
+    oci::Spec d = base_spec();
+    d.mounts.push_back(mnt("/x", "proc", "proc", {"tmpcopyup"}));
+    cr_assert(plan_error(d).find("tmpcopyup needs a tmpfs mount") != std::string::npos);
+    oci::Spec e = base_spec();
+    oci::Device dev;
+    dev.path = "/dev/../etc/passwd";
+    dev.type = "c";
+    e.linux_->devices.push_back(dev);
+    cr_assert(plan_error(e).find("linux.devices[0] /dev/../etc/passwd: not a path under /dev") !=
+              std::string::npos);
+    oci::Spec f = base_spec();
+    dev.path = "/etc/x";
+    f.linux_->devices = {dev};
+    cr_assert(plan_error(f).find("not a path under /dev") != std::string::npos);
+}
+
+Test(mount_plan, description_for_debug) {
+    oci::Spec s = base_spec();
+    std::string d = describe_plan(plan(s, {false, true}));
+    cr_assert(d.rfind("0 isolate rootfs\n1 mount mounts[0] /proc (proc from proc)\n", 0) == 0, "%s",
+              d.c_str());
+    cr_assert(d.find(" pivot MS_MOVE + chroot\n") != std::string::npos, "%s", d.c_str());
+}
