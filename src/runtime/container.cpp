@@ -258,6 +258,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
     std::vector<MountOp> mount_plan = OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot}));
+    struct IdmapGuard {
+        std::vector<MountOp> &plan;
+        ~IdmapGuard() { close_idmap_namespaces(plan); }
+    } idmap_guard{mount_plan};
+    OCI_CHECK(make_idmap_namespaces(mount_plan));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
     cfg.report_pid = user_ns_fd >= 0;

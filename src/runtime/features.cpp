@@ -84,7 +84,7 @@ std::string features_json() {
         .begin_object()
         .key("idmap")
         .begin_object()
-        .kv_bool("enabled", false)
+        .kv_bool("enabled", true)
         .end_object()
         .end_object();
     w.end_object();

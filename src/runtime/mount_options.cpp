@@ -106,6 +106,7 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
         }
         if (o == "idmap" || o == "ridmap") {
             m.idmap = true;
+            m.idmap_recursive = o == "ridmap";
             continue;
         }
         bool found = false;
@@ -151,7 +152,7 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
 
 const std::vector<const char *> &known_mount_flag_names() {
     static const std::vector<const char *> names = [] {
-        std::vector<const char *> v{"bind", "rbind", "tmpcopyup"};
+        std::vector<const char *> v{"bind", "rbind", "tmpcopyup", "idmap", "ridmap"};
         for (const auto &f : kFlags)
             v.push_back(f.name);
         for (const auto &r : kRec)

@@ -22,6 +22,7 @@ struct MountOptions {
     uint64_t rec_set = 0, rec_clear = 0;
     bool tmpcopyup = false;           // tmpfs: copy up what the destination held
     bool idmap = false;               // idmap / ridmap (idmapped mounts)
+    bool idmap_recursive = false;     // ridmap
     std::vector<std::string> unknown; // not flags: filesystem data (an error for binds)
 };
 

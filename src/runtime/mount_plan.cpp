@@ -1,6 +1,17 @@
 #include "mount_plan.hpp"
 
+#include "fd.hpp"
+#include "mount_api.hpp"
+#include "userns.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace ocirun {
 
@@ -70,8 +81,17 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         o.type = m.type.empty() && o.options.bind ? "bind" : m.type;
         o.bind = o.options.bind || o.type == "bind";
         o.source = m.source;
-        if (!m.uid_mappings.empty() || !m.gid_mappings.empty() || o.options.idmap)
-            return fail(what + ": idmapped mounts (idmap, uidMappings) are not implemented yet");
+        if (!m.uid_mappings.empty() || !m.gid_mappings.empty() || o.options.idmap) {
+            if (!o.bind) return fail(what + ": idmapped mounts must be bind mounts");
+            if (m.uid_mappings.empty() != m.gid_mappings.empty())
+                return fail(what + ": uidMappings and gidMappings go together");
+            o.idmap_uids = m.uid_mappings.empty() ? lx.uid_mappings : m.uid_mappings;
+            o.idmap_gids = m.gid_mappings.empty() ? lx.gid_mappings : m.gid_mappings;
+            if (o.idmap_uids.empty() || o.idmap_gids.empty())
+                return fail(what + ": idmap without uidMappings needs the container's user "
+                                   "namespace mappings");
+            o.options.idmap = true;
+        }
         if (o.bind) {
             if (m.source.empty()) return fail(what + ": bind mount without a source");
             // A bind takes no filesystem data: an option it does not know
@@ -129,6 +149,71 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     }
     (void)facts.in_userns; // the applier decides mknod or bind from it
     return plan;
+}
+
+Status make_idmap_namespaces(std::vector<MountOp> &plan) {
+    for (MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount || !op.options.idmap) continue;
+        int go[2];
+        if (::pipe2(go, O_CLOEXEC) < 0) return fail_errno(op.what + ": idmap: pipe");
+        pid_t child = static_cast<pid_t>(
+            ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+        if (child == 0) {
+            // Held in the new namespace until the runtime has its fd.
+            char c;
+            ::close(go[1]);
+            (void)!::read(go[0], &c, 1);
+            ::_exit(0);
+        }
+        ::close(go[0]);
+        if (child < 0) {
+            int e = errno;
+            ::close(go[1]);
+            return fail_code(e, op.what + ": idmap: clone a user namespace");
+        }
+        oci::Linux maps;
+        maps.uid_mappings = op.idmap_uids;
+        maps.gid_mappings = op.idmap_gids;
+        Status st = write_id_mappings(child, maps);
+        Fd userns;
+        if (st) {
+            std::string ns = "/proc/" + std::to_string(child) + "/ns/user";
+            userns.reset(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
+            if (!userns.valid()) st = fail_errno(op.what + ": idmap: open " + ns);
+        }
+        ::close(go[1]);
+        while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        if (!st) return forward(std::move(st.error()), op.what + ": idmap");
+        Fd src(::open(op.source.c_str(), O_PATH | O_CLOEXEC));
+        if (!src.valid()) return fail_errno(op.what + ": open " + op.source);
+        Fd tree = OCI_TRY(clone_mount(src.get(), op.options.recursive, op.what));
+        struct mount_attr a {};
+        a.attr_set = MOUNT_ATTR_IDMAP;
+        a.userns_fd = static_cast<uint64_t>(userns.get());
+        if (::mount_setattr(tree.get(), "",
+                            AT_EMPTY_PATH | (op.options.idmap_recursive ? AT_RECURSIVE : 0), &a,
+                            sizeof a) < 0)
+            return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " +
+                              op.source + " support idmapped mounts?)");
+        uint64_t attrs = 0;
+        unsigned long f = op.options.flags;
+        if (f & MS_RDONLY) attrs |= MOUNT_ATTR_RDONLY;
+        if (f & MS_NOSUID) attrs |= MOUNT_ATTR_NOSUID;
+        if (f & MS_NODEV) attrs |= MOUNT_ATTR_NODEV;
+        if (f & MS_NOEXEC) attrs |= MOUNT_ATTR_NOEXEC;
+        if (attrs) OCI_CHECK(set_mount_attrs(tree.get(), attrs, false, op.what));
+        op.idmap_tree_fd = tree.release();
+    }
+    return {};
+}
+
+void close_idmap_namespaces(std::vector<MountOp> &plan) {
+    for (MountOp &op : plan)
+        if (op.idmap_tree_fd >= 0) {
+            ::close(op.idmap_tree_fd);
+            op.idmap_tree_fd = -1;
+        }
 }
 
 std::string describe_plan(const std::vector<MountOp> &plan) {

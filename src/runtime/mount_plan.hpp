@@ -38,6 +38,10 @@ struct MountOp {
     std::string source, type;
     MountOptions options;
     bool bind = false;
+    // idmapped bind: the mapping of its user namespace (the mount's own, or
+    // the container's); the runtime makes that namespace (idmap_userns_fd).
+    std::vector<oci::IdMapping> idmap_uids, idmap_gids;
+    int idmap_tree_fd = -1; // the detached, idmapped copy of the source the init attaches
     // device
     mode_t node_type = 0;
     unsigned major = 0, minor = 0;
@@ -53,12 +57,21 @@ struct MountFacts {
     bool no_pivot = false;
 };
 
-// The plan; errors name the field: an unknown option on a bind mount, idmap
-// (not implemented yet), tmpcopyup on something other than a tmpfs, a
-// device outside /dev, a bind without a source.
+// The plan; errors name the field: an unknown option on a bind mount, an
+// idmapped mount that is not a bind or has no mapping to use, tmpcopyup on
+// something other than a tmpfs, a device outside /dev, a bind without a
+// source.
 Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts);
 
 // One line per operation, for --debug.
 std::string describe_plan(const std::vector<MountOp> &plan);
+
+// For each idmapped mount of the plan: a user namespace with its mapping (a
+// child in a new user namespace, its maps written, the child reaped) and, in
+// the runtime's own namespaces (where it has the privilege to), a detached
+// copy of the source with that idmapping and the mount's flags; the init
+// only attaches it. Runtime side, before the init.
+Status make_idmap_namespaces(std::vector<MountOp> &plan);
+void close_idmap_namespaces(std::vector<MountOp> &plan);
 
 } // namespace ocirun

@@ -316,6 +316,11 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     std::string target = fd_path(dest.get());
     unsigned long flags = o.flags & ~MS_REMOUNT;
 
+    if (bind && o.idmap) {
+        // Made by the runtime, which may set an idmapping (make_idmap_namespaces).
+        if (op.idmap_tree_fd < 0) return fail(what + ": idmap: the idmapped copy is missing");
+        return attach_mount(op.idmap_tree_fd, dest.get(), what);
+    }
     if (bind) {
         Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, op.source.c_str(), op.source,
                                           o.recursive, flags, what));

@@ -121,7 +121,11 @@ Test(mount_plan, refusals_name_the_field) {
     cr_assert(plan_error(b).find("unknown mount option \"sizzle\"") != std::string::npos);
     oci::Spec c = base_spec();
     c.mounts.push_back(mnt("/x", "bind", "/src", {"bind", "idmap"}));
-    cr_assert(plan_error(c).find("idmapped mounts") != std::string::npos);
+    cr_assert(plan_error(c).find("idmap without uidMappings needs the container's user "
+                                 "namespace mappings") != std::string::npos);
+    oci::Spec c2 = base_spec();
+    c2.mounts.push_back(mnt("/x", "tmpfs", "tmpfs", {"idmap"}));
+    cr_assert(plan_error(c2).find("idmapped mounts must be bind mounts") != std::string::npos);
     oci::Spec d = base_spec();
     d.mounts.push_back(mnt("/x", "proc", "proc", {"tmpcopyup"}));
     cr_assert(plan_error(d).find("tmpcopyup needs a tmpfs mount") != std::string::npos);
