@@ -115,8 +115,15 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         d.gid = gid;
         plan.push_back(std::move(d));
     };
-    for (const auto &d : kDevices)
-        device(d.name, S_IFCHR, d.major, d.minor, 0666, 0, 0, std::string("device /dev/") + d.name);
+    for (const auto &d : kDevices) {
+        // A default device the configuration lists itself is made as it says.
+        bool configured = false;
+        for (const auto &c : lx.devices)
+            if (c.path == std::string("/dev/") + d.name) configured = true;
+        if (!configured)
+            device(d.name, S_IFCHR, d.major, d.minor, 0666, 0, 0,
+                   std::string("device /dev/") + d.name);
+    }
     for (size_t i = 0; i < lx.devices.size(); i++) {
         const auto &d = lx.devices[i];
         std::string what = "linux.devices[" + std::to_string(i) + "] " + d.path;

@@ -360,3 +360,24 @@ Test(cve, mount_target_swapped_during_setup) {
     cr_assert_str_eq(canary.c_str(), "host\n");
     cr_assert_eq(mounts_after, mounts_before, "mounts leaked");
 }
+
+// /proc/<pid>/root: a container that shares the host's PID namespace sees the
+// host's PID 1, but without CAP_SYS_PTRACE (and with fewer capabilities than
+// it) cannot go through its root: no host file is read or written that way.
+Test(cve, proc_pid_root_of_a_host_process_is_out_of_reach) {
+    std::string host = host_target("cvepidroot");
+    Env e = make_env("cvepidroot", {"sh", "-c",
+                                    "ls /proc/1/root/ > /dev/null 2>&1 && echo listed; "
+                                    "echo pwned > /proc/1/root" +
+                                        host +
+                                        "/canary 2>/dev/null && echo wrote; "
+                                        "echo done"});
+    std::erase_if(e.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+    auto o = test::run(e);
+    std::string canary = read_file(host + "/canary");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "done\n");
+    cr_assert_str_eq(canary.c_str(), "host\n");
+}

@@ -245,3 +245,64 @@ Test(mounts, idmapped_bind_maps_owners) {
     cr_assert_str_eq(o.out.c_str(), "0 0\n65534 65534\nwritten\n");
     cr_assert_str_eq(content.c_str(), "data\nmore\n");
 }
+
+// linux.devices: made with mknod as root (mode, owner), bound from the host
+// in a user namespace; and the /dev links every container gets.
+Test(mounts, configured_devices_and_dev_links) {
+    ocirun::oci::Device d;
+    d.path = "/dev/mydev";
+    d.type = "c";
+    d.major = 1;
+    d.minor = 5; // zero
+    d.file_mode = 0640;
+    d.uid = 0;
+    d.gid = 8;
+    Env e = make_env("mtdev", {"sh", "-c",
+                               "stat -c '%t:%T %a %u %g' /dev/mydev; head -c 3 /dev/mydev | wc -c; "
+                               "for l in fd stdin stdout stderr ptmx core; do readlink /dev/$l; "
+                               "done"});
+    e.b.spec.linux_->devices.push_back(d);
+    auto o = test::run(e);
+    // In a user namespace the host's node is bound (there is no /dev/mydev
+    // on the host, so use one that exists).
+    ocirun::oci::Device u = d;
+    u.path = "/dev/zero";
+    Env f = make_env("mtdevu", {"sh", "-c", "stat -c '%t:%T' /dev/zero"});
+    auto &lx = *f.b.spec.linux_;
+    lx.devices.push_back(u);
+    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
+    lx.uid_mappings = {{0, 100000, 65536}};
+    lx.gid_mappings = {{0, 100000, 65536}};
+    ::chmod(f.b.dir.c_str(), 0755);
+    auto ou = test::run(f);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "1:5 640 0 8\n3\n/proc/self/fd\n/proc/self/fd/0\n"
+                                    "/proc/self/fd/1\n/proc/self/fd/2\npts/ptmx\n/proc/kcore\n");
+    cr_assert_eq(ou.status, 0, "%s", ou.err.c_str());
+    cr_assert_str_eq(ou.out.c_str(), "1:5\n");
+}
+
+// A create that fails in the middle of the rootfs (a bind source that does
+// not exist) leaves nothing: no state, no host mount, no cgroup, no process.
+Test(mounts, failed_create_leaves_nothing) {
+    Env e = make_env("mtfail", {"sleep", "30"});
+    e.b.spec.mounts.push_back(mnt("/x", "bind", "/nonexistent/source", {"bind"}));
+    e.b.save();
+    size_t mounts = test::mount_count();
+    auto c = test::create(e);
+    auto left = test::dir_entries(e.root);
+    size_t mounts_after = test::mount_count();
+    std::string cgroups;
+    for (const char *h : {"pids", "memory", "cpu", "unified", "freezer"}) {
+        std::string p = std::string("/sys/fs/cgroup/") + h + "/oci-run/" + e.id;
+        if (test::exists(p)) cgroups += p + " ";
+    }
+    cleanup_all();
+    cr_assert_eq(c.status, 1, "create: %s", c.err.c_str());
+    cr_assert(contains(c.err, "/nonexistent/source"), "%s", c.err.c_str());
+    cr_assert_eq(test::count_lines(c.err), 1u);
+    cr_assert(left.empty(), "state left: %s", left.empty() ? "" : left[0].c_str());
+    cr_assert_eq(mounts_after, mounts);
+    cr_assert(cgroups.empty(), "cgroups left: %s", cgroups.c_str());
+}
