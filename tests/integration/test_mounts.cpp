@@ -306,3 +306,22 @@ Test(mounts, failed_create_leaves_nothing) {
     cr_assert_eq(mounts_after, mounts);
     cr_assert(cgroups.empty(), "cgroups left: %s", cgroups.c_str());
 }
+
+Test(mounts, sync_lazytime_and_propagation_kinds) {
+    std::string mi =
+        mountinfo_with("mtsync", {mnt("/s", "tmpfs", "tmpfs", {"sync", "dirsync"}),
+                                  mnt("/l", "tmpfs", "tmpfs", {"lazytime", "relatime"}),
+                                  mnt("/u", "tmpfs", "tmpfs", {"unbindable"}),
+                                  mnt("/p", "tmpfs", "tmpfs", {"private"}),
+                                  mnt("/r", "tmpfs", "tmpfs", {"ro", "nodev"})});
+    cleanup_all();
+    MountLine s = find_mount(mi, "/s"), l = find_mount(mi, "/l"), u = find_mount(mi, "/u"),
+              p = find_mount(mi, "/p"), r = find_mount(mi, "/r");
+    cr_assert(contains(s.super, ",sync,") && contains(s.super, ",dirsync,"), "%s", s.super.c_str());
+    cr_assert(contains(l.super, ",lazytime,") && contains(l.opts, ",relatime,"), "%s %s",
+              l.super.c_str(), l.opts.c_str());
+    cr_assert(contains(u.extra, "unbindable"), "%s", u.extra.c_str());
+    cr_assert(!contains(p.extra, "shared:") && !contains(p.extra, "master:"), "%s",
+              p.extra.c_str());
+    cr_assert(contains(r.opts, ",ro,") && contains(r.opts, ",nodev,"), "%s", r.opts.c_str());
+}
