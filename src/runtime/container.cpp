@@ -10,6 +10,7 @@
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
+#include "sandbox_policy.hpp"
 #include "store.hpp"
 #include "sync.hpp"
 #include "tty_relay.hpp"
@@ -257,7 +258,14 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
-    std::vector<MountOp> mount_plan = OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot}));
+    // The sandbox policy from the annotations: checked, then part of the plan.
+    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    if (policy.present) {
+        OCI_CHECK(check_protected(policy, spec, rootfs));
+        OCI_CHECK(check_policy_gaps(policy, spec));
+    }
+    std::vector<MountOp> mount_plan =
+        OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr}));
     struct IdmapGuard {
         std::vector<MountOp> &plan;
         ~IdmapGuard() { close_idmap_namespaces(plan); }

@@ -2,6 +2,7 @@
 
 #include "fd.hpp"
 #include "mount_api.hpp"
+#include "sandbox_policy.hpp"
 #include "userns.hpp"
 
 #include <fcntl.h>
@@ -59,6 +60,12 @@ const char *mount_op_name(MountOpKind k) {
         return "pivot";
     case MountOpKind::mask:
         return "mask";
+    case MountOpKind::deny:
+        return "deny";
+    case MountOpKind::deny_write:
+        return "deny-write";
+    case MountOpKind::pin:
+        return "pin";
     case MountOpKind::readonly:
         return "readonly";
     case MountOpKind::root_readonly:
@@ -148,6 +155,17 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         plan.push_back(op(MountOpKind::mask, "maskedPaths " + p, p));
     for (const auto &p : lx.readonly_paths)
         plan.push_back(op(MountOpKind::readonly, "readonlyPaths " + p, p));
+    // The sandbox policy after the configuration's own masks, before the
+    // root turns read-only (its placeholders may need to be made).
+    if (facts.policy) {
+        for (const auto &p : facts.policy->deny)
+            plan.push_back(op(MountOpKind::deny, "annotations[dev.ocirun.deny] " + p, p));
+        for (const auto &p : facts.policy->deny_write)
+            plan.push_back(
+                op(MountOpKind::deny_write, "annotations[dev.ocirun.deny-write] " + p, p));
+        for (const auto &p : facts.policy->deny_rename)
+            plan.push_back(op(MountOpKind::pin, "annotations[dev.ocirun.deny-rename] " + p, p));
+    }
     if (spec.root->readonly) plan.push_back(op(MountOpKind::root_readonly, "root.readonly", "/"));
     if (!lx.rootfs_propagation.empty()) {
         MountOp p = op(MountOpKind::root_propagation, "linux.rootfsPropagation", "/");

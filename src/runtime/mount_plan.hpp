@@ -24,6 +24,9 @@ enum class MountOpKind {
     pivot,            // pivot_root into the rootfs (or MS_MOVE + chroot)
     mask,             // a maskedPaths entry: empty read-only tmpfs or /dev/null
     readonly,         // a readonlyPaths entry: recursive read-only bind of itself
+    deny,             // dev.ocirun.deny: like a mask; a missing path gets a placeholder
+    deny_write,       // dev.ocirun.deny-write: like readonly; a missing path gets a placeholder
+    pin,              // dev.ocirun.deny-rename: the directory bound onto itself
     root_readonly,    // root.readonly
     root_propagation, // linux.rootfsPropagation
 };
@@ -52,9 +55,12 @@ struct MountOp {
     std::string link_to;
 };
 
+struct SandboxPolicy;
+
 struct MountFacts {
     bool in_userns = false; // devices are bound from the host, not made
     bool no_pivot = false;
+    const SandboxPolicy *policy = nullptr; // dev.ocirun.* paths, or none
 };
 
 // The plan; errors name the field: an unknown option on a bind mount, an

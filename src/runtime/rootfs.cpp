@@ -496,6 +496,29 @@ Status bind_console(int peer) {
     return attach_mount(tree.get(), target.get(), "/dev/console");
 }
 
+// Hide what `t` is: a directory under an empty read-only tmpfs, anything else
+// under the verified /dev/null (opened and checked once into `null`, every
+// file mask binds that fd: CVE-2025-31133). Through fds only: the paths under
+// /proc/self/fd are the container's now, and its configuration may have
+// mounted over them.
+Status mask_target(int root, int t, Fd &null, const std::string &what) {
+    struct stat st;
+    if (::fstat(t, &st) < 0) return fail_errno(what);
+    if (S_ISDIR(st.st_mode)) {
+        Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, what));
+        return attach_mount(fs.get(), t, what);
+    }
+    if (null.get() < 0) {
+        null = Fd(openat2_in_root(root, "dev/null", O_PATH | O_NOFOLLOW));
+        struct stat ns;
+        if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
+            major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
+            return fail(what + ": /dev/null is not the null device (char 1:3)");
+    }
+    Fd tree = OCI_TRY(clone_mount(null.get(), false, what));
+    return attach_mount(tree.get(), t, what);
+}
+
 Status finish_rootfs(const std::vector<MountOp> &plan) {
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root.get() < 0) return fail_errno("open /");
@@ -511,34 +534,30 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
         if (!after_pivot) continue;
         const std::string &p = op.dest;
         switch (op.kind) {
-        case MountOpKind::mask: {
+        case MountOpKind::mask:
+        case MountOpKind::deny: {
             Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
+            if (t.get() < 0 && errno == ENOENT && op.kind == MountOpKind::deny) {
+                // Missing: an empty placeholder, masked, so it cannot be made later.
+                auto made = open_dest(root.get(), p, false);
+                if (!made) return forward(std::move(made.error()), op.what);
+                t = Fd(*made);
+            }
             if (t.get() < 0) {
                 if (errno == ENOENT) continue;
                 return fail_errno(op.what);
             }
-            struct stat st;
-            if (::fstat(t.get(), &st) < 0) return fail_errno(op.what);
-            // Through fds only: the paths under /proc/self/fd are the
-            // container's now, and its configuration may have mounted over them.
-            if (S_ISDIR(st.st_mode)) {
-                Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, op.what));
-                OCI_CHECK(attach_mount(fs.get(), t.get(), op.what));
-            } else {
-                if (null.get() < 0) {
-                    null = Fd(openat2_in_root(root.get(), "dev/null", O_PATH | O_NOFOLLOW));
-                    struct stat ns;
-                    if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
-                        major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
-                        return fail(op.what + ": /dev/null is not the null device (char 1:3)");
-                }
-                Fd tree = OCI_TRY(clone_mount(null.get(), false, op.what));
-                OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
-            }
+            OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
             break;
         }
-        case MountOpKind::readonly: {
+        case MountOpKind::readonly:
+        case MountOpKind::deny_write: {
             Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
+            if (t.get() < 0 && errno == ENOENT && op.kind == MountOpKind::deny_write) {
+                auto made = open_dest(root.get(), p, false);
+                if (!made) return forward(std::move(made.error()), op.what);
+                t = Fd(*made);
+            }
             if (t.get() < 0) {
                 if (errno == ENOENT) continue;
                 return fail_errno(op.what);
@@ -548,6 +567,15 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                                           MOUNT_ATTR_NOEXEC,
                                       true, op.what));
+            OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
+            break;
+        }
+        case MountOpKind::pin: {
+            // A mount point cannot be renamed, removed or replaced; what is
+            // inside stays as writable as it was.
+            Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
+            if (!t.valid()) return fail_errno(op.what + ": a directory to pin");
+            Fd tree = OCI_TRY(clone_mount(t.get(), true, op.what));
             OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
             break;
         }

@@ -1,0 +1,150 @@
+#include "sandbox_policy.hpp"
+
+#include "log.hpp"
+#include "mount_options.hpp"
+
+#include <sys/mount.h>
+
+#include <cstdlib>
+
+namespace ocirun {
+
+namespace {
+
+// "/a//b/" -> "/a/b"; refuses relative paths and "..".
+Result<std::string> normal_path(const std::string &key, const std::string &p) {
+    if (p.empty() || p[0] != '/')
+        return fail("annotations[" + key + "]: \"" + p + "\" is not an absolute path");
+    std::string out;
+    size_t start = 1;
+    while (start <= p.size()) {
+        size_t end = p.find('/', start);
+        if (end == std::string::npos) end = p.size();
+        std::string part = p.substr(start, end - start);
+        if (part == "..")
+            return fail("annotations[" + key + "]: \"" + p + "\" must not contain \"..\"");
+        if (!part.empty() && part != ".") out += "/" + part;
+        start = end + 1;
+    }
+    if (out.empty()) return fail("annotations[" + key + "]: \"" + p + "\" is the root itself");
+    return out;
+}
+
+Result<std::vector<std::string>> path_list(const std::string &key, const std::string &value) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= value.size()) {
+        size_t end = value.find(':', start);
+        if (end == std::string::npos) end = value.size();
+        std::string p = value.substr(start, end - start);
+        if (p.empty()) return fail("annotations[" + key + "]: empty path in \"" + value + "\"");
+        out.push_back(OCI_TRY(normal_path(key, p)));
+        start = end + 1;
+    }
+    return out;
+}
+
+bool under(const std::string &path, const std::string &dir) {
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                           (dir == "/" || path[dir.size()] == '/'));
+}
+
+std::string resolved(const std::string &path) {
+    char *r = ::realpath(path.c_str(), nullptr);
+    if (!r) return path;
+    std::string s = r;
+    std::free(r);
+    return s;
+}
+
+} // namespace
+
+Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
+    SandboxPolicy p;
+    // Keys of later issues: known, refused until they are enforced.
+    static const char *kPending[] = {
+        "trace",   "network",      "local-ports",  "publish",
+        "domains", "deny-domains", "network-mode", "proxy-max-connections"};
+    for (const auto &[key, value] : annotations) {
+        if (key.rfind(kAnnotationPrefix, 0) != 0) continue;
+        p.present = true;
+        std::string name = key.substr(std::string(kAnnotationPrefix).size());
+        if (name == "deny")
+            p.deny = OCI_TRY(path_list(key, value));
+        else if (name == "deny-write")
+            p.deny_write = OCI_TRY(path_list(key, value));
+        else if (name == "deny-rename")
+            p.deny_rename = OCI_TRY(path_list(key, value));
+        else if (name == "protected")
+            p.protected_paths = OCI_TRY(path_list(key, value));
+        else if (name == "enforcement") {
+            if (value != "strict" && value != "report")
+                return fail("annotations[" + key + "]: expected strict or report, got \"" + value +
+                            "\"");
+            p.strict = value == "strict";
+        } else {
+            bool pending = false;
+            for (const char *k : kPending)
+                if (name == k) pending = true;
+            if (pending) return fail("annotations[" + key + "]: not implemented yet");
+            return fail("annotations[" + key + "]: unknown sandbox policy key");
+        }
+    }
+    return p;
+}
+
+Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec) {
+    std::vector<std::string> gaps;
+    bool admin = false;
+    if (spec.process->capabilities)
+        for (const auto &c : spec.process->capabilities->bounding)
+            if (c == "CAP_SYS_ADMIN") admin = true;
+    bool masks = !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
+    if (masks && admin)
+        gaps.push_back("the process holds CAP_SYS_ADMIN and could unmount the deny, deny-write "
+                       "and deny-rename mounts (locking them is not implemented yet)");
+    if (gaps.empty()) return {};
+    std::string all;
+    for (const auto &g : gaps)
+        all += (all.empty() ? "" : "; ") + g;
+    if (policy.strict)
+        return fail("sandbox policy (dev.ocirun.enforcement=strict): cannot enforce: " + all);
+    log::warning("sandbox policy (dev.ocirun.enforcement=report): not enforced: " + all);
+    return {};
+}
+
+Status check_protected(const SandboxPolicy &policy, const oci::Spec &spec,
+                       const std::string &rootfs) {
+    for (const auto &prot : policy.protected_paths) {
+        std::string guard = resolved(prot);
+        auto overlap = [&](const std::string &src) -> const char * {
+            if (src == guard) return "is the protected path";
+            if (under(guard, src)) return "contains the protected path";
+            if (under(src, guard)) return "is inside the protected path";
+            return nullptr;
+        };
+        if (!spec.root->readonly)
+            if (const char *why = overlap(resolved(rootfs)))
+                return fail("annotations[dev.ocirun.protected]: " + prot +
+                            ": the writable rootfs " + rootfs + " " + why);
+        for (size_t i = 0; i < spec.mounts.size(); i++) {
+            const oci::Mount &m = spec.mounts[i];
+            MountOptions o = parse_mount_options(m.options);
+            bool bind = o.bind || m.type == "bind";
+            bool readonly = (o.flags & MS_RDONLY) || (o.rec_set & MOUNT_ATTR_RDONLY);
+            if (!bind || readonly || m.source.empty()) continue;
+            if (const char *why = overlap(resolved(m.source))) {
+                std::string opts;
+                for (const auto &x : m.options)
+                    opts += (opts.empty() ? "" : ",") + x;
+                return fail("annotations[dev.ocirun.protected]: " + prot + ": mounts[" +
+                            std::to_string(i) + "] (source " + m.source + ", destination " +
+                            m.destination + ", options " + (opts.empty() ? "none" : opts) +
+                            ") is writable and " + why);
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace ocirun

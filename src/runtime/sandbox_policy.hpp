@@ -1,0 +1,41 @@
+// The sandbox policy a bundle carries in its annotations (dev.ocirun.*):
+// parsed and checked before anything is created. Every key is known, every
+// value checked; a key whose enforcement has not landed yet is refused with
+// "not implemented yet" rather than ignored (fail closed). The paths become
+// operations of the mount plan (runtime/mount_plan.hpp).
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+struct SandboxPolicy {
+    bool present = false;                     // some dev.ocirun.* key is set
+    std::vector<std::string> deny;            // hidden for read and write
+    std::vector<std::string> deny_write;      // read-only, recursively
+    std::vector<std::string> deny_rename;     // pinned: a mount point onto itself
+    std::vector<std::string> protected_paths; // host paths no writable mount may reach
+    bool strict = true;                       // dev.ocirun.enforcement: strict | report
+};
+
+inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";
+
+Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
+
+// dev.ocirun.protected: every writable bind mount source and a writable
+// rootfs, resolved on the host (symlinks followed), must be neither equal to,
+// an ancestor of, nor inside a protected path. One line names the protected
+// path, the mount and the reason.
+Status check_protected(const SandboxPolicy &policy, const oci::Spec &spec,
+                       const std::string &rootfs);
+
+// What this build cannot enforce for the policy on this configuration: with
+// dev.ocirun.enforcement strict (the default) every gap is listed in one
+// error; with report each is logged as a warning and the container runs.
+Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec);
+
+} // namespace ocirun

@@ -1,0 +1,179 @@
+// The sandbox policy from annotations (dev.ocirun.*), on real containers:
+// what the process sees of denied, read-only and pinned paths, the protected
+// host paths a writable mount may not reach, and errors for bad values.
+#include "support/container_env.hpp"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+using test::cleanup_all;
+using test::contains;
+using test::Env;
+using test::make_env;
+using test::read_file;
+
+namespace {
+
+Env sandbox_env(const char *tag, const std::string &script) {
+    Env e = make_env(tag, {"sh", "-c", script});
+    e.b.spec.root->readonly = false;
+    return e;
+}
+
+ocirun::oci::Mount bind(const std::string &dest, const std::string &src,
+                        std::vector<std::string> options) {
+    ocirun::oci::Mount m;
+    m.destination = dest;
+    m.type = "bind";
+    m.source = src;
+    m.options = std::move(options);
+    return m;
+}
+
+} // namespace
+
+TestSuite(sandbox, .fini = cleanup_all, .timeout = 60);
+
+// dev.ocirun.deny: a directory is empty and read-only, a file reads empty,
+// a missing path is an empty read-only placeholder; the content never shows.
+Test(sandbox, deny_hides_directories_files_and_missing_paths) {
+    Env e = sandbox_env("sbdeny", "ls -A /secrets; cat /etc/token; echo x > /etc/token; "
+                                  "touch /secrets/new; test -d /nothere && echo placeholder; "
+                                  "touch /nothere/f; echo end");
+    ::mkdir((e.b.rootfs + "/secrets").c_str(), 0755);
+    test::write_file(e.b.rootfs + "/secrets/key", "TOPSECRET\n");
+    test::write_file(e.b.rootfs + "/etc/token", "TOPSECRET\n");
+    e.b.spec.annotations["dev.ocirun.deny"] = "/secrets:/etc/token:/nothere";
+    auto o = test::run(e);
+    std::string token = read_file(e.b.rootfs + "/etc/token");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(!contains(o.out, "TOPSECRET") && !contains(o.out, "key"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "placeholder\n") && contains(o.out, "end"), "%s", o.out.c_str());
+    cr_assert(contains(o.err, "/secrets/new: Read-only file system"), "%s", o.err.c_str());
+    cr_assert(contains(o.err, "/nothere/f: Read-only file system"), "%s", o.err.c_str());
+    cr_assert_str_eq(token.c_str(), "TOPSECRET\n", "the denied file itself was changed");
+}
+
+Test(sandbox, deny_write_keeps_content_readable_and_read_only) {
+    Env e = sandbox_env("sbro", "cat /data/f; echo y > /data/f; touch /data/sub/g; "
+                                "test -d /gone && touch /gone/x; echo end");
+    ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/data/sub").c_str(), 0755);
+    test::write_file(e.b.rootfs + "/data/f", "readable\n");
+    e.b.spec.annotations["dev.ocirun.deny-write"] = "/data:/gone";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "readable\n") && contains(o.out, "end"), "%s", o.out.c_str());
+    cr_assert(contains(o.err, "/data/f: Read-only file system"), "%s", o.err.c_str());
+    cr_assert(contains(o.err, "/data/sub/g: Read-only file system"), "%s", o.err.c_str());
+    cr_assert(contains(o.err, "/gone/x: Read-only file system"), "%s", o.err.c_str());
+}
+
+Test(sandbox, deny_rename_pins_a_directory_whose_content_stays_writable) {
+    Env e = sandbox_env("sbpin", "mv /work /elsewhere; rmdir /work; touch /work/inside && "
+                                 "echo inside-ok; ls -d /work");
+    ::mkdir((e.b.rootfs + "/work").c_str(), 0755);
+    e.b.spec.annotations["dev.ocirun.deny-rename"] = "/work";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.err, "can't rename '/work': Device or resource busy"), "%s",
+              o.err.c_str());
+    cr_assert(contains(o.err, "'/work': Device or resource busy"), "%s", o.err.c_str());
+    cr_assert(contains(o.out, "inside-ok\n/work\n"), "%s", o.out.c_str());
+}
+
+// dev.ocirun.protected: a writable mount equal to, containing, inside, or
+// reaching through a symlink a protected host path refuses the create with
+// one line; a read-only one passes.
+Test(sandbox, protected_paths_against_writable_mounts) {
+    std::string host = test::track_dir(test::make_temp_dir("sbprot"));
+    std::string prot = host + "/repo/.git";
+    ::mkdir((host + "/repo").c_str(), 0755);
+    ::mkdir(prot.c_str(), 0755);
+    ::mkdir((prot + "/hooks").c_str(), 0755);
+    ::symlink(prot.c_str(), (host + "/link").c_str());
+    struct Case {
+        const char *name;
+        std::string source;
+        std::vector<std::string> options;
+        const char *reason; // nullptr: must pass
+    } cases[] = {
+        {"equal", prot, {"rbind"}, "is the protected path"},
+        {"ancestor", host + "/repo", {"rbind"}, "contains the protected path"},
+        {"descendant", prot + "/hooks", {"rbind"}, "is inside the protected path"},
+        {"symlink", host + "/link", {"rbind"}, "is the protected path"},
+        {"read-only", host + "/repo", {"rbind", "ro"}, nullptr},
+    };
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("sbprot", {"true"});
+        e.b.spec.annotations["dev.ocirun.protected"] = prot;
+        e.b.spec.mounts.push_back(bind("/repo", c.source, c.options));
+        ::mkdir((e.b.rootfs + "/repo").c_str(), 0755);
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        if (c.reason) {
+            if (o.status != 1 || !contains(o.err, c.reason) || !contains(o.err, prot) ||
+                !contains(o.err, "mounts[") || test::count_lines(o.err) != 1 || !left.empty())
+                failures += std::string(c.name) + ": " + std::to_string(o.status) + " " + o.err;
+        } else if (o.status != 0) {
+            failures += std::string(c.name) + ": " + o.err;
+        }
+    }
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+Test(sandbox, bad_annotations_name_the_key) {
+    struct Case {
+        const char *key, *value, *message;
+    } cases[] = {
+        {"dev.ocirun.deny", "relative/path",
+         "annotations[dev.ocirun.deny]: \"relative/path\" "
+         "is not an absolute path"},
+        {"dev.ocirun.deny-write", "/a/../b", "must not contain \"..\""},
+        {"dev.ocirun.deny", "/a::/b", "empty path"},
+        {"dev.ocirun.enforcement", "sometimes", "expected strict or report"},
+        {"dev.ocirun.bogus", "1", "annotations[dev.ocirun.bogus]: unknown sandbox policy key"},
+        {"dev.ocirun.network", "none", "annotations[dev.ocirun.network]: not implemented yet"},
+    };
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("sbbad", {"true"});
+        e.b.spec.annotations[c.key] = c.value;
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        if (o.status != 1 || !contains(o.err, c.message) || test::count_lines(o.err) != 1 ||
+            !left.empty())
+            failures += std::string(c.key) + "=" + c.value + ": " + o.err;
+        cleanup_all();
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// strict (the default) refuses what it cannot enforce, naming it; report runs
+// and says so.
+Test(sandbox, strict_refuses_a_gap_report_runs_with_it) {
+    Env e = make_env("sbstrict", {"true"});
+    e.b.spec.annotations["dev.ocirun.deny"] = "/etc/shadow";
+    auto &caps = *e.b.spec.process->capabilities;
+    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
+        set->push_back("CAP_SYS_ADMIN");
+    auto strict = test::run(e);
+    e.b.spec.annotations["dev.ocirun.enforcement"] = "report";
+    auto report = test::run(e);
+    cleanup_all();
+    cr_assert_eq(strict.status, 1);
+    cr_assert(contains(strict.err, "dev.ocirun.enforcement=strict): cannot enforce: the process "
+                                   "holds CAP_SYS_ADMIN"),
+              "%s", strict.err.c_str());
+    cr_assert_eq(report.status, 0, "%s", report.err.c_str());
+    cr_assert(contains(report.err, "not enforced"), "%s", report.err.c_str());
+}
