@@ -273,6 +273,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     OCI_CHECK(make_idmap_namespaces(mount_plan));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
+    cfg.lock_mounts =
+        !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
     cfg.report_pid = user_ns_fd >= 0;
     if (pid_ns_fd >= 0 && ::setns(pid_ns_fd, CLONE_NEWPID) < 0)
         return fail_errno("setns pid namespace");

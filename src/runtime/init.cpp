@@ -16,6 +16,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -173,6 +174,74 @@ bool filter_at(const InitConfig &cfg, FilterPoint at) {
     return cfg.seccomp && filter_point(*cfg.spec->process, *cfg.seccomp) == at;
 }
 
+// A sandbox policy's masks must survive a process that holds every
+// capability in its user namespace. The init moves into a nested user
+// namespace and a new mount namespace owned by it: every mount, copied from
+// the more privileged namespace, is then locked by the kernel (no umount, no
+// move, no remount of locked flags), as bubblewrap does. The id maps of the
+// nested namespace (the identity over the container's ids) are written by a
+// helper left in the outer namespace, through the private procfs opened
+// before any mask.
+Status lock_mounts(const InitConfig &cfg, int procfs) {
+    if (!cfg.lock_mounts) return {};
+    const oci::Linux &lx = *cfg.spec->linux_;
+    auto identity = [](const std::vector<oci::IdMapping> &maps) {
+        if (maps.empty()) return std::string("0 0 4294967295\n");
+        std::string t;
+        for (const auto &m : maps)
+            t += std::to_string(m.container_id) + " " + std::to_string(m.container_id) + " " +
+                 std::to_string(m.size) + "\n";
+        return t;
+    };
+    std::string uids = identity(lx.uid_mappings), gids = identity(lx.gid_mappings);
+    std::string me = std::to_string(::getpid());
+    // The helper is root of the container's user namespace, not of the
+    // host's: it can open our /proc files only while we are dumpable. No
+    // other process exists in the container yet.
+    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    struct Undump {
+        ~Undump() { ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+    } undump;
+    int go[2];
+    if (::pipe2(go, O_CLOEXEC) < 0) return fail_errno("lock mounts: pipe");
+    pid_t helper = ::fork();
+    if (helper == 0) {
+        ::close(go[1]);
+        char c;
+        if (::read(go[0], &c, 1) != 1) ::_exit(2);
+        for (auto [file, text] : {std::pair{"/uid_map", &uids}, std::pair{"/gid_map", &gids}}) {
+            auto fd = open_proc_file(procfs, me + file, O_WRONLY);
+            if (!fd) ::_exit(100 + (fd.error().code & 63));
+            if (::write(fd->get(), text->data(), text->size()) < 0) ::_exit(160 + (errno & 63));
+        }
+        ::_exit(0);
+    }
+    ::close(go[0]);
+    if (helper < 0) {
+        ::close(go[1]);
+        return fail_errno("lock mounts: fork");
+    }
+    int r = ::unshare(CLONE_NEWUSER | CLONE_NEWNS);
+    int e = errno;
+    (void)!::write(go[1], "x", 1);
+    ::close(go[1]);
+    int status = 0;
+    while (::waitpid(helper, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (r < 0) return fail_code(e, "lock mounts: unshare a nested user and mount namespace");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fail("lock mounts: the id maps of the nested user namespace were not written (" +
+                    std::string(WIFEXITED(status) && WEXITSTATUS(status) >= 160
+                                    ? std::strerror(WEXITSTATUS(status) - 160)
+                                : WIFEXITED(status) && WEXITSTATUS(status) >= 100
+                                    ? std::strerror(WEXITSTATUS(status) - 100)
+                                    : "the helper failed") +
+                    ")");
+    if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
+        return fail_errno("lock mounts: become root of the nested user namespace");
+    return {};
+}
+
 // Block until `start` writes to the exec fifo.
 Status wait_for_start(const InitConfig &cfg) {
     int flags = ::fcntl(cfg.fifo_read_fd, F_GETFL);
@@ -202,11 +271,12 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     // Before the masked paths go over parts of /proc (a user namespace may not
     // mount a procfs that is not fully visible).
     Fd procfs;
-    if (!spec.linux_->sysctl.empty()) procfs = OCI_TRY(private_proc());
+    if (!spec.linux_->sysctl.empty() || cfg.lock_mounts) procfs = OCI_TRY(private_proc());
     OCI_CHECK(setup_terminal(cfg));
     OCI_CHECK_CTX(finish_rootfs(*cfg.mounts), "rootfs");
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
+    OCI_CHECK(lock_mounts(cfg, procfs.get()));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));
     if (filter_at(cfg, FilterPoint::before_identity))

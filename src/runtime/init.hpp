@@ -38,6 +38,7 @@ struct InitConfig {
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
+    bool lock_mounts = false; // a sandbox policy masks paths: lock them (nested user ns)
 };
 
 // Never returns: execs the process or exits after reporting the error.

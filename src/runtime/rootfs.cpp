@@ -547,6 +547,15 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
                 if (errno == ENOENT) continue;
                 return fail_errno(op.what);
             }
+            if (op.kind == MountOpKind::deny) {
+                // A mask covers one name; other hard links to the same file
+                // would still read it.
+                struct stat st;
+                if (::fstat(t.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+                    return fail(op.what + ": the file has " + std::to_string(st.st_nlink) +
+                                " hard links; denying one name would leave it readable through "
+                                "the others");
+            }
             OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
             break;
         }

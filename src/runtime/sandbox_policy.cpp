@@ -95,14 +95,14 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
 
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec) {
     std::vector<std::string> gaps;
-    bool admin = false;
-    if (spec.process->capabilities)
-        for (const auto &c : spec.process->capabilities->bounding)
-            if (c == "CAP_SYS_ADMIN") admin = true;
+    // The masks are locked by a nested user namespace (runtime/init.cpp
+    // lock_mounts). What cannot be enforced: masks in a mount namespace the
+    // container joins instead of getting its own.
     bool masks = !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
-    if (masks && admin)
-        gaps.push_back("the process holds CAP_SYS_ADMIN and could unmount the deny, deny-write "
-                       "and deny-rename mounts (locking them is not implemented yet)");
+    const oci::Namespace *mnt = spec.linux_->find_namespace(oci::NsType::mount);
+    if (masks && mnt && !mnt->path.empty())
+        gaps.push_back("the container joins an existing mount namespace (" + mnt->path +
+                       "): its paths cannot be masked");
     if (gaps.empty()) return {};
     std::string all;
     for (const auto &g : gaps)

@@ -158,22 +158,73 @@ Test(sandbox, bad_annotations_name_the_key) {
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
-// strict (the default) refuses what it cannot enforce, naming it; report runs
-// and says so.
-Test(sandbox, strict_refuses_a_gap_report_runs_with_it) {
+// strict (the default) refuses what it cannot enforce, naming it: here masks
+// in a mount namespace the container would join instead of owning.
+Test(sandbox, strict_refuses_what_it_cannot_enforce) {
     Env e = make_env("sbstrict", {"true"});
     e.b.spec.annotations["dev.ocirun.deny"] = "/etc/shadow";
-    auto &caps = *e.b.spec.process->capabilities;
-    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-        set->push_back("CAP_SYS_ADMIN");
+    for (auto &ns : e.b.spec.linux_->namespaces)
+        if (ns.type == ocirun::oci::NsType::mount) ns.path = "/proc/self/ns/mnt";
     auto strict = test::run(e);
-    e.b.spec.annotations["dev.ocirun.enforcement"] = "report";
-    auto report = test::run(e);
+    auto left = test::dir_entries(e.root);
     cleanup_all();
     cr_assert_eq(strict.status, 1);
-    cr_assert(contains(strict.err, "dev.ocirun.enforcement=strict): cannot enforce: the process "
-                                   "holds CAP_SYS_ADMIN"),
+    cr_assert(contains(strict.err, "(dev.ocirun.enforcement=strict): cannot enforce: the "
+                                   "container joins an existing mount namespace"),
               "%s", strict.err.c_str());
-    cr_assert_eq(report.status, 0, "%s", report.err.c_str());
-    cr_assert(contains(report.err, "not enforced"), "%s", report.err.c_str());
+    cr_assert_eq(test::count_lines(strict.err), 1u);
+    cr_assert(left.empty());
+}
+
+// The masks hold against a process that is uid 0 with CAP_SYS_ADMIN (and
+// more) in the container's user namespace: umount, umount -l, mount --move,
+// remount rw, a new user+mount namespace, /proc/self/root and /proc/1/root
+// paths all fail, and the denied content is never read.
+Test(sandbox, masks_hold_against_an_admin_in_the_user_namespace) {
+    Env e = sandbox_env(
+        "sblock",
+        "cat /secrets/key; umount /secrets && echo UMOUNTED; umount -l /secrets && echo "
+        "LAZY; mount --move /secrets /mnt2 && echo MOVED; mount -o remount,rw /data && echo "
+        "REMOUNTED; echo w > /data/f && echo WROTE; unshare -Urm sh -c 'umount -l /secrets; "
+        "cat /secrets/key' && echo NESTED; cat /proc/self/root/secrets/key; cat "
+        "/proc/1/root/secrets/key; ls -A /secrets; echo end");
+    ::mkdir((e.b.rootfs + "/secrets").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/mnt2").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
+    test::write_file(e.b.rootfs + "/secrets/key", "TOPSECRET\n");
+    auto &lx = *e.b.spec.linux_;
+    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
+    lx.uid_mappings = {{0, 100000, 65536}};
+    lx.gid_mappings = {{0, 100000, 65536}};
+    ::chmod(e.b.dir.c_str(), 0755);
+    auto &caps = *e.b.spec.process->capabilities;
+    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
+        for (const char *c : {"CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_DAC_OVERRIDE",
+                              "CAP_SYS_CHROOT", "CAP_CHOWN"})
+            set->push_back(c);
+    e.b.spec.process->no_new_privileges = false;
+    e.b.spec.annotations["dev.ocirun.deny"] = "/secrets";
+    e.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    std::string all = o.out + o.err;
+    cr_assert(!contains(all, "TOPSECRET"), "the denied content was read:\n%s", all.c_str());
+    for (const char *escaped : {"UMOUNTED", "LAZY", "MOVED", "REMOUNTED", "WROTE", "NESTED"})
+        cr_assert(!contains(o.out, escaped), "%s:\n%s", escaped, all.c_str());
+    cr_assert(contains(o.out, "end"), "%s", all.c_str());
+}
+
+// A file with more than one name cannot be denied: the other names would
+// still read it.
+Test(sandbox, deny_of_a_hard_linked_file_is_refused) {
+    Env e = sandbox_env("sblink", "cat /etc/alias");
+    test::write_file(e.b.rootfs + "/etc/token", "TOPSECRET\n");
+    ::link((e.b.rootfs + "/etc/token").c_str(), (e.b.rootfs + "/etc/alias").c_str());
+    e.b.spec.annotations["dev.ocirun.deny"] = "/etc/token";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "%s %s", o.out.c_str(), o.err.c_str());
+    cr_assert(!contains(o.out, "TOPSECRET"));
+    cr_assert(contains(o.err, "has 2 hard links"), "%s", o.err.c_str());
 }
