@@ -275,6 +275,13 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     cfg.mounts = &mount_plan;
     cfg.lock_mounts =
         !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
+    std::optional<SeccompFilter> guard;
+    if (policy.present) {
+        static const std::vector<std::string> none;
+        guard = OCI_TRY(compile_sandbox_guard(
+            spec.process->capabilities ? spec.process->capabilities->bounding : none));
+        cfg.guard = &*guard;
+    }
     cfg.report_pid = user_ns_fd >= 0;
     if (pid_ns_fd >= 0 && ::setns(pid_ns_fd, CLONE_NEWPID) < 0)
         return fail_errno("setns pid namespace");

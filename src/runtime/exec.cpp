@@ -9,6 +9,7 @@
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
 #include "process_setup.hpp"
+#include "sandbox_policy.hpp"
 #include "seccomp.hpp"
 #include "store.hpp"
 #include "sync.hpp"
@@ -105,6 +106,7 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
 struct Child {
     const oci::Process *proc;
     const SeccompFilter *seccomp;        // the container's filter, or null
+    const SeccompFilter *guard;          // the sandbox guard, or null
     std::vector<std::pair<int, int>> ns; // fd, flag
     int sync_fd;
     int console_fd;
@@ -132,10 +134,12 @@ Status child_setup(const Child &c) {
     // CAP_SYS_ADMIN then), else last.
     bool nnp = c.proc->no_new_privileges;
     if (c.seccomp && !nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
+    if (c.guard && !nnp) OCI_CHECK(load_seccomp(*c.guard));
     OCI_CHECK(apply_identity(*c.proc));
     OCI_CHECK(apply_cwd_umask(*c.proc));
     OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
     if (c.seccomp && nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
+    if (c.guard && nnp) OCI_CHECK(load_seccomp(*c.guard));
     return {};
 }
 
@@ -161,7 +165,17 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (!f) return forward(std::move(f.error()), "exec");
         filter = std::move(*f);
     }
-    Child c{&proc, filter ? &*filter : nullptr, {}, -1, -1, o.preserve_fds, false};
+    // A container with a sandbox policy: its exec'd processes get the guard too.
+    std::optional<SeccompFilter> guard;
+    if (auto policy = parse_sandbox_policy(spec->annotations); policy && policy->present) {
+        static const std::vector<std::string> none;
+        auto g = compile_sandbox_guard(proc.capabilities ? proc.capabilities->bounding : none);
+        if (!g) return forward(std::move(g.error()), "exec");
+        guard = std::move(*g);
+    }
+    Child c{
+        &proc, filter ? &*filter : nullptr, guard ? &*guard : nullptr, {}, -1, -1, o.preserve_fds,
+        false};
     std::vector<Fd> ns_fds;
     Fd pidns;
     for (const auto &j : kOrder) {

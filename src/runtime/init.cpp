@@ -281,6 +281,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(apply_rlimits(proc));
     if (filter_at(cfg, FilterPoint::before_identity))
         OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
+    if (cfg.guard && !proc.no_new_privileges) OCI_CHECK(load_seccomp(*cfg.guard));
     OCI_CHECK(apply_identity(proc));
     OCI_CHECK(apply_cwd_umask(proc));
     OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
@@ -330,6 +331,10 @@ void run_init(const InitConfig &cfg) {
                                                                : Result<int>(-1);
              !f)
         e = f.error();
+    else if (auto g = cfg.guard && spec.process->no_new_privileges ? load_seccomp(*cfg.guard)
+                                                                   : Result<int>(-1);
+             !g)
+        e = g.error();
     else
         e = exec_process(*spec.process);
     for (char &c : e.msg)

@@ -15,6 +15,7 @@ namespace ocirun {
 struct InitConfig {
     const oci::Spec *spec = nullptr;
     const SeccompFilter *seccomp = nullptr;       // compiled by the runtime, or null
+    const SeccompFilter *guard = nullptr;         // the sandbox guard (a policy is present)
     const std::vector<MountOp> *mounts = nullptr; // planned by the runtime
     std::string id;                               // container ID and absolute bundle path, for the
     std::string bundle;                           // state that hooks read on stdin

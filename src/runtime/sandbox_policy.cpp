@@ -2,6 +2,8 @@
 
 #include "log.hpp"
 #include "mount_options.hpp"
+#include "oci/spec_io.hpp"
+#include "sandbox_guard.h"
 
 #include <sys/mount.h>
 
@@ -91,6 +93,16 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
         }
     }
     return p;
+}
+
+Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps) {
+    auto spec = oci::parse_spec(std::string("{\"ociVersion\": \"1.2.1\", \"linux\": "
+                                            "{\"seccomp\": ") +
+                                kSandboxGuardJson + "}}");
+    if (!spec) return forward(std::move(spec.error()), "sandbox-guard profile");
+    auto f = compile_seccomp(*spec->linux_->seccomp, caps);
+    if (!f) return forward(std::move(f.error()), "sandbox-guard profile");
+    return f;
 }
 
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec) {

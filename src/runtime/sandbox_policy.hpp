@@ -7,6 +7,7 @@
 
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
+#include "seccomp.hpp"
 
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
 // path, the mount and the reason.
 Status check_protected(const SandboxPolicy &policy, const oci::Spec &spec,
                        const std::string &rootfs);
+
+// The sandbox-guard profile (seccomp-profiles/sandbox-guard.json, compiled
+// in), for every container with a policy and every process exec'd into it.
+Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps);
 
 // What this build cannot enforce for the policy on this configuration: with
 // dev.ocirun.enforcement strict (the default) every gap is listed in one

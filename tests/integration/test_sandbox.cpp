@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 using test::cleanup_all;
@@ -227,4 +230,49 @@ Test(sandbox, deny_of_a_hard_linked_file_is_refused) {
     cr_assert_eq(o.status, 1, "%s %s", o.out.c_str(), o.err.c_str());
     cr_assert(!contains(o.out, "TOPSECRET"));
     cr_assert(contains(o.err, "has 2 hard links"), "%s", o.err.c_str());
+}
+
+// Any sandbox policy adds the sandbox-guard seccomp profile, for the
+// container's process and for processes exec'd into it: from a process with
+// CAP_SYS_ADMIN in its user namespace, every listed call answers EPERM
+// (clone3 ENOSYS).
+Test(sandbox, policy_adds_the_sandbox_guard_for_init_and_exec) {
+    const char *probe = std::getenv("OCI_RUN_SYSCALL_PROBE");
+    if (!probe || ::access(probe, X_OK) != 0) cr_skip_test("no syscall-probe helper");
+    Env e = make_env("sbguard", {"sh", "-c", "/syscall-probe; sleep 30"});
+    e.b.spec.root->readonly = false;
+    test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
+    ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
+    auto &lx = *e.b.spec.linux_;
+    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
+    lx.uid_mappings = {{0, 100000, 65536}};
+    lx.gid_mappings = {{0, 100000, 65536}};
+    ::chmod(e.b.dir.c_str(), 0755);
+    auto &caps = *e.b.spec.process->capabilities;
+    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
+        set->push_back("CAP_SYS_ADMIN");
+    e.b.spec.annotations["dev.ocirun.protected"] = "/nonexistent/protected";
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", e.id, "/syscall-probe"});
+    usleep(300000);
+    std::string init_out = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    for (const std::string *out : {&init_out, &x.out}) {
+        std::istringstream in(*out);
+        std::string line, leaked;
+        int n = 0;
+        while (std::getline(in, line)) {
+            auto eq = line.find('=');
+            if (eq == std::string::npos) continue;
+            n++;
+            int err = std::atoi(line.c_str() + eq + 1);
+            if (err != (line.rfind("clone3=", 0) == 0 ? ENOSYS : EPERM)) leaked += line + " ";
+        }
+        cr_assert_geq(n, 30, "%s", out->c_str());
+        cr_assert(leaked.empty(), "not blocked: %s", leaked.c_str());
+    }
 }
