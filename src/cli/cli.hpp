@@ -53,6 +53,7 @@ int cmd_resume(const Globals &, int, char **);
 int cmd_events(const Globals &, int, char **);
 int cmd_update(const Globals &, int, char **);
 int cmd_features(const Globals &, int, char **);
+int cmd_report(const Globals &, int, char **);
 int cmd_spec(const Globals &, int, char **);
 int cmd_checkpoint(const Globals &, int, char **);
 int cmd_restore(const Globals &, int, char **);

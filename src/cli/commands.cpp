@@ -76,6 +76,8 @@ const Command kCommands[] = {
      "  --cpu-rt-runtime N, --cpuset-cpus LIST, --cpuset-mems LIST\n"
      "  --blkio-weight N        10..1000\n",
      cmd_update},
+    {"report", "what a running container is held to, measured from outside", "[options] ID",
+     "  -f, --format FORMAT     table (default) or json\n", cmd_report},
     {"features", "print the features this build implements, as JSON", "", "", cmd_features},
     {"spec", "write a default config.json", "[options]",
      "  -b, --bundle DIR        where to write config.json (default: current directory)\n"

@@ -41,9 +41,9 @@ void print_help() {
                 "Usage: oci-run [global options] COMMAND [command options] [arguments]\n"
                 "\n"
                 "Commands:\n");
-    static const char *order[] = {"create", "start",    "run",  "state",      "kill",   "delete",
-                                  "list",   "exec",     "ps",   "pause",      "resume", "events",
-                                  "update", "features", "spec", "checkpoint", "restore"};
+    static const char *order[] = {"create", "start",  "run",      "state", "kill",       "delete",
+                                  "list",   "exec",   "ps",       "pause", "resume",     "events",
+                                  "update", "report", "features", "spec",  "checkpoint", "restore"};
     for (const char *name : order) {
         const cli::Command *c = cli::find_command(name);
         std::printf("  %-11s %s\n", c->name, c->summary);

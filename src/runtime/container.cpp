@@ -10,6 +10,7 @@
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
+#include "report.hpp"
 #include "sandbox_policy.hpp"
 #include "store.hpp"
 #include "sync.hpp"
@@ -476,6 +477,16 @@ Status start_locked(ContainerDir &dir) {
         while (!text.empty() && text.back() == '\n')
             text.pop_back();
         return fail_code(static_cast<int>(code), text);
+    }
+    // A sandbox policy is measured once the process runs: what contradicts
+    // it is an error in the log (and shows in `report`).
+    if (auto policy = parse_sandbox_policy(rec.state.annotations); policy && policy->present) {
+        if (auto rows = measure_container(dir, rec)) {
+            for (const auto &r : *rows)
+                if (r.state == "degraded")
+                    log::error("sandbox policy of " + dir.id() + ": " + r.dimension +
+                               " is not enforced (" + r.detail + ")");
+        }
     }
     if (rec.has_hooks) {
         oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -275,4 +276,54 @@ Test(sandbox, policy_adds_the_sandbox_guard_for_init_and_exec) {
         cr_assert_geq(n, 30, "%s", out->c_str());
         cr_assert(leaked.empty(), "not blocked: %s", leaked.c_str());
     }
+}
+
+// `report` measures the running container from outside: every row of a
+// policy'd container is enforced, and what it measured is what the process
+// itself sees in its /proc/self/status.
+Test(sandbox, report_rows_are_measured_and_match_the_container) {
+    Env e = sandbox_env("sbreport", "grep -E '^(NoNewPrivs|CapBnd|Seccomp):' /proc/self/status; "
+                                    "sleep 30");
+    ::mkdir((e.b.rootfs + "/secrets").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
+    e.b.spec.annotations["dev.ocirun.deny"] = "/secrets";
+    e.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
+    auto &r = e.b.spec.linux_->resources;
+    if (!r) r.emplace();
+    r->pids.emplace().limit = 64;
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    usleep(300000);
+    auto table = test::oci({"--root", e.root, "report", e.id});
+    auto js = test::oci({"--root", e.root, "report", "--format", "json", e.id});
+    std::string seen = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_eq(js.status, 0, "%s", js.err.c_str());
+    for (const char *dim :
+         {"user namespace", "pid namespace", "mount isolation", "deny /secrets", "deny-write /data",
+          "pids limit", "seccomp", "no_new_privs", "capabilities"})
+        cr_assert(
+            contains(js.out, std::string("{\"dimension\":\"") + dim + "\",\"state\":\"enforced\""),
+            "%s not enforced in %s", dim, js.out.c_str());
+    cr_assert(!contains(js.out, "\"degraded\""), "%s", js.out.c_str());
+    cr_assert(contains(js.out, "\"source\":\"measured\""), "%s", js.out.c_str());
+    // What the process sees, as the report measured it.
+    auto field = [&](const char *key) {
+        size_t at = seen.find(std::string(key) + ":");
+        if (at == std::string::npos) return std::string();
+        size_t v = seen.find_first_not_of(" \t", at + std::strlen(key) + 1);
+        return seen.substr(v, seen.find('\n', v) - v);
+    };
+    cr_assert(contains(js.out, "\"detail\":\"NoNewPrivs " + field("NoNewPrivs") + "\""), "%s\n%s",
+              seen.c_str(), js.out.c_str());
+    cr_assert(contains(js.out, "\"detail\":\"CapBnd " + field("CapBnd") + "\""), "%s\n%s",
+              seen.c_str(), js.out.c_str());
+    cr_assert(contains(js.out, "Seccomp " + field("Seccomp") + ","), "%s\n%s", seen.c_str(),
+              js.out.c_str());
+    cr_assert(contains(js.out, "pids.max 64"), "%s", js.out.c_str());
+    cr_assert(contains(table.out, "DIMENSION") && contains(table.out, "deny /secrets"), "%s",
+              table.out.c_str());
 }

@@ -1,0 +1,210 @@
+#include "report.hpp"
+
+#include "oci/json.hpp"
+#include "oci/names.hpp"
+#include "oci/spec_io.hpp"
+#include "oci/state.hpp"
+#include "proc.hpp"
+#include "sandbox_policy.hpp"
+#include "store.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace ocirun {
+
+namespace {
+
+std::string status_field(const std::string &status, const std::string &key) {
+    std::istringstream in(status);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key + ":", 0) == 0) {
+            std::string v = line.substr(key.size() + 1);
+            size_t a = v.find_first_not_of(" \t");
+            return a == std::string::npos ? "" : v.substr(a);
+        }
+    return "";
+}
+
+std::string link_of(const std::string &path) {
+    char buf[256];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// Mount options of the topmost mount at `point` in a mountinfo text ("" if none).
+std::string mount_opts(const std::string &mountinfo, const std::string &point) {
+    std::istringstream in(mountinfo);
+    std::string line, found;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, mp, opts;
+        if (!(f >> id >> parent >> dev >> root >> mp >> opts)) continue;
+        if (mp == point) found = opts;
+    }
+    return found;
+}
+
+uint64_t caps_mask(const std::vector<std::string> &caps) {
+    uint64_t m = 0;
+    for (const auto &c : caps)
+        if (auto v = oci::capability_from_name(c)) m |= 1ull << *v;
+    return m;
+}
+
+} // namespace
+
+Result<std::vector<ReportRow>> container_report(const std::string &root, const std::string &id) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    return measure_container(dir, rec);
+}
+
+Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
+                                                 const oci::ContainerRecord &rec) {
+    const std::string &id = rec.state.id;
+    if (!process_alive(rec.state.pid, rec.init_start_time))
+        return fail("report: container \"" + id + "\" is not running");
+    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    const oci::Linux &lx = *spec.linux_;
+    std::string proc = "/proc/" + std::to_string(rec.state.pid);
+    std::string status = OCI_TRY(oci::read_file(proc + "/status"));
+    std::string mountinfo = OCI_TRY(oci::read_file(proc + "/mountinfo"));
+    std::string limits = OCI_TRY(oci::read_file(proc + "/limits"));
+    std::vector<ReportRow> rows;
+    auto row = [&](std::string dim, bool wanted, bool seen, std::string mech, std::string detail) {
+        rows.push_back({std::move(dim),
+                        !wanted ? "off"
+                        : seen  ? "enforced"
+                                : "degraded",
+                        std::move(mech), "measured", std::move(detail)});
+    };
+    // Namespaces: the init's against this process's.
+    auto own_ns = [&](const char *ns) {
+        return link_of(proc + "/ns/" + ns) != link_of(std::string("/proc/self/ns/") + ns);
+    };
+    std::string uid_map = OCI_TRY(oci::read_file(proc + "/uid_map"));
+    while (!uid_map.empty() && uid_map.back() == '\n')
+        uid_map.pop_back();
+    std::string squeezed;
+    {
+        std::istringstream in(uid_map);
+        std::string w;
+        while (in >> w)
+            squeezed += (squeezed.empty() ? "" : " ") + w;
+    }
+    row("user namespace", lx.find_namespace(oci::NsType::user) != nullptr || policy.present,
+        own_ns("user"), "user namespace", "uid_map " + squeezed);
+    row("pid namespace", lx.find_namespace(oci::NsType::pid) != nullptr, own_ns("pid"),
+        "pid namespace", link_of(proc + "/ns/pid"));
+    row("mount isolation", true, own_ns("mnt"), "mount namespace + pivot_root",
+        link_of(proc + "/ns/mnt"));
+    for (const auto &p : policy.deny) {
+        std::string o = mount_opts(mountinfo, p);
+        row("deny " + p, true, !o.empty(), "empty read-only tmpfs or /dev/null",
+            o.empty() ? "no mount at the path" : "mounted " + o);
+    }
+    for (const auto &p : policy.deny_write) {
+        std::string o = mount_opts(mountinfo, p);
+        bool ro = ("," + o + ",").find(",ro,") != std::string::npos;
+        row("deny-write " + p, true, ro, "recursive read-only bind",
+            o.empty() ? "no mount at the path" : "mounted " + o);
+    }
+    for (const auto &p : policy.deny_rename) {
+        std::string o = mount_opts(mountinfo, p);
+        row("deny-rename " + p, true, !o.empty(), "bind onto itself",
+            o.empty() ? "no mount at the path" : "mounted " + o);
+    }
+    // The cgroup's pids.max.
+    if (lx.resources && lx.resources->pids) {
+        std::string seen;
+        for (const auto &d : rec.cgroup_dirs)
+            if (auto t = oci::read_file(d + "/pids.max"); t && seen.empty()) seen = *t;
+        while (!seen.empty() && seen.back() == '\n')
+            seen.pop_back();
+        int64_t want = lx.resources->pids->limit;
+        row("pids limit", true, seen == (want > 0 ? std::to_string(want) : "max"),
+            "cgroup pids.max", "pids.max " + (seen.empty() ? std::string("unreadable") : seen));
+    }
+    // Each rlimit from /proc/PID/limits ("Max open files  1024  1024  files").
+    for (const auto &r : spec.process->rlimits) {
+        static const std::pair<const char *, const char *> names[] = {
+            {"RLIMIT_NOFILE", "Max open files"},   {"RLIMIT_NPROC", "Max processes"},
+            {"RLIMIT_CORE", "Max core file size"}, {"RLIMIT_STACK", "Max stack size"},
+            {"RLIMIT_AS", "Max address space"},    {"RLIMIT_CPU", "Max cpu time"},
+            {"RLIMIT_FSIZE", "Max file size"},     {"RLIMIT_MEMLOCK", "Max locked memory"},
+            {"RLIMIT_NICE", "Max nice priority"},  {"RLIMIT_MSGQUEUE", "Max msgqueue size"}};
+        const char *label = nullptr;
+        for (const auto &[k, v] : names)
+            if (r.type == k) label = v;
+        if (!label) {
+            rows.push_back({"rlimit " + r.type, "enforced", "setrlimit", "declared", ""});
+            continue;
+        }
+        std::istringstream in(limits);
+        std::string line, seen;
+        while (std::getline(in, line))
+            if (line.rfind(label, 0) == 0) seen = line.substr(std::string(label).size());
+        std::istringstream f(seen);
+        std::string soft, hard;
+        f >> soft >> hard;
+        auto value = [](uint64_t v) {
+            return v == UINT64_MAX ? std::string("unlimited") : std::to_string(v);
+        };
+        row("rlimit " + r.type, true, soft == value(r.soft) && hard == value(r.hard), "setrlimit",
+            "soft " + soft + " hard " + hard);
+    }
+    std::string seccomp = status_field(status, "Seccomp");
+    row("seccomp", lx.seccomp.has_value() || policy.present, seccomp == "2", "seccomp filter",
+        "Seccomp " + seccomp + ", filters " + status_field(status, "Seccomp_filters"));
+    std::string nnp = status_field(status, "NoNewPrivs");
+    row("no_new_privs", spec.process->no_new_privileges, nnp == "1", "prctl PR_SET_NO_NEW_PRIVS",
+        "NoNewPrivs " + nnp);
+    uint64_t want_bnd =
+        spec.process->capabilities ? caps_mask(spec.process->capabilities->bounding) : 0;
+    uint64_t bnd = std::strtoull(status_field(status, "CapBnd").c_str(), nullptr, 16);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(bnd));
+    row("capabilities", true, bnd == want_bnd, "bounding set", std::string("CapBnd ") + buf);
+    return rows;
+}
+
+std::string report_table(const std::vector<ReportRow> &rows) {
+    size_t w[4] = {9, 5, 9, 6};
+    for (const auto &r : rows) {
+        w[0] = std::max(w[0], r.dimension.size());
+        w[1] = std::max(w[1], r.state.size());
+        w[2] = std::max(w[2], r.mechanism.size());
+        w[3] = std::max(w[3], r.source.size());
+    }
+    auto pad = [](const std::string &s, size_t n) {
+        return s + std::string(n - s.size() + 2, ' ');
+    };
+    std::string out = pad("DIMENSION", w[0]) + pad("STATE", w[1]) + pad("MECHANISM", w[2]) +
+                      pad("SOURCE", w[3]) + "DETAIL\n";
+    for (const auto &r : rows)
+        out += pad(r.dimension, w[0]) + pad(r.state, w[1]) + pad(r.mechanism, w[2]) +
+               pad(r.source, w[3]) + r.detail + "\n";
+    return out;
+}
+
+std::string report_json(const std::vector<ReportRow> &rows) {
+    json::Writer w(false);
+    w.begin_array();
+    for (const auto &r : rows)
+        w.begin_object()
+            .kv("dimension", r.dimension)
+            .kv("state", r.state)
+            .kv("mechanism", r.mechanism)
+            .kv("source", r.source)
+            .kv("detail", r.detail)
+            .end_object();
+    w.end_array();
+    return std::string(w.view());
+}
+
+} // namespace ocirun

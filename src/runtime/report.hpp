@@ -1,0 +1,30 @@
+// `report`: what a running container is held to, measured from outside
+// where the runtime can (its init's /proc/PID status, limits, mountinfo and
+// namespaces, and its cgroup), declared where it cannot. One row per
+// dimension: the state (enforced, degraded, off), the mechanism, the source
+// (measured or declared) and what was seen.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/state.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+struct ReportRow {
+    std::string dimension, state, mechanism, source, detail;
+};
+
+Result<std::vector<ReportRow>> container_report(const std::string &root, const std::string &id);
+
+class ContainerDir;
+// The same, for a container whose directory the caller holds locked.
+Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
+                                                 const oci::ContainerRecord &rec);
+
+std::string report_table(const std::vector<ReportRow> &rows);
+std::string report_json(const std::vector<ReportRow> &rows);
+
+} // namespace ocirun
