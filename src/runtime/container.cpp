@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 
 namespace ocirun {
@@ -302,6 +303,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     rec.rootfs = rootfs;
     rec.owner = ::geteuid();
     rec.has_hooks = has_hooks;
+    if (policy.trace) rec.state.annotations[kTraceLogAnnotation] = dir.path() + "/trace.log";
 
     // The cgroup is made before the init exists, and recorded first, so that
     // a crash from here on leaves it where delete --force finds it.
@@ -435,12 +437,51 @@ std::string read_until_eof(int fd) {
     }
 }
 
+// dev.ocirun.trace: strace (from the host) attached to the init before it is
+// released, following every process, into the state directory's trace.log.
+Status attach_strace(pid_t init, const std::string &log_path) {
+    pid_t first = ::fork();
+    if (first < 0) return fail_errno("trace: fork");
+    if (first == 0) {
+        // Detached from `start`: a grandchild that outlives it.
+        ::setsid();
+        pid_t second = ::fork();
+        if (second != 0) ::_exit(second < 0 ? 1 : 0);
+        int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        for (int fd = 0; fd < 3; fd++)
+            ::dup2(null, fd);
+        ::syscall(SYS_close_range, 3U, ~0U, 0U);
+        std::string p = std::to_string(init);
+        ::execl("/usr/bin/strace", "strace", "-f", "-qq", "-o", log_path.c_str(), "-p", p.c_str(),
+                static_cast<char *>(nullptr));
+        ::_exit(127);
+    }
+    int st = 0;
+    while (::waitpid(first, &st, 0) < 0 && errno == EINTR) {
+    }
+    // Released only once strace has attached (bounded: 5 s).
+    std::string status_path = "/proc/" + std::to_string(init) + "/status";
+    for (int i = 0; i < 500; i++) {
+        auto text = oci::read_file(status_path);
+        if (!text) return forward(std::move(text.error()), "trace");
+        auto at = text->find("TracerPid:");
+        if (at != std::string::npos && std::strtol(text->c_str() + at + 10, nullptr, 10) > 0)
+            return {};
+        struct timespec ts = {0, 10 * 1000000};
+        ::nanosleep(&ts, nullptr);
+    }
+    return fail("trace: strace did not attach to the init within 5 s");
+}
+
 Status start_locked(ContainerDir &dir) {
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     CgroupHost host = OCI_TRY(host_for(rec));
     oci::ContainerStatus st = live_status(dir, host, rec);
     if (st != oci::ContainerStatus::created)
         return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) + ", not created");
+    if (auto it = rec.state.annotations.find(kTraceLogAnnotation);
+        it != rec.state.annotations.end())
+        OCI_CHECK(attach_strace(rec.state.pid, it->second));
     std::string fifo = dir.path() + "/" + kFifo;
     std::string start_fifo = dir.path() + "/" + kStartFifo;
     // Opened before the init is released, so that its answer cannot be missed.

@@ -6,6 +6,7 @@
 #include "sandbox_guard.h"
 
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -65,8 +66,8 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
     SandboxPolicy p;
     // Keys of later issues: known, refused until they are enforced.
     static const char *kPending[] = {
-        "trace",   "network",      "local-ports",  "publish",
-        "domains", "deny-domains", "network-mode", "proxy-max-connections"};
+        "network",      "local-ports",          "publish", "domains", "deny-domains",
+        "network-mode", "proxy-max-connections"};
     for (const auto &[key, value] : annotations) {
         if (key.rfind(kAnnotationPrefix, 0) != 0) continue;
         p.present = true;
@@ -79,7 +80,14 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
             p.deny_rename = OCI_TRY(path_list(key, value));
         else if (name == "protected")
             p.protected_paths = OCI_TRY(path_list(key, value));
-        else if (name == "enforcement") {
+        else if (name == "trace") {
+            if (value != "true" && value != "false")
+                return fail("annotations[" + key + "]: expected true or false, got \"" + value +
+                            "\"");
+            p.trace = value == "true";
+        } else if (name == "trace-log") {
+            // The runtime's own note in the state; not policy.
+        } else if (name == "enforcement") {
             if (value != "strict" && value != "report")
                 return fail("annotations[" + key + "]: expected strict or report, got \"" + value +
                             "\"");
@@ -115,6 +123,8 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec) {
     if (masks && mnt && !mnt->path.empty())
         gaps.push_back("the container joins an existing mount namespace (" + mnt->path +
                        "): its paths cannot be masked");
+    if (policy.trace && ::access("/usr/bin/strace", X_OK) != 0)
+        gaps.push_back("dev.ocirun.trace needs /usr/bin/strace (Debian package strace)");
     if (gaps.empty()) return {};
     std::string all;
     for (const auto &g : gaps)

@@ -21,9 +21,12 @@ struct SandboxPolicy {
     std::vector<std::string> deny_rename;     // pinned: a mount point onto itself
     std::vector<std::string> protected_paths; // host paths no writable mount may reach
     bool strict = true;                       // dev.ocirun.enforcement: strict | report
+    bool trace = false;                       // dev.ocirun.trace: the process runs under strace
 };
 
 inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";
+// Written by the runtime into the state's annotations: the strace log's path.
+inline constexpr const char *kTraceLogAnnotation = "dev.ocirun.trace-log";
 
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
 

@@ -327,3 +327,38 @@ Test(sandbox, report_rows_are_measured_and_match_the_container) {
     cr_assert(contains(table.out, "DIMENSION") && contains(table.out, "deny /secrets"), "%s",
               table.out.c_str());
 }
+
+// dev.ocirun.trace: the process runs under strace from the host; the log is
+// in the container's state directory, named in the state's annotations, and
+// goes with the container.
+Test(sandbox, trace_logs_the_process_under_strace) {
+    if (::access("/usr/bin/strace", X_OK) != 0) cr_skip_test("needs strace");
+    Env e = make_env("sbtrace", {"sh", "-c", "cat /etc/passwd > /dev/null"});
+    e.b.spec.annotations["dev.ocirun.trace"] = "true";
+    e.b.save();
+    auto c = test::create(e);
+    auto st = test::oci({"--root", e.root, "state", e.id});
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    std::string stopped = test::wait_status(e.root, e.id, "stopped");
+    std::string log_path = e.root + "/" + e.id + "/trace.log";
+    std::string log;
+    for (int i = 0; i < 100 && !contains(log, "+++ exited"); i++) {
+        log = read_file(log_path);
+        usleep(20000);
+    }
+    auto d = test::oci({"--root", e.root, "delete", e.id});
+    bool left = test::exists(log_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(contains(st.out, "\"dev.ocirun.trace-log\": \"" + log_path + "\""), "%s",
+              st.out.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+    // busybox runs cat inside the shell: the shell's exec and the open show.
+    cr_assert(contains(log, "execve(") &&
+                  contains(log, "[\"sh\", \"-c\", \"cat /etc/passwd > /dev/null\"]"),
+              "%s", log.c_str());
+    cr_assert(contains(log, "\"/etc/passwd\""), "%s", log.c_str());
+    cr_assert_eq(d.status, 0, "%s", d.err.c_str());
+    cr_assert(!left);
+}
