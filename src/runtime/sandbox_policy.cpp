@@ -5,6 +5,7 @@
 #include "oci/spec_io.hpp"
 #include "sandbox_guard.h"
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -113,7 +114,17 @@ Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps
     return f;
 }
 
-Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec) {
+HostFacts detect_host_facts() {
+    HostFacts h;
+    h.strace = ::access("/usr/bin/strace", X_OK) == 0;
+    // mount_setattr on an invalid fd: ENOSYS when the kernel lacks it.
+    struct mount_attr a {};
+    h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) < 0 && errno != ENOSYS;
+    return h;
+}
+
+Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
+                         const HostFacts &host) {
     std::vector<std::string> gaps;
     // The masks are locked by a nested user namespace (runtime/init.cpp
     // lock_mounts). What cannot be enforced: masks in a mount namespace the
@@ -123,8 +134,11 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec) {
     if (masks && mnt && !mnt->path.empty())
         gaps.push_back("the container joins an existing mount namespace (" + mnt->path +
                        "): its paths cannot be masked");
-    if (policy.trace && ::access("/usr/bin/strace", X_OK) != 0)
+    if (policy.trace && !host.strace)
         gaps.push_back("dev.ocirun.trace needs /usr/bin/strace (Debian package strace)");
+    if (masks && !host.mount_setattr)
+        gaps.push_back("the kernel has no mount_setattr (5.12+): masks cannot be applied "
+                       "through file descriptors");
     if (gaps.empty()) return {};
     std::string all;
     for (const auto &g : gaps)

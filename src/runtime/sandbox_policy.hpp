@@ -44,6 +44,13 @@ Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps
 // What this build cannot enforce for the policy on this configuration: with
 // dev.ocirun.enforcement strict (the default) every gap is listed in one
 // error; with report each is logged as a warning and the container runs.
-Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec);
+// What the host offers that a policy may need, found once (tests pass a fake).
+struct HostFacts {
+    bool strace = false;        // /usr/bin/strace, for dev.ocirun.trace
+    bool mount_setattr = false; // the new mount API (kernel 5.12+), for masks and locking
+};
+HostFacts detect_host_facts();
+
+Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, const HostFacts &host);
 
 } // namespace ocirun

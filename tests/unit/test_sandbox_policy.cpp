@@ -43,8 +43,10 @@ Test(sandbox_policy, errors_name_the_key) {
               std::string::npos);
     unit::expect_eq(error_of({{"dev.ocirun.what", "1"}}),
                     "annotations[dev.ocirun.what]: unknown sandbox policy key");
-    unit::expect_eq(error_of({{"dev.ocirun.trace", "true"}}),
-                    "annotations[dev.ocirun.trace]: not implemented yet");
+    unit::expect_eq(error_of({{"dev.ocirun.network", "none"}}),
+                    "annotations[dev.ocirun.network]: not implemented yet");
+    unit::expect_eq(error_of({{"dev.ocirun.trace", "yes"}}),
+                    "annotations[dev.ocirun.trace]: expected true or false, got \"yes\"");
 }
 
 Test(sandbox_policy, protected_overlaps) {
@@ -77,4 +79,26 @@ Test(sandbox_policy, protected_overlaps) {
     w.root->readonly = false;
     SandboxPolicy root = parse({{"dev.ocirun.protected", "/rootfs/etc"}});
     cr_assert(!check_protected(root, w, "/rootfs").has_value());
+}
+
+// strict against a host that lacks what the policy needs (a fake of the
+// host's facts): one error listing every gap; report lets it run.
+Test(sandbox_policy, strict_lists_every_gap_report_runs) {
+    oci::Spec s = oci::default_spec(false, 0, 0);
+    SandboxPolicy p = parse({{"dev.ocirun.deny", "/secret"}, {"dev.ocirun.trace", "true"}});
+    HostFacts bare;
+    auto strict = check_policy_gaps(p, s, bare);
+    cr_assert(!strict.has_value());
+    std::string e = strict.error().text();
+    cr_assert(e.find("dev.ocirun.enforcement=strict") != std::string::npos, "%s", e.c_str());
+    cr_assert(e.find("needs /usr/bin/strace") != std::string::npos, "%s", e.c_str());
+    cr_assert(e.find("no mount_setattr") != std::string::npos, "%s", e.c_str());
+    HostFacts full;
+    full.strace = true;
+    full.mount_setattr = true;
+    cr_assert(check_policy_gaps(p, s, full).has_value());
+    SandboxPolicy r = parse({{"dev.ocirun.deny", "/secret"},
+                             {"dev.ocirun.trace", "true"},
+                             {"dev.ocirun.enforcement", "report"}});
+    cr_assert(check_policy_gaps(r, s, bare).has_value());
 }
