@@ -76,8 +76,11 @@ const Command kCommands[] = {
      "  --cpu-rt-runtime N, --cpuset-cpus LIST, --cpuset-mems LIST\n"
      "  --blkio-weight N        10..1000\n",
      cmd_update},
-    {"report", "what a running container is held to, measured from outside", "[options] ID",
-     "  -f, --format FORMAT     table (default) or json\n", cmd_report},
+    {"report", "what a running container is held to, measured from outside",
+     "[options] ID | --bundle DIR",
+     "  -f, --format FORMAT     table (default) or json\n"
+     "  -b, --bundle DIR        before create: what the bundle asks for (declared)\n",
+     cmd_report},
     {"features", "print the features this build implements, as JSON", "", "", cmd_features},
     {"spec", "write a default config.json", "[options]",
      "  -b, --bundle DIR        where to write config.json (default: current directory)\n"

@@ -173,6 +173,48 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
     return rows;
 }
 
+Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
+    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
+    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    HostFacts host = detect_host_facts();
+    const oci::Linux &lx = *spec.linux_;
+    std::vector<ReportRow> rows;
+    auto row = [&](std::string dim, bool wanted, bool possible, std::string mech,
+                   std::string detail) {
+        rows.push_back({std::move(dim),
+                        !wanted    ? "off"
+                        : possible ? "enforced"
+                                   : "unsupported",
+                        std::move(mech), "declared", std::move(detail)});
+    };
+    row("user namespace", lx.find_namespace(oci::NsType::user) != nullptr || !policy.deny.empty(),
+        true, "user namespace", "");
+    row("pid namespace", lx.find_namespace(oci::NsType::pid) != nullptr, true, "pid namespace", "");
+    row("mount isolation", true, true, "mount namespace + pivot_root", "");
+    for (const auto &p : policy.deny)
+        row("deny " + p, true, host.mount_setattr, "empty read-only tmpfs or /dev/null", "");
+    for (const auto &p : policy.deny_write)
+        row("deny-write " + p, true, host.mount_setattr, "recursive read-only bind", "");
+    for (const auto &p : policy.deny_rename)
+        row("deny-rename " + p, true, host.mount_setattr, "bind onto itself", "");
+    if (lx.resources && lx.resources->pids)
+        row("pids limit", true, true, "cgroup pids.max",
+            "pids.max " + std::to_string(lx.resources->pids->limit));
+    for (const auto &r : spec.process->rlimits)
+        row("rlimit " + r.type, true, true, "setrlimit",
+            "soft " + std::to_string(r.soft) + " hard " + std::to_string(r.hard));
+    row("seccomp", lx.seccomp.has_value() || policy.present, true, "seccomp filter",
+        std::string(lx.seccomp ? "config" : "") + (lx.seccomp && policy.present ? " + " : "") +
+            (policy.present ? "sandbox-guard" : ""));
+    row("no_new_privs", spec.process->no_new_privileges, true, "prctl PR_SET_NO_NEW_PRIVS", "");
+    row("capabilities", true, true, "bounding set",
+        std::to_string(spec.process->capabilities ? spec.process->capabilities->bounding.size()
+                                                  : 0) +
+            " capabilities");
+    if (policy.trace) row("trace", true, host.strace, "strace", "");
+    return rows;
+}
+
 std::string report_table(const std::vector<ReportRow> &rows) {
     size_t w[4] = {9, 5, 9, 6};
     for (const auto &r : rows) {

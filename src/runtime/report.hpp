@@ -24,6 +24,10 @@ class ContainerDir;
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
                                                  const oci::ContainerRecord &rec);
 
+// Before create: what the bundle asks for and whether this host can give
+// it (declared rows: enforced, off, or unsupported here).
+Result<std::vector<ReportRow>> bundle_report(const std::string &bundle);
+
 std::string report_table(const std::vector<ReportRow> &rows);
 std::string report_json(const std::vector<ReportRow> &rows);
 

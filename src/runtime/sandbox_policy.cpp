@@ -117,9 +117,9 @@ Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps
 HostFacts detect_host_facts() {
     HostFacts h;
     h.strace = ::access("/usr/bin/strace", X_OK) == 0;
-    // mount_setattr on an invalid fd: ENOSYS when the kernel lacks it.
+    // An empty change on no fd: only a kernel without the call says ENOSYS.
     struct mount_attr a {};
-    h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) < 0 && errno != ENOSYS;
+    h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) == 0 || errno != ENOSYS;
     return h;
 }
 

@@ -362,3 +362,17 @@ Test(sandbox, trace_logs_the_process_under_strace) {
     cr_assert_eq(d.status, 0, "%s", d.err.c_str());
     cr_assert(!left);
 }
+
+// report --bundle before create: what the bundle asks for, declared.
+Test(sandbox, report_of_a_bundle_before_create) {
+    Env e = make_env("sbrepb", {"true"});
+    e.b.spec.annotations["dev.ocirun.deny"] = "/secrets";
+    e.b.save();
+    auto o = test::oci({"report", "--bundle", e.b.dir, "--format", "json"});
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "{\"dimension\":\"deny /secrets\",\"state\":\"enforced\""), "%s",
+              o.out.c_str());
+    cr_assert(contains(o.out, "\"detail\":\"sandbox-guard\""), "%s", o.out.c_str());
+    cr_assert(!contains(o.out, "\"measured\""), "%s", o.out.c_str());
+}
