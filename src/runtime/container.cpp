@@ -264,6 +264,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
     if (policy.present) {
         OCI_CHECK(check_protected(policy, spec, rootfs));
+        OCI_CHECK(check_write_aliases(policy, spec));
         OCI_CHECK(check_policy_gaps(policy, spec, detect_host_facts()));
     }
     std::vector<MountOp> mount_plan =

@@ -581,11 +581,24 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
         }
         case MountOpKind::pin: {
             // A mount point cannot be renamed, removed or replaced; what is
-            // inside stays as writable as it was.
+            // inside stays as writable as it was. Every ancestor is pinned
+            // too (top-down), or renaming a parent would carry the directory
+            // elsewhere.
             Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
             if (!t.valid()) return fail_errno(op.what + ": a directory to pin");
-            Fd tree = OCI_TRY(clone_mount(t.get(), true, op.what));
-            OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
+            for (size_t slash = p.find('/', 1); slash != std::string::npos;
+                 slash = p.find('/', slash + 1)) {
+                std::string up = p.substr(0, slash);
+                Fd a(
+                    openat2_in_root(root.get(), up.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
+                if (!a.valid()) return fail_errno(op.what + ": pin " + up);
+                Fd tree = OCI_TRY(clone_mount(a.get(), true, op.what + ": pin " + up));
+                OCI_CHECK(attach_mount(tree.get(), a.get(), op.what + ": pin " + up));
+            }
+            Fd fresh(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
+            if (!fresh.valid()) return fail_errno(op.what + ": reopen");
+            Fd tree = OCI_TRY(clone_mount(fresh.get(), true, op.what));
+            OCI_CHECK(attach_mount(tree.get(), fresh.get(), op.what));
             break;
         }
         case MountOpKind::root_readonly:

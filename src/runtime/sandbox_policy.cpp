@@ -149,6 +149,42 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     return {};
 }
 
+// deny-write over a bind mount whose source the configuration also binds
+// writable elsewhere: writes through that alias would land under the
+// read-only path.
+Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
+    for (const auto &p : policy.deny_write) {
+        for (size_t i = 0; i < spec.mounts.size(); i++) {
+            const oci::Mount &m = spec.mounts[i];
+            MountOptions o = parse_mount_options(m.options);
+            if (!(o.bind || m.type == "bind") || m.source.empty()) continue;
+            // The part of mount i's source that ends up under p.
+            std::string src = resolved(m.source);
+            std::string covered;
+            if (under(m.destination, p))
+                covered = src;
+            else if (under(p, m.destination))
+                covered = src + p.substr(m.destination.size());
+            else
+                continue;
+            for (size_t j = 0; j < spec.mounts.size(); j++) {
+                if (j == i) continue;
+                const oci::Mount &n = spec.mounts[j];
+                MountOptions on = parse_mount_options(n.options);
+                bool ro = (on.flags & MS_RDONLY) || (on.rec_set & MOUNT_ATTR_RDONLY);
+                if (!(on.bind || n.type == "bind") || n.source.empty() || ro) continue;
+                if (under(n.destination, p)) continue; // itself made read-only
+                std::string other = resolved(n.source);
+                if (under(other, covered) || under(covered, other))
+                    return fail("annotations[dev.ocirun.deny-write]: " + p + ": mounts[" +
+                                std::to_string(j) + "] (source " + n.source + ", destination " +
+                                n.destination + ") binds the same files writable");
+            }
+        }
+    }
+    return {};
+}
+
 Status check_protected(const SandboxPolicy &policy, const oci::Spec &spec,
                        const std::string &rootfs) {
     for (const auto &prot : policy.protected_paths) {

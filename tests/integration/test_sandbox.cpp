@@ -190,7 +190,8 @@ Test(sandbox, masks_hold_against_an_admin_in_the_user_namespace) {
         "cat /secrets/key; umount /secrets && echo UMOUNTED; umount -l /secrets && echo "
         "LAZY; mount --move /secrets /mnt2 && echo MOVED; mount -o remount,rw /data && echo "
         "REMOUNTED; echo w > /data/f && echo WROTE; unshare -Urm sh -c 'umount -l /secrets; "
-        "cat /secrets/key' && echo NESTED; cat /proc/self/root/secrets/key; cat "
+        "cat /secrets/key' && echo NESTED; mount -t tmpfs none /secrets && echo MOUNTED_OVER; "
+        "cat /proc/self/root/secrets/key; cat "
         "/proc/1/root/secrets/key; ls -A /secrets; echo end");
     ::mkdir((e.b.rootfs + "/secrets").c_str(), 0755);
     ::mkdir((e.b.rootfs + "/mnt2").c_str(), 0755);
@@ -214,7 +215,8 @@ Test(sandbox, masks_hold_against_an_admin_in_the_user_namespace) {
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
     std::string all = o.out + o.err;
     cr_assert(!contains(all, "TOPSECRET"), "the denied content was read:\n%s", all.c_str());
-    for (const char *escaped : {"UMOUNTED", "LAZY", "MOVED", "REMOUNTED", "WROTE", "NESTED"})
+    for (const char *escaped :
+         {"UMOUNTED", "LAZY", "MOVED", "REMOUNTED", "WROTE", "NESTED", "MOUNTED_OVER"})
         cr_assert(!contains(o.out, escaped), "%s:\n%s", escaped, all.c_str());
     cr_assert(contains(o.out, "end"), "%s", all.c_str());
 }
@@ -375,4 +377,46 @@ Test(sandbox, report_of_a_bundle_before_create) {
               o.out.c_str());
     cr_assert(contains(o.out, "\"detail\":\"sandbox-guard\""), "%s", o.out.c_str());
     cr_assert(!contains(o.out, "\"measured\""), "%s", o.out.c_str());
+}
+
+// Renaming the parent of a pinned directory would carry it elsewhere: the
+// ancestors are pinned too.
+Test(sandbox, renaming_a_pinned_directorys_parent_fails) {
+    Env e = sandbox_env("sbpinparent", "mv /proj /moved && echo MOVED; mv /proj/work /proj/w2 "
+                                       "&& echo RENAMED; ls -d /proj/work; echo end");
+    ::mkdir((e.b.rootfs + "/proj").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/proj/work").c_str(), 0755);
+    e.b.spec.annotations["dev.ocirun.deny-rename"] = "/proj/work";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(!contains(o.out, "MOVED") && !contains(o.out, "RENAMED"), "%s\n%s", o.out.c_str(),
+              o.err.c_str());
+    cr_assert(contains(o.out, "/proj/work\nend"), "%s", o.out.c_str());
+}
+
+// deny-write over a bind whose source is also bound writable elsewhere is
+// refused: writing through that alias would change the read-only files.
+Test(sandbox, deny_write_with_a_writable_alias_is_refused) {
+    std::string host = test::track_dir(test::make_temp_dir("sbalias"));
+    Env e = make_env("sbalias", {"true"});
+    ocirun::oci::Mount a = bind("/data", host, {"rbind"}), b = bind("/alias", host, {"rbind"});
+    e.b.spec.mounts.push_back(a);
+    e.b.spec.mounts.push_back(b);
+    e.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
+    auto o = test::run(e);
+    auto left = test::dir_entries(e.root);
+    // The alias read-only too: fine.
+    Env f = make_env("sbalias2", {"true"});
+    f.b.spec.mounts.push_back(a);
+    f.b.spec.mounts.push_back(bind("/alias", host, {"rbind", "ro"}));
+    f.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
+    auto ok = test::run(f);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "%s", o.err.c_str());
+    cr_assert(contains(o.err, "deny-write]: /data: mounts[") &&
+                  contains(o.err, "binds the same files writable"),
+              "%s", o.err.c_str());
+    cr_assert(left.empty());
+    cr_assert_eq(ok.status, 0, "%s", ok.err.c_str());
 }
