@@ -278,6 +278,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     cfg.mounts = &mount_plan;
     cfg.lock_mounts =
         !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
+    cfg.loopback_up = policy.network == "none";
+    cfg.loopback_up = policy.network == "none";
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;

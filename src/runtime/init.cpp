@@ -3,6 +3,7 @@
 #include "fd.hpp"
 #include "hooks.hpp"
 #include "mount_api.hpp"
+#include "netlink.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
 #include "process_setup.hpp"
@@ -276,6 +277,8 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK_CTX(finish_rootfs(*cfg.mounts), "rootfs");
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
+    if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "dev.ocirun.network");
+    if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "dev.ocirun.network");
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));

@@ -40,6 +40,7 @@ struct InitConfig {
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
     bool lock_mounts = false; // a sandbox policy masks paths: lock them (nested user ns)
+    bool loopback_up = false; // dev.ocirun.network=none: bring lo up in the new netns
 };
 
 // Never returns: execs the process or exits after reporting the error.

@@ -119,6 +119,20 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
         row("deny-rename " + p, true, !o.empty(), "bind onto itself",
             o.empty() ? "no mount at the path" : "mounted " + o);
     }
+    if (!policy.network.empty() && policy.network != "full") {
+        // Its own netns, holding nothing but lo.
+        std::istringstream in(oci::read_file(proc + "/net/dev").value_or(""));
+        std::string line, ifaces;
+        while (std::getline(in, line)) {
+            auto colon = line.find(':');
+            if (colon == std::string::npos) continue;
+            std::string name = line.substr(0, colon);
+            name.erase(0, name.find_first_not_of(' '));
+            ifaces += (ifaces.empty() ? "" : ",") + name;
+        }
+        row("network " + policy.network, true, own_ns("net") && ifaces == "lo",
+            "network namespace with loopback only", "interfaces " + ifaces);
+    }
     // The cgroup's pids.max.
     if (lx.resources && lx.resources->pids) {
         std::string seen;
@@ -197,6 +211,11 @@ Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
         row("deny-write " + p, true, host.mount_setattr, "recursive read-only bind", "");
     for (const auto &p : policy.deny_rename)
         row("deny-rename " + p, true, host.mount_setattr, "bind onto itself", "");
+    if (!policy.network.empty() && policy.network != "full") {
+        const oci::Namespace *net = lx.find_namespace(oci::NsType::network);
+        row("network " + policy.network, true, net && net->path.empty(),
+            "network namespace with loopback only", "");
+    }
     if (lx.resources && lx.resources->pids)
         row("pids limit", true, true, "cgroup pids.max",
             "pids.max " + std::to_string(lx.resources->pids->limit));

@@ -66,9 +66,8 @@ std::string resolved(const std::string &path) {
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
     SandboxPolicy p;
     // Keys of later issues: known, refused until they are enforced.
-    static const char *kPending[] = {
-        "network",      "local-ports",          "publish", "domains", "deny-domains",
-        "network-mode", "proxy-max-connections"};
+    static const char *kPending[] = {"local-ports",  "publish",      "domains",
+                                     "deny-domains", "network-mode", "proxy-max-connections"};
     for (const auto &[key, value] : annotations) {
         if (key.rfind(kAnnotationPrefix, 0) != 0) continue;
         p.present = true;
@@ -86,6 +85,13 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
                 return fail("annotations[" + key + "]: expected true or false, got \"" + value +
                             "\"");
             p.trace = value == "true";
+        } else if (name == "network") {
+            if (value != "none" && value != "local" && value != "https" && value != "full")
+                return fail("annotations[" + key +
+                            "]: expected none, local, https or full, got \"" + value + "\"");
+            if (value == "local" || value == "https")
+                return fail("annotations[" + key + "]: " + value + ": not implemented yet");
+            p.network = value;
         } else if (name == "trace-log") {
             // The runtime's own note in the state; not policy.
         } else if (name == "enforcement") {
@@ -134,6 +140,12 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     if (masks && mnt && !mnt->path.empty())
         gaps.push_back("the container joins an existing mount namespace (" + mnt->path +
                        "): its paths cannot be masked");
+    if (!policy.network.empty() && policy.network != "full") {
+        const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
+        if (!net || !net->path.empty())
+            gaps.push_back("dev.ocirun.network=" + policy.network +
+                           " needs a new network namespace in linux.namespaces");
+    }
     if (policy.trace && !host.strace)
         gaps.push_back("dev.ocirun.trace needs /usr/bin/strace (Debian package strace)");
     if (masks && !host.mount_setattr)

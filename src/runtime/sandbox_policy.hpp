@@ -22,6 +22,9 @@ struct SandboxPolicy {
     std::vector<std::string> protected_paths; // host paths no writable mount may reach
     bool strict = true;                       // dev.ocirun.enforcement: strict | report
     bool trace = false;                       // dev.ocirun.trace: the process runs under strace
+    // dev.ocirun.network: "" (not set), none or full so far (local and https
+    // are refused until the network helper lands).
+    std::string network;
 };
 
 inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";

@@ -146,7 +146,8 @@ Test(sandbox, bad_annotations_name_the_key) {
         {"dev.ocirun.deny", "/a::/b", "empty path"},
         {"dev.ocirun.enforcement", "sometimes", "expected strict or report"},
         {"dev.ocirun.bogus", "1", "annotations[dev.ocirun.bogus]: unknown sandbox policy key"},
-        {"dev.ocirun.network", "none", "annotations[dev.ocirun.network]: not implemented yet"},
+        {"dev.ocirun.network", "sometimes", "expected none, local, https or full"},
+        {"dev.ocirun.domains", "a.com", "annotations[dev.ocirun.domains]: not implemented yet"},
     };
     std::string failures;
     for (const auto &c : cases) {
@@ -419,4 +420,42 @@ Test(sandbox, deny_write_with_a_writable_alias_is_refused) {
               "%s", o.err.c_str());
     cr_assert(left.empty());
     cr_assert_eq(ok.status, 0, "%s", ok.err.c_str());
+}
+
+// dev.ocirun.network=none: loopback only, lo up (a server inside answers on
+// 127.0.0.1), anything else unreachable; the report measures it.
+Test(sandbox, network_none_is_loopback_only) {
+    Env e = make_env("sbnet", {"sh", "-c",
+                               "nc -l -p 8080 -e echo inside & sleep 0.2; "
+                               "nc 127.0.0.1 8080 < /dev/null; nc -w 1 10.0.0.1 80 < /dev/null "
+                               "2>&1; sleep 30"});
+    e.b.spec.annotations["dev.ocirun.network"] = "none";
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    usleep(700000);
+    auto rep = test::oci({"--root", e.root, "report", "--format", "json", e.id});
+    std::string out = read_file(c.out_path);
+    // Without a network namespace of its own, refused.
+    Env f = make_env("sbnet2", {"true"});
+    f.b.spec.annotations["dev.ocirun.network"] = "none";
+    std::erase_if(f.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::network; });
+    auto refused = test::run(f);
+    Env g = make_env("sbnet3", {"true"});
+    g.b.spec.annotations["dev.ocirun.network"] = "local";
+    auto local = test::run(g);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(contains(out, "inside\n"), "loopback did not work: %s", out.c_str());
+    cr_assert(contains(out, "Network unreachable") || contains(out, "unreachable"), "%s",
+              out.c_str());
+    cr_assert(contains(rep.out, "{\"dimension\":\"network none\",\"state\":\"enforced\""), "%s",
+              rep.out.c_str());
+    cr_assert(contains(rep.out, "\"detail\":\"interfaces lo\""), "%s", rep.out.c_str());
+    cr_assert_eq(refused.status, 1);
+    cr_assert(contains(refused.err, "needs a new network namespace"), "%s", refused.err.c_str());
+    cr_assert_eq(local.status, 1);
+    cr_assert(contains(local.err, "annotations[dev.ocirun.network]: local: not implemented yet"),
+              "%s", local.err.c_str());
 }

@@ -43,8 +43,8 @@ Test(sandbox_policy, errors_name_the_key) {
               std::string::npos);
     unit::expect_eq(error_of({{"dev.ocirun.what", "1"}}),
                     "annotations[dev.ocirun.what]: unknown sandbox policy key");
-    unit::expect_eq(error_of({{"dev.ocirun.network", "none"}}),
-                    "annotations[dev.ocirun.network]: not implemented yet");
+    unit::expect_eq(error_of({{"dev.ocirun.publish", "8080:80"}}),
+                    "annotations[dev.ocirun.publish]: not implemented yet");
     unit::expect_eq(error_of({{"dev.ocirun.trace", "yes"}}),
                     "annotations[dev.ocirun.trace]: expected true or false, got \"yes\"");
 }
