@@ -62,8 +62,13 @@ bool wants_cgroup(const oci::Spec &spec, bool rootless) {
 // What the runtime refuses before anything is created.
 Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     const oci::Linux &lx = *spec.linux_;
-    if (!lx.find_namespace(oci::NsType::mount))
-        return fail("config.json: linux.namespaces: a mount namespace is required");
+    const oci::Namespace *mnt = lx.find_namespace(oci::NsType::mount);
+    if (!mnt) return fail("config.json: linux.namespaces: a mount namespace is required");
+    // The container's filesystem is built (and pivoted into) inside its mount
+    // namespace: doing that in a joined one would rearrange someone else's.
+    if (!mnt->path.empty())
+        return fail("config.json: linux.namespaces: joining a mount namespace by path is not "
+                    "supported (the runtime builds the container's root in a new one)");
     if (::geteuid() != 0 && !lx.find_namespace(oci::NsType::user))
         return fail("config.json: linux.namespaces: an unprivileged user needs a user namespace "
                     "(oci-run spec --rootless writes one)");

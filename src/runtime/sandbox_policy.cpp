@@ -133,13 +133,8 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
                          const HostFacts &host) {
     std::vector<std::string> gaps;
     // The masks are locked by a nested user namespace (runtime/init.cpp
-    // lock_mounts). What cannot be enforced: masks in a mount namespace the
-    // container joins instead of getting its own.
+    // lock_mounts); they need the new mount API.
     bool masks = !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
-    const oci::Namespace *mnt = spec.linux_->find_namespace(oci::NsType::mount);
-    if (masks && mnt && !mnt->path.empty())
-        gaps.push_back("the container joins an existing mount namespace (" + mnt->path +
-                       "): its paths cannot be masked");
     if (!policy.network.empty() && policy.network != "full") {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
         if (!net || !net->path.empty())

@@ -163,22 +163,28 @@ Test(sandbox, bad_annotations_name_the_key) {
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
-// strict (the default) refuses what it cannot enforce, naming it: here masks
-// in a mount namespace the container would join instead of owning.
-Test(sandbox, strict_refuses_what_it_cannot_enforce) {
+// strict (the default) refuses what it cannot enforce, naming it (here a
+// loopback-only network without a network namespace of its own); report
+// runs and says what is not enforced.
+Test(sandbox, strict_refuses_what_it_cannot_enforce_report_runs) {
     Env e = make_env("sbstrict", {"true"});
-    e.b.spec.annotations["dev.ocirun.deny"] = "/etc/shadow";
-    for (auto &ns : e.b.spec.linux_->namespaces)
-        if (ns.type == ocirun::oci::NsType::mount) ns.path = "/proc/self/ns/mnt";
+    e.b.spec.annotations["dev.ocirun.network"] = "none";
+    std::erase_if(e.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::network; });
     auto strict = test::run(e);
     auto left = test::dir_entries(e.root);
+    e.b.spec.annotations["dev.ocirun.enforcement"] = "report";
+    auto report = test::run(e);
     cleanup_all();
     cr_assert_eq(strict.status, 1);
-    cr_assert(contains(strict.err, "(dev.ocirun.enforcement=strict): cannot enforce: the "
-                                   "container joins an existing mount namespace"),
+    cr_assert(contains(strict.err, "(dev.ocirun.enforcement=strict): cannot enforce: "
+                                   "dev.ocirun.network=none needs a new network namespace"),
               "%s", strict.err.c_str());
     cr_assert_eq(test::count_lines(strict.err), 1u);
     cr_assert(left.empty());
+    cr_assert_eq(report.status, 0, "%s", report.err.c_str());
+    cr_assert(contains(report.err, "not enforced: dev.ocirun.network=none"), "%s",
+              report.err.c_str());
 }
 
 // The masks hold against a process that is uid 0 with CAP_SYS_ADMIN (and
