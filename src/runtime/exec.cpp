@@ -16,8 +16,10 @@
 #include "tty_relay.hpp"
 
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -178,14 +180,40 @@ Result<int> exec_in_container(const ExecOptions &o) {
         false};
     std::vector<Fd> ns_fds;
     Fd pidns;
-    for (const auto &j : kOrder) {
-        if (!lx.find_namespace(j.type)) continue;
-        std::string path = "/proc/" + std::to_string(init) + "/ns/" + j.proc_name;
+    // A sandbox policy with masks moved the init into a nested user namespace
+    // (runtime/init.cpp lock_mounts) that owns only its mount namespace: the
+    // others belong to the user namespace above it. Join that one (unless it
+    // is ours), the other namespaces, then the nested one and the mount
+    // namespace, so an exec'd process ends up exactly where the init is.
+    bool nested = false;
+    if (auto p = parse_sandbox_policy(spec->annotations); p)
+        nested = !p->deny.empty() || !p->deny_write.empty() || !p->deny_rename.empty();
+    auto add = [&](Fd fd, int flag) {
+        c.ns.push_back({fd.get(), flag});
+        ns_fds.push_back(std::move(fd));
+        if (flag == CLONE_NEWUSER) c.in_userns = true;
+    };
+    auto open_ns = [&](const char *name) -> Result<Fd> {
+        std::string path = "/proc/" + std::to_string(init) + "/ns/" + name;
         Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd.valid()) return fail_errno("exec: open " + path);
-        c.ns.push_back({fd.get(), clone_flag(j.type)});
-        ns_fds.push_back(std::move(fd));
-        if (j.type == oci::NsType::user) c.in_userns = true;
+        return fd;
+    };
+    Fd inner;
+    if (nested) {
+        inner = OCI_TRY(open_ns("user"));
+        Fd outer(::ioctl(inner.get(), NS_GET_PARENT));
+        if (!outer.valid()) return fail_errno("exec: the user namespace above the init's");
+        struct stat a, b;
+        if (::fstat(outer.get(), &a) == 0 && ::stat("/proc/self/ns/user", &b) == 0 &&
+            (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
+            add(std::move(outer), CLONE_NEWUSER);
+    }
+    for (const auto &j : kOrder) {
+        if (!lx.find_namespace(j.type)) continue;
+        if (nested && j.type == oci::NsType::user) continue; // handled above and below
+        if (nested && j.type == oci::NsType::mount) add(std::move(inner), CLONE_NEWUSER);
+        add(OCI_TRY(open_ns(j.proc_name)), clone_flag(j.type));
     }
     if (lx.find_namespace(oci::NsType::pid)) {
         std::string path = "/proc/" + std::to_string(init) + "/ns/pid";

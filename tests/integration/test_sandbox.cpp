@@ -465,3 +465,29 @@ Test(sandbox, network_none_is_loopback_only) {
     cr_assert(contains(local.err, "annotations[dev.ocirun.network]: local: not implemented yet"),
               "%s", local.err.c_str());
 }
+
+// A process exec'd into a sandboxed container lands in the same locked
+// namespaces: the mask holds for it too.
+Test(sandbox, exec_into_a_sandboxed_container_keeps_the_masks) {
+    Env e = sandbox_env("sbexec", "sleep 30");
+    ::mkdir((e.b.rootfs + "/secrets").c_str(), 0755);
+    test::write_file(e.b.rootfs + "/secrets/key", "TOPSECRET\n");
+    e.b.spec.annotations["dev.ocirun.deny"] = "/secrets";
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", e.id, "sh", "-c",
+                        "cat /secrets/key; umount /secrets && echo UMOUNTED; "
+                        "readlink /proc/self/ns/user"});
+    char host_ns[128] = "";
+    ssize_t n = ::readlink("/proc/self/ns/user", host_ns, sizeof host_ns - 1);
+    if (n > 0) host_ns[n] = '\0';
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(!contains(x.out + x.err, "TOPSECRET") && !contains(x.out, "UMOUNTED"), "%s\n%s",
+              x.out.c_str(), x.err.c_str());
+    // The nested user namespace, not the host's.
+    cr_assert(contains(x.out, "user:[") && !contains(x.out, host_ns), "%s (host %s)", x.out.c_str(),
+              host_ns);
+}
