@@ -3,6 +3,7 @@
 #include "device_filter.hpp"
 #include "log.hpp"
 #include "oci/state.hpp"
+#include "proc.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,14 +20,7 @@ namespace ocirun {
 namespace {
 
 Status write_file(const std::string &path, const std::string &value, const std::string &what) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return fail_errno(what + ": open " + path);
-    ssize_t n = ::write(fd, value.data(), value.size());
-    int e = errno;
-    ::close(fd);
-    if (n != static_cast<ssize_t>(value.size()))
-        return fail_code(e, what + ": write \"" + value + "\" to " + path);
-    return {};
+    return write_existing_file(path, value, what, true);
 }
 
 std::string read_trimmed(const std::string &path) {

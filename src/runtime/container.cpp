@@ -281,9 +281,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     OCI_CHECK(make_idmap_namespaces(mount_plan));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
-    cfg.lock_mounts =
-        !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
-    cfg.loopback_up = policy.network == "none";
+    cfg.lock_mounts = policy.masks();
     cfg.loopback_up = policy.network == "none";
     std::optional<SeccompFilter> guard;
     if (policy.present) {
@@ -723,8 +721,8 @@ Status remove_container(ContainerDir &dir, bool force) {
     const std::string id = dir.id();
     auto rec = dir.load();
     CgroupHost host;
-    if (rec && !rec->cgroup_dirs.empty()) {
-        auto h = detect_cgroup_host();
+    if (rec) {
+        auto h = host_for(*rec);
         if (!h) return forward(std::move(h.error()), "delete");
         host = std::move(*h);
     }

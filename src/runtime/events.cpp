@@ -270,21 +270,12 @@ void write_hugetlb(json::Writer &w, const Target &t) {
 // The interfaces of the container's network namespace, from its init's
 // /proc/PID/net/dev (loopback left out, as runc does).
 void write_network(json::Writer &w, const Target &t) {
-    std::istringstream in(text("/proc/" + std::to_string(t.pid) + "/net/dev"));
-    std::string line;
     w.key("network_interfaces").begin_array();
-    while (std::getline(in, line)) {
-        auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        std::string name = line.substr(0, colon);
-        name.erase(0, name.find_first_not_of(' '));
-        if (name == "lo" || name.empty()) continue;
-        std::istringstream f(line.substr(colon + 1));
-        uint64_t n[16] = {};
-        for (auto &x : n)
-            f >> x;
+    for (const auto &d : net_devices(t.pid)) {
+        if (d.name == "lo") continue;
+        const uint64_t *n = d.counters;
         w.begin_object()
-            .kv("name", name)
+            .kv("name", d.name)
             .kv_u64("rx_bytes", n[0])
             .kv_u64("rx_packets", n[1])
             .kv_u64("rx_errors", n[2])

@@ -168,8 +168,9 @@ Result<int> exec_in_container(const ExecOptions &o) {
         filter = std::move(*f);
     }
     // A container with a sandbox policy: its exec'd processes get the guard too.
+    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
     std::optional<SeccompFilter> guard;
-    if (auto policy = parse_sandbox_policy(spec->annotations); policy && policy->present) {
+    if (policy.present) {
         static const std::vector<std::string> none;
         auto g = compile_sandbox_guard(proc.capabilities ? proc.capabilities->bounding : none);
         if (!g) return forward(std::move(g.error()), "exec");
@@ -185,9 +186,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     // others belong to the user namespace above it. Join that one (unless it
     // is ours), the other namespaces, then the nested one and the mount
     // namespace, so an exec'd process ends up exactly where the init is.
-    bool nested = false;
-    if (auto p = parse_sandbox_policy(spec->annotations); p)
-        nested = !p->deny.empty() || !p->deny_write.empty() || !p->deny_rename.empty();
+    bool nested = policy.masks();
     auto add = [&](Fd fd, int flag) {
         c.ns.push_back({fd.get(), flag});
         ns_fds.push_back(std::move(fd));

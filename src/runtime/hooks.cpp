@@ -1,6 +1,7 @@
 #include "hooks.hpp"
 
 #include "log.hpp"
+#include "process_setup.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -43,14 +44,9 @@ std::string last_line(const std::string &out) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    std::vector<char *> argv, envp;
-    if (h.args.empty()) argv.push_back(const_cast<char *>(h.path.c_str()));
-    for (const auto &a : h.args)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    for (const auto &e : h.env)
-        envp.push_back(const_cast<char *>(e.c_str()));
-    envp.push_back(nullptr);
+    // argv[0] is the path when the hook gives no args.
+    std::vector<std::string> args = h.args.empty() ? std::vector<std::string>{h.path} : h.args;
+    std::vector<char *> argv = exec_strings(args), envp = exec_strings(h.env);
     ::execve(h.path.c_str(), argv.data(), envp.data());
     int e = errno;
     std::string msg = "exec " + h.path + ": " + std::strerror(e) + "\n";

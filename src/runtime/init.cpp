@@ -6,6 +6,7 @@
 #include "netlink.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
+#include "proc.hpp"
 #include "process_setup.hpp"
 #include "rootfs.hpp"
 #include "sync.hpp"
@@ -63,15 +64,8 @@ Status enter_time_namespace(const InitConfig &cfg) {
     for (const auto &[clock, off] : cfg.spec->linux_->time_offsets)
         offsets +=
             clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) + "\n";
-    if (!offsets.empty()) {
-        int fd = ::open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-        if (fd < 0) return fail_errno("linux.timeOffsets: open /proc/self/timens_offsets");
-        ssize_t n = ::write(fd, offsets.data(), offsets.size());
-        int e = errno;
-        ::close(fd);
-        if (n != static_cast<ssize_t>(offsets.size()))
-            return fail_code(e, "linux.timeOffsets: write /proc/self/timens_offsets");
-    }
+    if (!offsets.empty())
+        OCI_CHECK(write_existing_file("/proc/self/timens_offsets", offsets, "linux.timeOffsets"));
     int ns = ::open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
     if (ns < 0) return fail_errno("open /proc/self/ns/time_for_children");
     int r = ::setns(ns, CLONE_NEWTIME);

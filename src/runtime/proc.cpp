@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 namespace ocirun {
 
@@ -40,15 +41,41 @@ int pidfd_open(pid_t pid) {
 
 } // namespace
 
+std::vector<NetDevice> net_devices(pid_t pid) {
+    std::vector<NetDevice> out;
+    auto text = oci::read_file("/proc/" + std::to_string(pid) + "/net/dev");
+    if (!text) return out;
+    std::istringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto colon = line.find(':');
+        if (colon == std::string::npos) continue; // the two header lines
+        NetDevice d;
+        d.name = line.substr(0, colon);
+        d.name.erase(0, d.name.find_first_not_of(' '));
+        if (d.name.empty()) continue;
+        std::istringstream f(line.substr(colon + 1));
+        for (auto &c : d.counters)
+            f >> c;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
 Status write_proc_file(pid_t pid, const char *file, const std::string &value,
                        const std::string &what) {
-    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+    return write_existing_file("/proc/" + std::to_string(pid) + "/" + file, value, what);
+}
+
+Status write_existing_file(const std::string &path, const std::string &value,
+                           const std::string &what, bool show_value) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return fail_errno(what + ": open " + path);
     ssize_t n = ::write(fd, value.data(), value.size());
     int e = errno;
     ::close(fd);
-    if (n != static_cast<ssize_t>(value.size())) return fail_code(e, what + ": write " + path);
+    if (n != static_cast<ssize_t>(value.size()))
+        return fail_code(e, what + ": write " + (show_value ? "\"" + value + "\" to " : "") + path);
     return {};
 }
 

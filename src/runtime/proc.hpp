@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ocirun {
 
@@ -43,6 +44,20 @@ bool has_own_pid_namespace(pid_t init);
 // delete without a cgroup to walk). Does nothing when init shares this
 // process's PID namespace, where that walk would reach the whole host.
 void signal_pidns_members(pid_t init, int sig);
+
+// The interfaces of `pid`'s network namespace from /proc/PID/net/dev: the
+// name and its 16 counters (rx bytes, packets, errs, drop, ..., tx bytes at 8).
+struct NetDevice {
+    std::string name;
+    uint64_t counters[16] = {};
+};
+std::vector<NetDevice> net_devices(pid_t pid);
+
+// Write `value` to the existing file `path` in one write (kernel files:
+// /proc, cgroups); errors start with `what`, and name the value too when
+// `show_value` is set.
+Status write_existing_file(const std::string &path, const std::string &value,
+                           const std::string &what, bool show_value = false);
 
 // Write `value` to /proc/PID/<file> in one write; errors start with `what`.
 Status write_proc_file(pid_t pid, const char *file, const std::string &value,

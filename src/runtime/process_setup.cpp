@@ -113,14 +113,17 @@ static const char *env_path(const std::vector<std::string> &env) {
     return nullptr;
 }
 
+std::vector<char *> exec_strings(const std::vector<std::string> &strings) {
+    std::vector<char *> v;
+    v.reserve(strings.size() + 1);
+    for (const auto &x : strings)
+        v.push_back(const_cast<char *>(x.c_str()));
+    v.push_back(nullptr);
+    return v;
+}
+
 Error exec_process(const oci::Process &p) {
-    std::vector<char *> argv, envp;
-    for (const auto &a : p.args)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    for (const auto &e : p.env)
-        envp.push_back(const_cast<char *>(e.c_str()));
-    envp.push_back(nullptr);
+    std::vector<char *> argv = exec_strings(p.args), envp = exec_strings(p.env);
     const std::string &prog = p.args[0];
     if (prog.find('/') != std::string::npos) {
         ::execve(prog.c_str(), argv.data(), envp.data());

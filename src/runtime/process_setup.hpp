@@ -12,6 +12,9 @@ namespace ocirun {
 // controlling terminal of the (new session's) process.
 Status attach_terminal(int console_fd, const std::optional<oci::Box> &size);
 
+// The null-terminated char* array execve takes, pointing into `strings`.
+std::vector<char *> exec_strings(const std::vector<std::string> &strings);
+
 // rlimits (before dropping privileges).
 Status apply_rlimits(const oci::Process &p);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.

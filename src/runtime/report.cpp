@@ -121,15 +121,9 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
     }
     if (!policy.network.empty() && policy.network != "full") {
         // Its own netns, holding nothing but lo.
-        std::istringstream in(oci::read_file(proc + "/net/dev").value_or(""));
-        std::string line, ifaces;
-        while (std::getline(in, line)) {
-            auto colon = line.find(':');
-            if (colon == std::string::npos) continue;
-            std::string name = line.substr(0, colon);
-            name.erase(0, name.find_first_not_of(' '));
-            ifaces += (ifaces.empty() ? "" : ",") + name;
-        }
+        std::string ifaces;
+        for (const auto &d : net_devices(rec.state.pid))
+            ifaces += (ifaces.empty() ? "" : ",") + d.name;
         row("network " + policy.network, true, own_ns("net") && ifaces == "lo",
             "network namespace with loopback only", "interfaces " + ifaces);
     }

@@ -519,6 +519,20 @@ Status mask_target(int root, int t, Fd &null, const std::string &what) {
     return attach_mount(tree.get(), t, what);
 }
 
+// The path a mask or read-only operation applies to, as an O_PATH fd (never
+// followed out of the root). A missing path is skipped (an empty Fd) or,
+// with `placeholder` (the sandbox policy's), made as an empty directory so
+// that it cannot be created later.
+Result<Fd> open_target(int root, const MountOp &op, bool placeholder) {
+    Fd t(openat2_in_root(root, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
+    if (t.valid()) return t;
+    if (errno != ENOENT) return fail_errno(op.what);
+    if (!placeholder) return Fd();
+    auto made = open_dest(root, op.dest, false);
+    if (!made) return forward(std::move(made.error()), op.what);
+    return Fd(*made);
+}
+
 Status finish_rootfs(const std::vector<MountOp> &plan) {
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root.get() < 0) return fail_errno("open /");
@@ -536,17 +550,8 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
         switch (op.kind) {
         case MountOpKind::mask:
         case MountOpKind::deny: {
-            Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
-            if (t.get() < 0 && errno == ENOENT && op.kind == MountOpKind::deny) {
-                // Missing: an empty placeholder, masked, so it cannot be made later.
-                auto made = open_dest(root.get(), p, false);
-                if (!made) return forward(std::move(made.error()), op.what);
-                t = Fd(*made);
-            }
-            if (t.get() < 0) {
-                if (errno == ENOENT) continue;
-                return fail_errno(op.what);
-            }
+            Fd t = OCI_TRY(open_target(root.get(), op, op.kind == MountOpKind::deny));
+            if (!t.valid()) continue;
             if (op.kind == MountOpKind::deny) {
                 // A mask covers one name; other hard links to the same file
                 // would still read it.
@@ -561,16 +566,8 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
         }
         case MountOpKind::readonly:
         case MountOpKind::deny_write: {
-            Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW));
-            if (t.get() < 0 && errno == ENOENT && op.kind == MountOpKind::deny_write) {
-                auto made = open_dest(root.get(), p, false);
-                if (!made) return forward(std::move(made.error()), op.what);
-                t = Fd(*made);
-            }
-            if (t.get() < 0) {
-                if (errno == ENOENT) continue;
-                return fail_errno(op.what);
-            }
+            Fd t = OCI_TRY(open_target(root.get(), op, op.kind == MountOpKind::deny_write));
+            if (!t.valid()) continue;
             Fd tree = OCI_TRY(clone_mount(t.get(), true, op.what));
             OCI_CHECK(set_mount_attrs(tree.get(),
                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |

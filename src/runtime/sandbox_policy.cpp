@@ -132,9 +132,6 @@ HostFacts detect_host_facts() {
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
                          const HostFacts &host) {
     std::vector<std::string> gaps;
-    // The masks are locked by a nested user namespace (runtime/init.cpp
-    // lock_mounts); they need the new mount API.
-    bool masks = !policy.deny.empty() || !policy.deny_write.empty() || !policy.deny_rename.empty();
     if (!policy.network.empty() && policy.network != "full") {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
         if (!net || !net->path.empty())
@@ -143,7 +140,9 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     }
     if (policy.trace && !host.strace)
         gaps.push_back("dev.ocirun.trace needs /usr/bin/strace (Debian package strace)");
-    if (masks && !host.mount_setattr)
+    // The masks (locked by a nested user namespace: runtime/init.cpp
+    // lock_mounts) are applied through the new mount API.
+    if (policy.masks() && !host.mount_setattr)
         gaps.push_back("the kernel has no mount_setattr (5.12+): masks cannot be applied "
                        "through file descriptors");
     if (gaps.empty()) return {};

@@ -25,6 +25,9 @@ struct SandboxPolicy {
     // dev.ocirun.network: "" (not set), none or full so far (local and https
     // are refused until the network helper lands).
     std::string network;
+
+    // Paths to hide, make read-only or pin: the init then locks its mounts.
+    bool masks() const { return !deny.empty() || !deny_write.empty() || !deny_rename.empty(); }
 };
 
 inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";

@@ -207,21 +207,8 @@ Status send_seccomp_listener(const oci::Seccomp &s, int notify_fd, pid_t pid,
     w.end_object();
     w.end_object();
     std::string msg(w.view());
-    struct iovec iov = {msg.data(), msg.size()};
-    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-    struct msghdr mh {};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = cbuf;
-    mh.msg_controllen = sizeof cbuf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &notify_fd, sizeof(int));
-    if (::sendmsg(sock.get(), &mh, MSG_NOSIGNAL) != static_cast<ssize_t>(msg.size()))
-        return fail_errno(what + ": send to " + s.listener_path);
-    return {};
+    return sync::send_with_rights(sock.get(), msg.data(), msg.size(), notify_fd,
+                                  what + ": send to " + s.listener_path);
 }
 
 } // namespace ocirun

@@ -23,23 +23,7 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
 Status send_with_fd(int fd, Msg type, int passed) {
     Packet p{};
     p.type = type;
-    struct iovec iov = {&p, sizeof p};
-    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-    struct msghdr mh {};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = cbuf;
-    mh.msg_controllen = sizeof cbuf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &passed, sizeof(int));
-    ssize_t n;
-    while ((n = ::sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
-    if (n != static_cast<ssize_t>(sizeof p)) return fail_errno("sync socket: send an fd");
-    return {};
+    return send_with_rights(fd, &p, sizeof p, passed, "sync socket: send an fd");
 }
 
 Result<Packet> receive(int fd, const char *peer) {
@@ -93,18 +77,14 @@ Result<int> connect_unix(const std::string &path, const char *what) {
     return fd;
 }
 
-Status send_fd(int sock, int fd) {
-    char dummy = 'F';
-    struct iovec iov = {&dummy, 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u{};
+Status send_with_rights(int sock, const void *data, size_t len, int fd, const std::string &what) {
+    struct iovec iov = {const_cast<void *>(data), len};
+    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
     struct msghdr msg {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = u.buf;
-    msg.msg_controllen = sizeof u.buf;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -113,8 +93,13 @@ Status send_fd(int sock, int fd) {
     ssize_t n;
     while ((n = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
-    if (n < 0) return fail_errno("send fd");
+    if (n != static_cast<ssize_t>(len)) return fail_errno(what);
     return {};
+}
+
+Status send_fd(int sock, int fd) {
+    char dummy = 'F';
+    return send_with_rights(sock, &dummy, 1, fd, "send fd");
 }
 
 Result<int> receive_fd(int sock) {

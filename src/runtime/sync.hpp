@@ -40,6 +40,10 @@ void send_error(int fd, const Error &e);
 // Connect to a UNIX stream socket (the --console-socket); errors name `what`.
 Result<int> connect_unix(const std::string &path, const char *what);
 
+// Send `len` bytes of `data` with `fd` attached (SCM_RIGHTS), whole or not at
+// all; errors start with `what`.
+Status send_with_rights(int sock, const void *data, size_t len, int fd, const std::string &what);
+
 // Send / receive one fd with SCM_RIGHTS.
 Status send_fd(int sock, int fd);
 Result<int> receive_fd(int sock);
