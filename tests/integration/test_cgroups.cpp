@@ -404,9 +404,7 @@ Test(cgroups, device_rules_allow_defaults_and_deny_the_rest) {
                                "head -c 1 /dev/zero | wc -c; mknod /tmp/blk b 7 0 && "
                                "head -c 1 /tmp/blk; echo rc=$?"});
     e.b.spec.root->readonly = false;
-    auto &caps = *e.b.spec.process->capabilities;
-    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-        set->push_back("CAP_MKNOD");
+    test::add_capabilities(e, {"CAP_MKNOD"});
     auto &r = resources(e);
     r.devices.clear();
     ocirun::oci::DeviceRule deny;
@@ -605,11 +603,8 @@ Test(cgroups, cgroup_mount_shows_only_the_containers_cgroup) {
             std::erase_if(lx.namespaces,
                           [](const auto &n) { return n.type == ocirun::oci::NsType::cgroup; });
         if (variant == 2) {
-            lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-            lx.uid_mappings = {{0, 100000, 65536}};
-            lx.gid_mappings = {{0, 100000, 65536}};
+            test::use_user_namespace(e);
             e.b.spec.root->readonly = false;
-            ::chmod(e.b.dir.c_str(), 0755);
         }
         auto o = test::run(e);
         if (o.out != "55\n0\n1\n")

@@ -69,9 +69,7 @@ Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
                           "(echo PWNED > /proc/self/fd/3) 2>/shared/err; echo $? > /shared/rc"});
     std::erase_if(b.b.spec.linux_->namespaces,
                   [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
-    auto &caps = *b.b.spec.process->capabilities;
-    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-        set->push_back("CAP_SYS_PTRACE");
+    test::add_capabilities(b, {"CAP_SYS_PTRACE"});
     ocirun::oci::Mount m;
     m.destination = "/shared";
     m.type = "bind";
@@ -177,12 +175,7 @@ std::string host_mounts_at(const std::string &path) {
 }
 
 ocirun::oci::Mount tmpfs_at(const std::string &dest) {
-    ocirun::oci::Mount m;
-    m.destination = dest;
-    m.type = "tmpfs";
-    m.source = "tmpfs";
-    m.options = {"nosuid", "nodev"};
-    return m;
+    return test::mount_entry(dest, "tmpfs", "tmpfs", {"nosuid", "nodev"});
 }
 
 } // namespace
@@ -270,12 +263,8 @@ Test(cve, dev_null_swapped_for_a_symlink_or_file) {
             e.b.spec.mounts.push_back(dev); // after the default /dev tmpfs: replaces it
             e.b.spec.linux_->masked_paths = {"/proc/kcore"};
             if (userns) {
-                auto &lx = *e.b.spec.linux_;
-                lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-                lx.uid_mappings = {{0, 100000, 65536}};
-                lx.gid_mappings = {{0, 100000, 65536}};
+                test::use_user_namespace(e);
                 e.b.spec.root->readonly = false;
-                ::chmod(e.b.dir.c_str(), 0755);
             }
             auto o = test::run(e);
             std::string what = std::string(userns ? "userns " : "root ") +

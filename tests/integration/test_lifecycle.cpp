@@ -577,9 +577,7 @@ Test(lifecycle, proc_is_mounted) {
 
 Test(lifecycle, user_namespace_mapping) {
     Env e = make_env("userns", {"sh", "-c", "cat /proc/self/uid_map; id -u"});
-    e.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, ""});
-    e.b.spec.linux_->uid_mappings = {{0, 100000, 65536}};
-    e.b.spec.linux_->gid_mappings = {{0, 100000, 65536}};
+    test::use_user_namespace(e);
     e.b.spec.root->readonly = false;
     e.b.save();
     // The container's root (host 100000) must be able to reach the rootfs.
@@ -608,9 +606,7 @@ Test(lifecycle, user_namespace_mapping) {
 // its other new namespaces belong to it (else mounting proc would fail).
 Test(lifecycle, user_namespace_joined_by_path) {
     Env a = make_env("userhold", {"sleep", "30"});
-    a.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, ""});
-    a.b.spec.linux_->uid_mappings = {{0, 100000, 65536}};
-    a.b.spec.linux_->gid_mappings = {{0, 100000, 65536}};
+    test::use_user_namespace(a);
     a.b.spec.root->readonly = false;
     a.b.save();
     chmod(a.b.dir.c_str(), 0755);

@@ -55,16 +55,6 @@ MountLine find_mount(const std::string &mountinfo, const std::string &point) {
     return m;
 }
 
-Mount mnt(const std::string &dest, const std::string &type, const std::string &source,
-          std::vector<std::string> options) {
-    Mount m;
-    m.destination = dest;
-    m.type = type;
-    m.source = source;
-    m.options = std::move(options);
-    return m;
-}
-
 // Run `cat /proc/self/mountinfo` in a container with `extra` mounts.
 std::string mountinfo_with(const char *tag, std::vector<Mount> extra, bool writable = false) {
     Env e = make_env(tag, {"cat", "/proc/self/mountinfo"});
@@ -81,10 +71,10 @@ std::string mountinfo_with(const char *tag, std::vector<Mount> extra, bool writa
 TestSuite(mounts, .fini = cleanup_all, .timeout = 60);
 
 Test(mounts, tmpfs_options) {
-    std::string mi =
-        mountinfo_with("mttmpfs", {mnt("/data", "tmpfs", "tmpfs",
-                                       {"nosuid", "nodev", "noexec", "size=1m", "mode=0750",
-                                        "uid=5", "gid=6", "nr_inodes=100"})});
+    std::string mi = mountinfo_with(
+        "mttmpfs", {test::mount_entry("/data", "tmpfs", "tmpfs",
+                                      {"nosuid", "nodev", "noexec", "size=1m", "mode=0750", "uid=5",
+                                       "gid=6", "nr_inodes=100"})});
     cleanup_all();
     MountLine m = find_mount(mi, "/data");
     cr_assert(m.found, "%s", mi.c_str());
@@ -100,10 +90,10 @@ Test(mounts, read_only_bind_and_recursive_read_only) {
     f.b.spec.root->readonly = false;
     std::string outer = f.b.rootfs + "/outer";
     ::mkdir(outer.c_str(), 0755);
-    f.b.spec.mounts.push_back(mnt("/outer", "tmpfs", "tmpfs", {}));
-    f.b.spec.mounts.push_back(mnt("/outer/inner", "tmpfs", "tmpfs", {}));
-    f.b.spec.mounts.push_back(mnt("/ro", "bind", outer, {"rbind", "ro"}));
-    f.b.spec.mounts.push_back(mnt("/rro", "bind", outer, {"rbind", "rro"}));
+    f.b.spec.mounts.push_back(test::mount_entry("/outer", "tmpfs", "tmpfs", {}));
+    f.b.spec.mounts.push_back(test::mount_entry("/outer/inner", "tmpfs", "tmpfs", {}));
+    f.b.spec.mounts.push_back(test::mount_entry("/ro", "bind", outer, {"rbind", "ro"}));
+    f.b.spec.mounts.push_back(test::mount_entry("/rro", "bind", outer, {"rbind", "rro"}));
     auto o = test::run(f);
     cleanup_all();
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
@@ -118,12 +108,12 @@ Test(mounts, read_only_bind_and_recursive_read_only) {
 }
 
 Test(mounts, atime_symfollow_and_propagation_flags) {
-    std::string mi =
-        mountinfo_with("mtflags", {mnt("/a", "tmpfs", "tmpfs", {"noatime", "nodiratime"}),
-                                   mnt("/b", "tmpfs", "tmpfs", {"strictatime"}),
-                                   mnt("/c", "tmpfs", "tmpfs", {"nosymfollow"}),
-                                   mnt("/d", "tmpfs", "tmpfs", {"shared"}),
-                                   mnt("/e", "tmpfs", "tmpfs", {"rnoexec", "rnosuid"})});
+    std::string mi = mountinfo_with(
+        "mtflags", {test::mount_entry("/a", "tmpfs", "tmpfs", {"noatime", "nodiratime"}),
+                    test::mount_entry("/b", "tmpfs", "tmpfs", {"strictatime"}),
+                    test::mount_entry("/c", "tmpfs", "tmpfs", {"nosymfollow"}),
+                    test::mount_entry("/d", "tmpfs", "tmpfs", {"shared"}),
+                    test::mount_entry("/e", "tmpfs", "tmpfs", {"rnoexec", "rnosuid"})});
     cleanup_all();
     MountLine a = find_mount(mi, "/a"), b = find_mount(mi, "/b"), c = find_mount(mi, "/c"),
               d = find_mount(mi, "/d"), e = find_mount(mi, "/e");
@@ -165,9 +155,10 @@ Test(mounts, overlay_with_data_options) {
     Env e = make_env("mtovl", {"sh", "-c",
                                "cat /ovl/from-lower; echo up > /ovl/new; grep ' /ovl ' "
                                "/proc/self/mountinfo"});
-    e.b.spec.mounts.push_back(mnt("/ovl", "overlay", "overlay",
-                                  {"lowerdir=" + base + "/lower", "upperdir=" + base + "/upper",
-                                   "workdir=" + base + "/work"}));
+    e.b.spec.mounts.push_back(
+        test::mount_entry("/ovl", "overlay", "overlay",
+                          {"lowerdir=" + base + "/lower", "upperdir=" + base + "/upper",
+                           "workdir=" + base + "/work"}));
     auto o = test::run(e);
     std::string upper = read_file(base + "/upper/new");
     cleanup_all();
@@ -180,7 +171,8 @@ Test(mounts, tmpcopyup_keeps_what_the_directory_held) {
     Env e = make_env("mtcopyup", {"sh", "-c",
                                   "grep -c root /etc/passwd; echo x > /etc/new; "
                                   "grep ' /etc ' /proc/self/mountinfo"});
-    e.b.spec.mounts.push_back(mnt("/etc", "tmpfs", "tmpfs", {"tmpcopyup", "mode=755"}));
+    e.b.spec.mounts.push_back(
+        test::mount_entry("/etc", "tmpfs", "tmpfs", {"tmpcopyup", "mode=755"}));
     auto o = test::run(e);
     bool leaked = test::exists(e.b.rootfs + "/etc/new");
     cleanup_all();
@@ -194,7 +186,7 @@ Test(mounts, bind_of_a_file) {
     std::string dir = test::track_dir(test::make_temp_dir("mtfile"));
     test::write_file(dir + "/f", "bound file\n");
     Env e = make_env("mtfile", {"cat", "/etc/bound"});
-    e.b.spec.mounts.push_back(mnt("/etc/bound", "bind", dir + "/f", {"bind", "ro"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/etc/bound", "bind", dir + "/f", {"bind", "ro"}));
     auto o = test::run(e);
     cleanup_all();
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
@@ -204,10 +196,10 @@ Test(mounts, bind_of_a_file) {
 Test(mounts, unknown_bind_option_and_idmap_are_clear_errors) {
     std::string dir = test::track_dir(test::make_temp_dir("mtbad"));
     Env e = make_env("mtbad", {"true"});
-    e.b.spec.mounts.push_back(mnt("/x", "bind", dir, {"bind", "readonly-please"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/x", "bind", dir, {"bind", "readonly-please"}));
     auto o = test::run(e);
     Env f = make_env("mtidmap", {"true"});
-    f.b.spec.mounts.push_back(mnt("/x", "bind", dir, {"bind", "idmap"}));
+    f.b.spec.mounts.push_back(test::mount_entry("/x", "bind", dir, {"bind", "idmap"}));
     auto i = test::run(f);
     cleanup_all();
     cr_assert_eq(o.status, 1);
@@ -228,16 +220,12 @@ Test(mounts, idmapped_bind_maps_owners) {
     ::chmod((dir + "/f").c_str(), 0644);
     Env e = make_env("mtidm",
                      {"sh", "-c", "stat -c '%u %g' /m/f /n/f; echo more >> /m/f && echo written"});
-    auto &lx = *e.b.spec.linux_;
-    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-    lx.uid_mappings = {{0, 100000, 65536}};
-    lx.gid_mappings = {{0, 100000, 65536}};
+    test::use_user_namespace(e);
     e.b.spec.root->readonly = false;
-    ::chmod(e.b.dir.c_str(), 0755);
     ::mkdir((e.b.rootfs + "/m").c_str(), 0755);
     ::mkdir((e.b.rootfs + "/n").c_str(), 0755);
-    e.b.spec.mounts.push_back(mnt("/m", "bind", dir, {"bind", "idmap"}));
-    e.b.spec.mounts.push_back(mnt("/n", "bind", dir, {"bind"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/m", "bind", dir, {"bind", "idmap"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/n", "bind", dir, {"bind"}));
     auto o = test::run(e);
     std::string content = read_file(dir + "/f");
     cleanup_all();
@@ -270,10 +258,7 @@ Test(mounts, configured_devices_and_dev_links) {
     Env f = make_env("mtdevu", {"sh", "-c", "stat -c '%t:%T' /dev/zero"});
     auto &lx = *f.b.spec.linux_;
     lx.devices.push_back(u);
-    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-    lx.uid_mappings = {{0, 100000, 65536}};
-    lx.gid_mappings = {{0, 100000, 65536}};
-    ::chmod(f.b.dir.c_str(), 0755);
+    test::use_user_namespace(f);
     auto ou = test::run(f);
     cleanup_all();
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
@@ -287,7 +272,7 @@ Test(mounts, configured_devices_and_dev_links) {
 // not exist) leaves nothing: no state, no host mount, no cgroup, no process.
 Test(mounts, failed_create_leaves_nothing) {
     Env e = make_env("mtfail", {"sleep", "30"});
-    e.b.spec.mounts.push_back(mnt("/x", "bind", "/nonexistent/source", {"bind"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/x", "bind", "/nonexistent/source", {"bind"}));
     e.b.save();
     size_t mounts = test::mount_count();
     auto c = test::create(e);
@@ -308,12 +293,12 @@ Test(mounts, failed_create_leaves_nothing) {
 }
 
 Test(mounts, sync_lazytime_and_propagation_kinds) {
-    std::string mi =
-        mountinfo_with("mtsync", {mnt("/s", "tmpfs", "tmpfs", {"sync", "dirsync"}),
-                                  mnt("/l", "tmpfs", "tmpfs", {"lazytime", "relatime"}),
-                                  mnt("/u", "tmpfs", "tmpfs", {"unbindable"}),
-                                  mnt("/p", "tmpfs", "tmpfs", {"private"}),
-                                  mnt("/r", "tmpfs", "tmpfs", {"ro", "nodev"})});
+    std::string mi = mountinfo_with(
+        "mtsync", {test::mount_entry("/s", "tmpfs", "tmpfs", {"sync", "dirsync"}),
+                   test::mount_entry("/l", "tmpfs", "tmpfs", {"lazytime", "relatime"}),
+                   test::mount_entry("/u", "tmpfs", "tmpfs", {"unbindable"}),
+                   test::mount_entry("/p", "tmpfs", "tmpfs", {"private"}),
+                   test::mount_entry("/r", "tmpfs", "tmpfs", {"ro", "nodev"})});
     cleanup_all();
     MountLine s = find_mount(mi, "/s"), l = find_mount(mi, "/l"), u = find_mount(mi, "/u"),
               p = find_mount(mi, "/p"), r = find_mount(mi, "/r");

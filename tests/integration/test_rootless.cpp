@@ -105,9 +105,7 @@ Test(rootless, multi_range_mapping_through_newuidmap) {
     auto &lx = *e.b.spec.linux_;
     lx.uid_mappings = {{0, kNobody, 1}, {1, 200000, 65536}};
     lx.gid_mappings = {{0, kNobody, 1}, {1, 200000, 65536}};
-    auto &caps = *e.b.spec.process->capabilities;
-    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-        set->push_back("CAP_CHOWN");
+    test::add_capabilities(e, {"CAP_CHOWN"});
     e.b.save();
     std::string subid = test::track_dir(test::make_temp_dir("rlsubid")) + "/subid";
     test::write_file(subid, "nobody:200000:65536\n");

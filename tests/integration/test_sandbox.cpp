@@ -28,16 +28,6 @@ Env sandbox_env(const char *tag, const std::string &script) {
     return e;
 }
 
-ocirun::oci::Mount bind(const std::string &dest, const std::string &src,
-                        std::vector<std::string> options) {
-    ocirun::oci::Mount m;
-    m.destination = dest;
-    m.type = "bind";
-    m.source = src;
-    m.options = std::move(options);
-    return m;
-}
-
 } // namespace
 
 TestSuite(sandbox, .fini = cleanup_all, .timeout = 60);
@@ -119,7 +109,7 @@ Test(sandbox, protected_paths_against_writable_mounts) {
     for (const auto &c : cases) {
         Env e = make_env("sbprot", {"true"});
         e.b.spec.annotations["dev.ocirun.protected"] = prot;
-        e.b.spec.mounts.push_back(bind("/repo", c.source, c.options));
+        e.b.spec.mounts.push_back(test::mount_entry("/repo", "bind", c.source, c.options));
         ::mkdir((e.b.rootfs + "/repo").c_str(), 0755);
         auto o = test::run(e);
         auto left = test::dir_entries(e.root);
@@ -204,16 +194,9 @@ Test(sandbox, masks_hold_against_an_admin_in_the_user_namespace) {
     ::mkdir((e.b.rootfs + "/mnt2").c_str(), 0755);
     ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
     test::write_file(e.b.rootfs + "/secrets/key", "TOPSECRET\n");
-    auto &lx = *e.b.spec.linux_;
-    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-    lx.uid_mappings = {{0, 100000, 65536}};
-    lx.gid_mappings = {{0, 100000, 65536}};
-    ::chmod(e.b.dir.c_str(), 0755);
-    auto &caps = *e.b.spec.process->capabilities;
-    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-        for (const char *c : {"CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_DAC_OVERRIDE",
-                              "CAP_SYS_CHROOT", "CAP_CHOWN"})
-            set->push_back(c);
+    test::use_user_namespace(e);
+    test::add_capabilities(e, {"CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_DAC_OVERRIDE",
+                               "CAP_SYS_CHROOT", "CAP_CHOWN"});
     e.b.spec.process->no_new_privileges = false;
     e.b.spec.annotations["dev.ocirun.deny"] = "/secrets";
     e.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
@@ -253,14 +236,8 @@ Test(sandbox, policy_adds_the_sandbox_guard_for_init_and_exec) {
     e.b.spec.root->readonly = false;
     test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
     ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
-    auto &lx = *e.b.spec.linux_;
-    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-    lx.uid_mappings = {{0, 100000, 65536}};
-    lx.gid_mappings = {{0, 100000, 65536}};
-    ::chmod(e.b.dir.c_str(), 0755);
-    auto &caps = *e.b.spec.process->capabilities;
-    for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-        set->push_back("CAP_SYS_ADMIN");
+    test::use_user_namespace(e);
+    test::add_capabilities(e, {"CAP_SYS_ADMIN"});
     e.b.spec.annotations["dev.ocirun.protected"] = "/nonexistent/protected";
     e.b.save();
     auto c = test::create(e);
@@ -407,7 +384,8 @@ Test(sandbox, renaming_a_pinned_directorys_parent_fails) {
 Test(sandbox, deny_write_with_a_writable_alias_is_refused) {
     std::string host = test::track_dir(test::make_temp_dir("sbalias"));
     Env e = make_env("sbalias", {"true"});
-    ocirun::oci::Mount a = bind("/data", host, {"rbind"}), b = bind("/alias", host, {"rbind"});
+    ocirun::oci::Mount a = test::mount_entry("/data", "bind", host, {"rbind"}),
+                       b = test::mount_entry("/alias", "bind", host, {"rbind"});
     e.b.spec.mounts.push_back(a);
     e.b.spec.mounts.push_back(b);
     e.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
@@ -416,7 +394,7 @@ Test(sandbox, deny_write_with_a_writable_alias_is_refused) {
     // The alias read-only too: fine.
     Env f = make_env("sbalias2", {"true"});
     f.b.spec.mounts.push_back(a);
-    f.b.spec.mounts.push_back(bind("/alias", host, {"rbind", "ro"}));
+    f.b.spec.mounts.push_back(test::mount_entry("/alias", "bind", host, {"rbind", "ro"}));
     f.b.spec.annotations["dev.ocirun.deny-write"] = "/data";
     auto ok = test::run(f);
     cleanup_all();

@@ -330,14 +330,8 @@ Env probe_env(const char *tag, bool userns_admin) {
     test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
     ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
     if (userns_admin) {
-        auto &lx = *e.b.spec.linux_;
-        lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
-        lx.uid_mappings = {{0, 100000, 65536}};
-        lx.gid_mappings = {{0, 100000, 65536}};
-        ::chmod(e.b.dir.c_str(), 0755);
-        auto &caps = *e.b.spec.process->capabilities;
-        for (auto *set : {&caps.bounding, &caps.effective, &caps.permitted})
-            set->push_back("CAP_SYS_ADMIN");
+        test::use_user_namespace(e);
+        test::add_capabilities(e, {"CAP_SYS_ADMIN"});
     }
     return e;
 }

@@ -3,6 +3,7 @@
 #include "oci/json.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,31 @@ Env make_env(const char *tag, const std::vector<std::string> &args) {
     e.id = unique_id(tag);
     track(e.root, e.id);
     return e;
+}
+
+void use_user_namespace(Env &e) {
+    auto &lx = *e.b.spec.linux_;
+    lx.namespaces.push_back({ocirun::oci::NsType::user, ""});
+    lx.uid_mappings = {{0, 100000, 65536}};
+    lx.gid_mappings = {{0, 100000, 65536}};
+    ::chmod(e.b.dir.c_str(), 0755);
+}
+
+void add_capabilities(Env &e, std::initializer_list<const char *> caps) {
+    auto &c = *e.b.spec.process->capabilities;
+    for (auto *set : {&c.bounding, &c.effective, &c.permitted})
+        for (const char *cap : caps)
+            set->push_back(cap);
+}
+
+ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,
+                               const std::string &source, std::vector<std::string> options) {
+    ocirun::oci::Mount m;
+    m.destination = dest;
+    m.type = type;
+    m.source = source;
+    m.options = std::move(options);
+    return m;
 }
 
 FileRun create(const Env &e, std::vector<std::string> extra) {

@@ -7,6 +7,7 @@
 #include "harness.hpp"
 #include "process.hpp"
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,17 @@ struct Env {
 };
 
 Env make_env(const char *tag, const std::vector<std::string> &args = {});
+
+// Give the container a user namespace mapping 0..65535 to host 100000..,
+// and make the bundle directory reachable for that root.
+void use_user_namespace(Env &e);
+
+// Add capabilities to the bounding, effective and permitted sets.
+void add_capabilities(Env &e, std::initializer_list<const char *> caps);
+
+// A config.json mount.
+ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,
+                               const std::string &source, std::vector<std::string> options);
 
 // `oci-run create` (stdio on files, bounded) with `extra` flags.
 FileRun create(const Env &e, std::vector<std::string> extra = {});
