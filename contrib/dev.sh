@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 what=${1:?usage: contrib/dev.sh demo|test}
 
 packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
-    libcgroup-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
+    libcgroup-dev libidn2-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"

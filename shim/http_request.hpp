@@ -1,0 +1,57 @@
+// The head of a request sent to the egress proxy, parsed strictly (no I/O):
+// CONNECT host:port, or a plain-http request in absolute-form rewritten for
+// the origin server. Anything two parsers could read differently (bare LF,
+// obs-fold, conflicting framing headers) is refused rather than repaired.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ocirun::egress {
+
+struct Request {
+    enum class Kind { connect, http };
+    Kind kind = Kind::connect;
+    std::string method;  // "CONNECT", "GET", ...
+    std::string host;    // as written, brackets removed (normalize_host is the caller's job)
+    uint16_t port = 0;   // CONNECT: required in the authority; http: from the URL, default 80
+    size_t head_len = 0; // bytes of the request head including the final CRLFCRLF
+    // http only: the head for the origin server. The request line in
+    // origin-form ("GET /path?q HTTP/1.1", "/" when the URL has no path, the
+    // fragment dropped), "Host: " the URL's authority first, the client's
+    // headers as written but Host and the hop-by-hop ones (Connection, the
+    // fields it names, Keep-Alive, Proxy-Connection, Proxy-Authorization,
+    // Proxy-Authenticate, TE, Upgrade), then "Connection: close".
+    // Transfer-Encoding, Content-Length (once) and Trailer are kept.
+    std::string forward_head;
+};
+
+enum class ParseState { incomplete, done, bad };
+
+struct ParseResult {
+    ParseState state = ParseState::incomplete;
+    Request req;
+    int status = 400;   // bad: the status to answer with
+    std::string reason; // bad: why, one line
+};
+
+// Parse a proxy request head from the start of `buf` (the bytes received so
+// far). incomplete until CRLFCRLF is seen; bad with 431 when the head does not
+// end within max_head bytes; bad with 405 for an https:// URL ("use CONNECT
+// for https"); bad with 400 for: a request line other than METHOD SP TARGET
+// SP HTTP/1.x, a method that is not a token, a target with control bytes
+// or with non-ASCII bytes past the host (an IDN host is the caller's to
+// normalise), an origin-form or asterisk-form target, a scheme other than
+// http, userinfo in the URL, an empty host or port, a CONNECT target without
+// a port or with a path, a port out of 1..65535, header lines without ':',
+// with a name that is not a token ("Name :") or with obs-fold (a leading space
+// or tab), control bytes in a value, bare LF or bare CR, NUL bytes, both
+// Content-Length and Transfer-Encoding, a Content-Length that is not a number
+// or differs from an earlier one, a Transfer-Encoding not ending in chunked,
+// and a Connection header naming Content-Length or Transfer-Encoding. Bare LF,
+// bare CR and NUL are refused as soon as they arrive.
+ParseResult parse_request(std::string_view buf, size_t max_head = 16384);
+
+} // namespace ocirun::egress
