@@ -423,9 +423,10 @@ Result<Host> normalize_host(std::string_view raw) {
     return h;
 }
 
-const Pattern *match(const std::vector<Pattern> &patterns, const Host &host, uint16_t port) {
+const Pattern *match(const std::vector<Pattern> &patterns, const Host &host, uint16_t port,
+                     bool any_port_when_unset) {
     for (const Pattern &p : patterns) {
-        if (!p.allows_port(port)) continue;
+        if (!(any_port_when_unset && p.ports.empty()) && !p.allows_port(port)) continue;
         switch (p.kind) {
         case Pattern::Kind::exact:
             if (!host.is_address && host.name == p.name) return &p;

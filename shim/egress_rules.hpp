@@ -112,7 +112,10 @@ Result<Host> normalize_host(std::string_view raw);
 // The first pattern letting host:port through, or null. exact: the same name;
 // subdomains: names ending in "." + suffix (not the suffix itself); address:
 // address hosts inside net/prefix. The pattern must allow the port.
-const Pattern *match(const std::vector<Pattern> &patterns, const Host &host, uint16_t port);
+// With any_port_when_unset (deny lists), an entry without a port matches
+// every port.
+const Pattern *match(const std::vector<Pattern> &patterns, const Host &host, uint16_t port,
+                     bool any_port_when_unset = false);
 
 // An address pattern covering `a` (any port), or null: a name may resolve to
 // a non-global address only then.

@@ -10,6 +10,7 @@ export OCI_RUN_BUNDLE_MAKER=${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}
 export OCI_RUN_ARCH_BYPASS=${OCI_RUN_ARCH_BYPASS:-$build/tests/arch-bypass}
 export OCI_RUN_SYSCALL_PROBE=${OCI_RUN_SYSCALL_PROBE:-$build/tests/syscall-probe}
 export OCI_RUN_PROFILES=${OCI_RUN_PROFILES:-$src/seccomp-profiles}
+export OCI_RUN_SHIM=${OCI_RUN_SHIM:-$build/shim/oci-run-shim}
 jobs=${OCI_RUN_TEST_JOBS:-2}
 
 total_pass=0 total_fail=0 total_skip=0 broken=0

@@ -12,6 +12,7 @@
 #include "proc.hpp"
 #include "report.hpp"
 #include "sandbox_policy.hpp"
+#include "shim_launch.hpp"
 #include "store.hpp"
 #include "sync.hpp"
 #include "tty_relay.hpp"
@@ -159,6 +160,28 @@ long clone_into(unsigned long flags, int cgroup_fd) {
     return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
 }
 
+// The network helper, with the init's listening sockets and (for published
+// ports) a handle on its network namespace.
+Result<ShimProcess> start_network_helper(const std::string &id, const std::string &state_dir,
+                                         pid_t init, const std::vector<Fd> &listeners,
+                                         const NetworkPolicy &net) {
+    ShimLaunch l;
+    l.id = id;
+    l.state_dir = state_dir;
+    l.init = init;
+    l.net = &net;
+    for (const auto &f : listeners)
+        l.listeners.push_back(f.get());
+    Fd netns;
+    if (!net.publish.empty()) {
+        std::string path = "/proc/" + std::to_string(init) + "/ns/net";
+        netns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!netns.valid()) return fail_errno("network helper: open " + path);
+        l.netns_fd = netns.get();
+    }
+    return spawn_shim(l);
+}
+
 // Start the container's init: one clone into all new namespaces or, with a
 // user namespace joined by path, through an intermediate that joins it first.
 Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
@@ -267,10 +290,14 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     // is refused now, not half-way through the init's setup.
     // The sandbox policy from the annotations: checked, then part of the plan.
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    const HostFacts host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
         OCI_CHECK(check_protected(policy, spec, rootfs));
         OCI_CHECK(check_write_aliases(policy, spec));
-        OCI_CHECK(check_policy_gaps(policy, spec, detect_host_facts()));
+        OCI_CHECK(check_policy_gaps(policy, spec, host_facts));
+        // What the helper cannot do here was refused above in strict mode; in
+        // report mode the container runs without it (and so without a way out).
+        if (!host_facts.privileged) policy.net.publish.clear();
     }
     std::vector<MountOp> mount_plan =
         OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr}));
@@ -282,7 +309,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
     cfg.lock_mounts = policy.masks();
-    cfg.loopback_up = policy.network == "none";
+    cfg.loopback_up = policy.net.own_namespace();
+    if (policy.net.own_namespace()) cfg.listen_ports = policy.net.listen_ports();
+    // The proxy is the only way out: the process is told where it is.
+    if (policy.net.proxy()) add_proxy_env(spec.process->env);
+    const bool want_shim = policy.net.helper() && host_facts.shim;
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;
@@ -359,6 +390,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     bool hooks_started = false;
     auto abort_child = [&](Error e) -> Result<pid_t> {
         kill_and_reap(pid);
+        stop_shim(rec.shim_pid, rec.shim_start_time);
         // A failed create hook stops the container, which ends with the
         // poststop hooks (runtime-spec Lifecycle steps 3-5 -> 12-13).
         if (hooks_started) run_poststop(spec, rec);
@@ -389,8 +421,14 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
     if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
     auto msg = sync::receive(sv[0], "the container's init");
-    while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify)) {
-        if (msg->type == sync::Msg::hooks) {
+    std::vector<Fd> listeners; // the init's sockets for the network helper
+    while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
+                   msg->type == sync::Msg::listener)) {
+        if (msg->type == sync::Msg::listener) {
+            listeners.emplace_back(msg->fd);
+            if (!listeners.back().valid())
+                return abort_child(Error{0, "sync: a listening socket did not arrive"});
+        } else if (msg->type == sync::Msg::hooks) {
             // Mounts done, before pivot_root: prestart and createRuntime run
             // here, in the runtime's namespaces.
             hooks_started = true;
@@ -415,6 +453,18 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (msg->type == sync::Msg::error) return abort_child(Error{msg->value, msg->text});
     if (msg->type != sync::Msg::ready)
         return abort_child(Error{0, "sync: unexpected message from the container's init"});
+
+    if (want_shim) {
+        if (listeners.size() != cfg.listen_ports.size())
+            return abort_child(Error{0, "sync: the init sent " + std::to_string(listeners.size()) +
+                                            " listening sockets, not " +
+                                            std::to_string(cfg.listen_ports.size())});
+        auto shim = start_network_helper(o.id, dir.path(), pid, listeners, policy.net);
+        if (!shim) return abort_child(shim.error());
+        rec.shim_pid = shim->pid;
+        rec.shim_start_time = shim->start_time;
+    }
+    listeners.clear();
 
     rec.state.status = oci::ContainerStatus::created;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
@@ -748,6 +798,8 @@ Status remove_container(ContainerDir &dir, bool force) {
     } else if (!force) {
         return forward(std::move(rec.error()), "delete");
     }
+    // The network helper leaves with the init; make sure it has.
+    if (rec) stop_shim(rec->shim_pid, rec->shim_start_time);
     std::optional<oci::Spec> spec;
     if (rec && rec->has_hooks) {
         auto s = oci::load_bundle_spec(dir.path());

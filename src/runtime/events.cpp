@@ -4,8 +4,10 @@
 #include "oci/json.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
+#include "shim_launch.hpp"
 #include "store.hpp"
 
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -310,6 +312,33 @@ uint64_t oom_kills(const Target &t) {
     return key_values(d + (v == 1 ? "/memory.oom_control" : "/memory.events"))["oom_kill"];
 }
 
+// New whole lines of the network helper's egress log (JSON lines, written
+// one line per write), from where the last call stopped.
+class EgressTail {
+  public:
+    explicit EgressTail(std::string path) : path_(std::move(path)) {}
+    void emit_new(const std::function<void(const std::string &)> &emit) {
+        if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd_ < 0) return;
+        char buf[8192];
+        ssize_t n;
+        while ((n = ::read(fd_, buf, sizeof buf)) > 0)
+            partial_.append(buf, static_cast<size_t>(n));
+        size_t nl;
+        while ((nl = partial_.find('\n')) != std::string::npos) {
+            emit(partial_.substr(0, nl));
+            partial_.erase(0, nl + 1);
+        }
+    }
+    ~EgressTail() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+  private:
+    std::string path_, partial_;
+    int fd_ = -1;
+};
+
 } // namespace
 
 Result<std::string> container_stats_event(const std::string &root, const std::string &id) {
@@ -322,7 +351,9 @@ Status stream_events(const std::string &root, const std::string &id, int interva
     Target t = OCI_TRY(load_target(root, id));
     uint64_t ooms = oom_kills(t);
     int since_stats = interval_ms;
+    EgressTail egress(root + "/" + id + "/" + kEgressLog);
     while (process_alive(t.pid, t.start_time)) {
+        egress.emit_new(emit);
         uint64_t now = oom_kills(t);
         if (now > ooms) {
             json::Writer w(false);
@@ -338,6 +369,7 @@ Status stream_events(const std::string &root, const std::string &id, int interva
         ::nanosleep(&ts, nullptr);
         since_stats += 100;
     }
+    egress.emit_new(emit);
     // An OOM kill that ended the container.
     if (oom_kills(t) > ooms) {
         json::Writer w(false);

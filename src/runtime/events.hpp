@@ -14,9 +14,10 @@ namespace ocirun {
 // One stats event, as a JSON line.
 Result<std::string> container_stats_event(const std::string &root, const std::string &id);
 
-// Until the container stops: a stats event every interval_ms and an oom event
-// whenever the kernel's OOM killer acts in the container's cgroup (checked
-// every 100 ms). Each line goes to `emit`.
+// Until the container stops: a stats event every interval_ms, an oom event
+// whenever the kernel's OOM killer acts in the container's cgroup, and the
+// network helper's egress events ({"type":"egress",...}, shim/egress_log.hpp)
+// as they are logged (both checked every 100 ms). Each line goes to `emit`.
 Status stream_events(const std::string &root, const std::string &id, int interval_ms,
                      const std::function<void(const std::string &)> &emit);
 

@@ -169,6 +169,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     // A container with a sandbox policy: its exec'd processes get the guard too.
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
+    // Its way out is the egress proxy, as for the container's process.
+    if (policy.net.proxy()) add_proxy_env(proc.env);
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;

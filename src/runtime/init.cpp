@@ -13,10 +13,12 @@
 
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -251,6 +253,28 @@ Status wait_for_start(const InitConfig &cfg) {
     return {};
 }
 
+// The sockets the network helper accepts on: made here, in the container's
+// network namespace, which a listening socket keeps wherever it goes.
+Status pass_listeners(const InitConfig &cfg) {
+    for (uint16_t port : cfg.listen_ports) {
+        Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (!s.valid()) return fail_errno("dev.ocirun.network: socket");
+        int on = 1;
+        (void)::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+        struct sockaddr_in a {};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        std::string where = "127.0.0.1:" + std::to_string(port);
+        if (::bind(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) < 0)
+            return fail_errno("dev.ocirun.network: bind " + where);
+        if (::listen(s.get(), SOMAXCONN) < 0)
+            return fail_errno("dev.ocirun.network: listen on " + where);
+        OCI_CHECK(sync::send_with_fd(cfg.sync_fd, sync::Msg::listener, s.get()));
+    }
+    return {};
+}
+
 Status setup(const InitConfig &cfg, int &host_pid) {
     const oci::Spec &spec = *cfg.spec;
     const oci::Process &proc = *spec.process;
@@ -272,7 +296,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "dev.ocirun.network");
-    if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "dev.ocirun.network");
+    OCI_CHECK(pass_listeners(cfg));
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));

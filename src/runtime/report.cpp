@@ -6,8 +6,10 @@
 #include "oci/state.hpp"
 #include "proc.hpp"
 #include "sandbox_policy.hpp"
+#include "shim_launch.hpp"
 #include "store.hpp"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +48,30 @@ std::string mount_opts(const std::string &mountinfo, const std::string &point) {
         if (mp == point) found = opts;
     }
     return found;
+}
+
+const egress::IpAddr kLoopback = {AF_INET, {127, 0, 0, 1}};
+
+// Whether a /proc/PID/net/tcp{,6} table has a listener on addr:port (the
+// table of that process's network namespace).
+bool tcp_listening(const std::string &table, const egress::IpAddr &addr, uint16_t port) {
+    auto text = oci::read_file(table);
+    if (!text) return false;
+    // Local addresses are the kernel's words printed in hex, in host order.
+    char want[40] = {};
+    const auto *w = reinterpret_cast<const uint32_t *>(addr.bytes);
+    if (addr.family == AF_INET)
+        std::snprintf(want, sizeof want, "%08X:%04X", w[0], port);
+    else
+        std::snprintf(want, sizeof want, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], port);
+    std::istringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string slot, local, remote, st;
+        if (f >> slot >> local >> remote >> st && local == want && st == "0A") return true;
+    }
+    return false;
 }
 
 uint64_t caps_mask(const std::vector<std::string> &caps) {
@@ -119,13 +145,46 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
         row("deny-rename " + p, true, !o.empty(), "bind onto itself",
             o.empty() ? "no mount at the path" : "mounted " + o);
     }
-    if (!policy.network.empty() && policy.network != "full") {
+    const NetworkPolicy &net = policy.net;
+    if (net.own_namespace()) {
         // Its own netns, holding nothing but lo.
         std::string ifaces;
         for (const auto &d : net_devices(rec.state.pid))
             ifaces += (ifaces.empty() ? "" : ",") + d.name;
-        row("network " + policy.network, true, own_ns("net") && ifaces == "lo",
-            "network namespace with loopback only", "interfaces " + ifaces);
+        row("network " + net.mode, true, own_ns("net") && ifaces == "lo",
+            "network namespace with loopback only",
+            "netns " + link_of(proc + "/ns/net") + ", interfaces " + ifaces);
+    }
+    if (net.helper()) {
+        bool alive = rec.shim_pid > 0 && process_alive(rec.shim_pid, rec.shim_start_time);
+        row("network helper", true, alive, "oci-run-shim outside the container",
+            alive ? "pid " + std::to_string(rec.shim_pid) : "not running");
+        const std::string inside = proc + "/net/tcp";
+        for (const auto &f : net.local_ports) {
+            bool l = tcp_listening(inside, kLoopback, f.container_port);
+            row("local port " + std::to_string(f.container_port), true, l && alive,
+                "forward to host 127.0.0.1:" + std::to_string(f.host_port),
+                l ? "listening on 127.0.0.1:" + std::to_string(f.container_port)
+                  : "no listener");
+        }
+        for (const auto &p : net.publish) {
+            std::string where = egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port);
+            bool l = alive && tcp_listening("/proc/" + std::to_string(rec.shim_pid) +
+                                                (p.host_addr.family == AF_INET6 ? "/net/tcp6"
+                                                                                : "/net/tcp"),
+                                            p.host_addr, p.host_port);
+            row("publish " + where, true, l,
+                "host " + where + " to container 127.0.0.1:" + std::to_string(p.container_port),
+                l ? "listening on the host" : "no listener");
+        }
+        if (net.proxy()) {
+            bool l = tcp_listening(inside, kLoopback, kProxyPort);
+            row("egress proxy", true, l && alive,
+                std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce"),
+                "allow " + (net.domains.empty() ? std::string("nothing") : net.domains) +
+                    (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) +
+                    "; at most " + std::to_string(net.max_connections) + " tunnels");
+        }
     }
     // The cgroup's pids.max.
     if (lx.resources && lx.resources->pids) {
@@ -205,11 +264,25 @@ Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
         row("deny-write " + p, true, host.mount_setattr, "recursive read-only bind", "");
     for (const auto &p : policy.deny_rename)
         row("deny-rename " + p, true, host.mount_setattr, "bind onto itself", "");
-    if (!policy.network.empty() && policy.network != "full") {
-        const oci::Namespace *net = lx.find_namespace(oci::NsType::network);
-        row("network " + policy.network, true, net && net->path.empty(),
+    const NetworkPolicy &net = policy.net;
+    if (net.own_namespace()) {
+        const oci::Namespace *ns = lx.find_namespace(oci::NsType::network);
+        row("network " + net.mode, true, ns && ns->path.empty(),
             "network namespace with loopback only", "");
     }
+    if (net.helper())
+        row("network helper", true, host.shim, "oci-run-shim outside the container", shim_path());
+    for (const auto &f : net.local_ports)
+        row("local port " + std::to_string(f.container_port), true, host.shim,
+            "forward to host 127.0.0.1:" + std::to_string(f.host_port), "");
+    for (const auto &p : net.publish)
+        row("publish " + egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port), true,
+            host.shim && host.privileged,
+            "host port to container 127.0.0.1:" + std::to_string(p.container_port), "");
+    if (net.proxy())
+        row("egress proxy", true, host.shim,
+            std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce"),
+            "allow " + (net.domains.empty() ? std::string("nothing") : net.domains));
     if (lx.resources && lx.resources->pids)
         row("pids limit", true, true, "cgroup pids.max",
             "pids.max " + std::to_string(lx.resources->pids->limit));

@@ -4,6 +4,7 @@
 #include "mount_options.hpp"
 #include "oci/spec_io.hpp"
 #include "sandbox_guard.h"
+#include "shim_launch.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -65,9 +66,6 @@ std::string resolved(const std::string &path) {
 
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
     SandboxPolicy p;
-    // Keys of later issues: known, refused until they are enforced.
-    static const char *kPending[] = {"local-ports",  "publish",      "domains",
-                                     "deny-domains", "network-mode", "proxy-max-connections"};
     for (const auto &[key, value] : annotations) {
         if (key.rfind(kAnnotationPrefix, 0) != 0) continue;
         p.present = true;
@@ -85,13 +83,8 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
                 return fail("annotations[" + key + "]: expected true or false, got \"" + value +
                             "\"");
             p.trace = value == "true";
-        } else if (name == "network") {
-            if (value != "none" && value != "local" && value != "https" && value != "full")
-                return fail("annotations[" + key +
-                            "]: expected none, local, https or full, got \"" + value + "\"");
-            if (value == "local" || value == "https")
-                return fail("annotations[" + key + "]: " + value + ": not implemented yet");
-            p.network = value;
+        } else if (is_network_key(name)) {
+            // Checked together below.
         } else if (name == "trace-log") {
             // The runtime's own note in the state; not policy.
         } else if (name == "enforcement") {
@@ -100,13 +93,10 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
                             "\"");
             p.strict = value == "strict";
         } else {
-            bool pending = false;
-            for (const char *k : kPending)
-                if (name == k) pending = true;
-            if (pending) return fail("annotations[" + key + "]: not implemented yet");
             return fail("annotations[" + key + "]: unknown sandbox policy key");
         }
     }
+    p.net = OCI_TRY(parse_network_policy(annotations));
     return p;
 }
 
@@ -123,6 +113,8 @@ Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps
 HostFacts detect_host_facts() {
     HostFacts h;
     h.strace = ::access("/usr/bin/strace", X_OK) == 0;
+    h.shim = ::access(shim_path().c_str(), X_OK) == 0;
+    h.privileged = ::geteuid() == 0;
     // An empty change on no fd: only a kernel without the call says ENOSYS.
     struct mount_attr a {};
     h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) == 0 || errno != ENOSYS;
@@ -132,12 +124,19 @@ HostFacts detect_host_facts() {
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
                          const HostFacts &host) {
     std::vector<std::string> gaps;
-    if (!policy.network.empty() && policy.network != "full") {
+    if (policy.net.own_namespace()) {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
         if (!net || !net->path.empty())
-            gaps.push_back("dev.ocirun.network=" + policy.network +
+            gaps.push_back("dev.ocirun.network=" + policy.net.mode +
                            " needs a new network namespace in linux.namespaces");
     }
+    if (policy.net.helper() && !host.shim)
+        gaps.push_back("dev.ocirun.network=" + policy.net.mode +
+                       " needs the network helper oci-run-shim (not found: install it or set "
+                       "OCI_RUN_SHIM)");
+    if (!policy.net.publish.empty() && !host.privileged)
+        gaps.push_back("dev.ocirun.publish needs root: the helper opens each connection in the "
+                       "container's network namespace");
     if (policy.trace && !host.strace)
         gaps.push_back("dev.ocirun.trace needs /usr/bin/strace (Debian package strace)");
     // The masks (locked by a nested user namespace: runtime/init.cpp

@@ -7,6 +7,7 @@
 
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
+#include "network_policy.hpp"
 #include "seccomp.hpp"
 
 #include <string>
@@ -22,9 +23,7 @@ struct SandboxPolicy {
     std::vector<std::string> protected_paths; // host paths no writable mount may reach
     bool strict = true;                       // dev.ocirun.enforcement: strict | report
     bool trace = false;                       // dev.ocirun.trace: the process runs under strace
-    // dev.ocirun.network: "" (not set), none or full so far (local and https
-    // are refused until the network helper lands).
-    std::string network;
+    NetworkPolicy net; // dev.ocirun.network and the keys that go with it
 
     // Paths to hide, make read-only or pin: the init then locks its mounts.
     bool masks() const { return !deny.empty() || !deny_write.empty() || !deny_rename.empty(); }
@@ -59,6 +58,8 @@ Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec);
 struct HostFacts {
     bool strace = false;        // /usr/bin/strace, for dev.ocirun.trace
     bool mount_setattr = false; // the new mount API (kernel 5.12+), for masks and locking
+    bool shim = false;          // the network helper (oci-run-shim), for forwards and the proxy
+    bool privileged = false;    // euid 0: the helper can open sockets in the container's netns
 };
 HostFacts detect_host_facts();
 

@@ -19,6 +19,8 @@ enum class Msg : uint32_t {
     hooks = 5,          // child -> parent: mounts done, run prestart + createRuntime
     hooks_done = 6,     // parent -> child: they passed; `value` is the init's host PID
     seccomp_notify = 7, // child -> parent: the seccomp listener fd (SCM_RIGHTS)
+    listener = 8,       // child -> parent: a listening socket in the container's netns
+                        // (SCM_RIGHTS), one per NetworkPolicy::listen_ports() entry
 };
 
 struct Packet {

@@ -1,0 +1,100 @@
+// The egress proxy: HTTP CONNECT and absolute-form plain HTTP on a listener
+// inside the container's network namespace, connections made from the
+// helper (the host's namespace). Each request is decided against
+// dev.ocirun.domains / deny-domains: the host normalised, the name resolved
+// here and the address checked (names reach non-global addresses only when
+// an address pattern names them) and then used for the connection, so a
+// second lookup cannot rebind it. Every decision is an egress event.
+#pragma once
+
+#include "egress_log.hpp"
+#include "egress_rules.hpp"
+#include "loop.hpp"
+#include "relay.hpp"
+
+#include <netdb.h>
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ocirun::shim {
+
+struct ProxyConfig {
+    std::vector<egress::Pattern> allow, deny;
+    bool observe = false;
+    int max_connections = 256;
+    // A hosts-format file consulted instead of the system resolver
+    // ($OCI_RUN_RESOLVE_HOSTS; for tests and for pinning names by hand).
+    std::string hosts_file;
+};
+
+// The verdict on a host:port before resolution.
+struct Verdict {
+    bool blocked = false;
+    std::string matched; // the allow pattern, as written
+    std::string reason;  // why it is (or would be) refused
+};
+Verdict decide(const ProxyConfig &c, const egress::Host &host, uint16_t port);
+
+// The address to connect to among those a name resolved to: the first one
+// that is global or covered by an allow address pattern, and not covered by
+// a deny pattern. blocked (with the reason) when there is none.
+struct Pick {
+    bool blocked = false;
+    egress::IpAddr addr;
+    std::string reason;
+};
+Pick pick_address(const ProxyConfig &c, const std::string &name,
+                  const std::vector<egress::IpAddr> &addrs);
+
+// Name resolution off the loop's thread (getaddrinfo_a), answered on the
+// loop through an eventfd.
+class Resolver : public Handler {
+  public:
+    using Done = std::function<void(Loop &, std::vector<egress::IpAddr>, std::string error)>;
+    explicit Resolver(std::string hosts_file);
+    ~Resolver() override;
+    bool start(Loop &loop);
+    void resolve(Loop &loop, const std::string &name, Done done);
+    void on_ready(Loop &loop, int fd, uint32_t events) override;
+
+  private:
+    struct Pending {
+        gaicb cb{};
+        addrinfo hints{};
+        std::string name;
+        Done done;
+    };
+    std::string hosts_file_;
+    int efd_ = -1;
+    std::list<std::unique_ptr<Pending>> pending_;
+};
+
+class EgressProxy : public Handler {
+  public:
+    EgressProxy(PipePool &pool, EgressLog &log, Resolver &resolver, ProxyConfig config,
+                int listener)
+        : pool_(pool), log_(log), resolver_(resolver), config_(std::move(config)),
+          listener_(listener) {}
+    ~EgressProxy() override;
+    int fd() const { return listener_; }
+    void on_ready(Loop &loop, int fd, uint32_t events) override;
+
+    PipePool &pool() { return pool_; }
+    EgressLog &log() { return log_; }
+    Resolver &resolver() { return resolver_; }
+    const ProxyConfig &config() const { return config_; }
+    int active = 0; // connections from accept to close
+
+  private:
+    PipePool &pool_;
+    EgressLog &log_;
+    Resolver &resolver_;
+    ProxyConfig config_;
+    int listener_;
+};
+
+} // namespace ocirun::shim

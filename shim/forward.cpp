@@ -1,0 +1,135 @@
+#include "forward.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace ocirun::shim {
+
+namespace {
+
+class Dial : public Handler {
+  public:
+    Dial(int sock, std::function<void(Loop &, int)> done) : sock_(sock), done_(std::move(done)) {}
+    std::function<void(Loop &, int)> take() { return std::move(done_); }
+    void on_ready(Loop &loop, int, uint32_t) override {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(sock_, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+        loop.unwatch(sock_);
+        loop.retire(this);
+        done_(loop, err);
+    }
+
+  private:
+    int sock_;
+    std::function<void(Loop &, int)> done_;
+};
+
+socklen_t length_of(const sockaddr_storage &a) {
+    return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+}
+
+} // namespace
+
+std::string address_text(const sockaddr_storage &a) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (a.ss_family == AF_INET) {
+        const auto *in = reinterpret_cast<const sockaddr_in *>(&a);
+        ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        port = ntohs(in->sin_port);
+        return std::string(host) + ":" + std::to_string(port);
+    }
+    const auto *in6 = reinterpret_cast<const sockaddr_in6 *>(&a);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    port = ntohs(in6->sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+}
+
+void dial(Loop &loop, int sock, const sockaddr_storage &addr,
+          std::function<void(Loop &, int err)> done) {
+    int one = 1;
+    (void)::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(sock, reinterpret_cast<const sockaddr *>(&addr), length_of(addr)) == 0)
+        return done(loop, 0);
+    if (errno != EINPROGRESS) return done(loop, errno);
+    auto *d = new Dial(sock, std::move(done));
+    if (!loop.watch(sock, EPOLLOUT, d)) {
+        int e = errno;
+        auto cb = d->take();
+        delete d;
+        cb(loop, e);
+    }
+}
+
+int accept_connection(int listener) {
+    // One fd held back: when the helper runs out of fds, it is given up to
+    // accept and drop a connection, so the listener does not stay readable
+    // (and the loop spin) with a connection nobody can take.
+    static int spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (;;) {
+        int c = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c >= 0) {
+            int one = 1;
+            (void)::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            return c;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if ((errno == EMFILE || errno == ENFILE) && spare >= 0) {
+            ::close(spare);
+            int drop = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+            if (drop >= 0) ::close(drop);
+            spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+            continue;
+        }
+        return -1;
+    }
+}
+
+int open_socket(int family, int netns, int home) {
+    if (netns >= 0 && ::setns(netns, CLONE_NEWNET) < 0) return -1;
+    int s = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int e = errno;
+    if (netns >= 0 && ::setns(home, CLONE_NEWNET) < 0) {
+        // Stuck in the container's namespace: nothing the helper does from
+        // here on would be right.
+        std::perror("oci-run-shim: setns back to the host's network namespace");
+        ::_exit(70);
+    }
+    errno = e;
+    return s;
+}
+
+Forwarder::~Forwarder() {
+    ::close(listener_);
+}
+
+void Forwarder::on_ready(Loop &loop, int, uint32_t) {
+    for (;;) {
+        int c = accept_connection(listener_);
+        if (c < 0) return;
+        int up = open_socket(target_.ss_family, netns_, home_);
+        if (up < 0) {
+            ::close(c);
+            continue;
+        }
+        PipePool &pool = pool_;
+        dial(loop, up, target_, [c, up, &pool](Loop &l, int err) {
+            if (err != 0) {
+                ::close(c);
+                ::close(up);
+                return;
+            }
+            Relay::start(l, pool, c, up, nullptr);
+        });
+    }
+}
+
+} // namespace ocirun::shim

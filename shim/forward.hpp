@@ -1,0 +1,51 @@
+// Port forwarding: a listening socket whose connections are relayed to a
+// fixed address. For dev.ocirun.local-ports the listener is the init's, in
+// the container's network namespace, and the target the host's loopback;
+// for dev.ocirun.publish the listener is on the host and each connection to
+// the container's loopback is made from a socket opened in its namespace.
+#pragma once
+
+#include "loop.hpp"
+#include "relay.hpp"
+
+#include <sys/socket.h>
+
+#include <functional>
+#include <string>
+
+namespace ocirun::shim {
+
+// Connect the non-blocking `sock` to `addr`; `done(loop, err)` runs once it
+// is connected (err 0) or failed (errno). `sock` stays the caller's.
+void dial(Loop &loop, int sock, const sockaddr_storage &addr,
+          std::function<void(Loop &, int err)> done);
+
+// Accept one connection (non-blocking, close-on-exec, TCP_NODELAY), or -1
+// when none is waiting.
+int accept_connection(int listener);
+
+// A socket (non-blocking, close-on-exec) for connecting to `family`, made in
+// the network namespace `netns` (-1: the helper's own; `home` brings it back).
+int open_socket(int family, int netns, int home);
+
+class Forwarder : public Handler {
+  public:
+    // `listener` (owned) is non-blocking; connections go to `target`, from
+    // sockets made in `netns` (-1: here).
+    Forwarder(PipePool &pool, int listener, sockaddr_storage target, int netns, int home)
+        : pool_(pool), listener_(listener), target_(target), netns_(netns), home_(home) {}
+    ~Forwarder() override;
+    int fd() const { return listener_; }
+    void on_ready(Loop &loop, int fd, uint32_t events) override;
+
+  private:
+    PipePool &pool_;
+    int listener_;
+    sockaddr_storage target_;
+    int netns_, home_;
+};
+
+// "ADDR:PORT" of an IPv4 or [IPv6] address, for messages.
+std::string address_text(const sockaddr_storage &a);
+
+} // namespace ocirun::shim

@@ -1,0 +1,288 @@
+// oci-run-shim: the per-container network helper. Started by `oci-run
+// create` (src/runtime/shim_launch.cpp) with the listening sockets the
+// container's init made inside its network namespace; it is the container's
+// only way out: forwarded host loopback ports, published container ports and
+// the egress proxy. One process, one thread, one epoll loop; it exits when
+// the container's init does, or on SIGTERM (from `delete`).
+//
+//   oci-run-shim --id ID --state-dir DIR --init-pidfd FD --ready-fd FD
+//                [--forward FD:HOSTPORT]... [--netns-fd FD --publish ADDR:HOSTPORT:CPORT]...
+//                [--proxy FD [--domains LIST] [--deny-domains LIST] [--observe]
+//                 [--max-connections N]]
+//
+// It answers on the ready fd with "ready PID" once everything listens, or
+// "error TEXT".
+#include "egress_log.hpp"
+#include "egress_proxy.hpp"
+#include "forward.hpp"
+#include "loop.hpp"
+#include "relay.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace ocirun;
+using namespace ocirun::shim;
+
+namespace {
+
+struct Options {
+    std::string id, state_dir;
+    int init_pidfd = -1, ready_fd = -1, netns_fd = -1, proxy_fd = -1;
+    std::vector<std::pair<int, uint16_t>> forwards; // listener fd, host port
+    std::vector<std::string> publish;
+    std::string domains, deny_domains;
+    bool observe = false;
+    int max_connections = 256;
+};
+
+int ready_fd = -1;
+
+[[noreturn]] void die(const std::string &msg) {
+    std::string line = "error " + msg + "\n";
+    if (ready_fd >= 0) (void)!::write(ready_fd, line.data(), line.size());
+    std::fprintf(stderr, "oci-run-shim: %s\n", msg.c_str());
+    std::exit(2);
+}
+
+long number(const std::string &flag, std::string_view s, long lo, long hi) {
+    long v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi)
+        die(flag + ": \"" + std::string(s) + "\" is not a number from " + std::to_string(lo) +
+            " to " + std::to_string(hi));
+    return v;
+}
+
+Options parse(int argc, char **argv) {
+    Options o;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) die(a + ": missing value");
+            return argv[++i];
+        };
+        auto fd = [&]() { return static_cast<int>(number(a, value(), 3, 65535)); };
+        if (a == "--id")
+            o.id = value();
+        else if (a == "--state-dir")
+            o.state_dir = value();
+        else if (a == "--init-pidfd")
+            o.init_pidfd = fd();
+        else if (a == "--ready-fd")
+            ready_fd = o.ready_fd = fd();
+        else if (a == "--netns-fd")
+            o.netns_fd = fd();
+        else if (a == "--proxy")
+            o.proxy_fd = fd();
+        else if (a == "--domains")
+            o.domains = value();
+        else if (a == "--deny-domains")
+            o.deny_domains = value();
+        else if (a == "--observe")
+            o.observe = true;
+        else if (a == "--max-connections")
+            o.max_connections = static_cast<int>(number(a, value(), 1, 65536));
+        else if (a == "--publish")
+            o.publish.push_back(value());
+        else if (a == "--forward") {
+            std::string v = value();
+            size_t colon = v.find(':');
+            if (colon == std::string::npos) die("--forward: expected FD:HOSTPORT, got " + v);
+            o.forwards.push_back(
+                {static_cast<int>(number(a, std::string_view(v).substr(0, colon), 3, 65535)),
+                 static_cast<uint16_t>(
+                     number(a, std::string_view(v).substr(colon + 1), 1, 65535))});
+        } else
+            die("unknown argument \"" + a + "\"");
+    }
+    if (o.id.empty() || o.state_dir.empty() || o.init_pidfd < 0 || o.ready_fd < 0)
+        die("--id, --state-dir, --init-pidfd and --ready-fd are required");
+    if (!o.publish.empty() && o.netns_fd < 0) die("--publish needs --netns-fd");
+    return o;
+}
+
+sockaddr_storage loopback(uint16_t port) {
+    sockaddr_storage ss{};
+    auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(port);
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return ss;
+}
+
+// "ADDR:HOSTPORT:CPORT" (ADDR IPv4 or [IPv6]) -> a listener on the host.
+int listen_published(const std::string &spec, uint16_t &container_port) {
+    std::string addr, rest;
+    if (!spec.empty() && spec[0] == '[') {
+        size_t close = spec.find("]:");
+        if (close == std::string::npos) die("--publish: bad address in " + spec);
+        addr = spec.substr(1, close - 1);
+        rest = spec.substr(close + 2);
+    } else {
+        size_t colon = spec.find(':');
+        if (colon == std::string::npos) die("--publish: expected ADDR:HOSTPORT:CPORT, got " + spec);
+        addr = spec.substr(0, colon);
+        rest = spec.substr(colon + 1);
+    }
+    size_t colon = rest.find(':');
+    if (colon == std::string::npos) die("--publish: expected ADDR:HOSTPORT:CPORT, got " + spec);
+    auto host_port = static_cast<uint16_t>(number("--publish", rest.substr(0, colon), 1, 65535));
+    container_port = static_cast<uint16_t>(number("--publish", rest.substr(colon + 1), 1, 65535));
+    sockaddr_storage ss{};
+    socklen_t len;
+    if (addr.find(':') == std::string::npos) {
+        auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+        in->sin_family = AF_INET;
+        in->sin_port = htons(host_port);
+        if (::inet_pton(AF_INET, addr.c_str(), &in->sin_addr) != 1)
+            die("--publish: bad address " + addr);
+        len = sizeof *in;
+    } else {
+        auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(host_port);
+        if (::inet_pton(AF_INET6, addr.c_str(), &in6->sin6_addr) != 1)
+            die("--publish: bad address " + addr);
+        len = sizeof *in6;
+    }
+    int s = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s < 0) die(std::string("dev.ocirun.publish: socket: ") + std::strerror(errno));
+    int one = 1;
+    (void)::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6)
+        (void)::setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    std::string where = address_text(ss);
+    if (::bind(s, reinterpret_cast<sockaddr *>(&ss), len) < 0)
+        die("dev.ocirun.publish: bind " + where + ": " + std::strerror(errno));
+    if (::listen(s, SOMAXCONN) < 0)
+        die("dev.ocirun.publish: listen on " + where + ": " + std::strerror(errno));
+    return s;
+}
+
+// Keep only what the helper still needs: CAP_SYS_ADMIN to open sockets in
+// the container's network namespace when it publishes ports, else nothing.
+void drop_privileges(bool keep_setns) {
+    for (int c = 0; c <= CAP_LAST_CAP; c++)
+        if (!(keep_setns && c == CAP_SYS_ADMIN)) (void)::prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+    __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct d[2] = {};
+    if (keep_setns) {
+        d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
+    }
+    if (::syscall(SYS_capset, &h, d) < 0) die(std::string("capset: ") + std::strerror(errno));
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        die(std::string("no_new_privs: ") + std::strerror(errno));
+}
+
+// The end: every relay closed (each logs its close event), then exit.
+class Stopper : public Handler {
+  public:
+    void on_ready(Loop &loop, int, uint32_t) override {
+        for (Relay *r : std::vector<Relay *>(Relay::all()))
+            r->close(loop);
+        loop.stop();
+    }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+    // Nothing in the container may ptrace this process or open its
+    // /proc/PID files, even with the same uid.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    ::signal(SIGPIPE, SIG_IGN);
+    Options o = parse(argc, argv);
+
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    for (int s : {SIGTERM, SIGINT, SIGHUP})
+        sigaddset(&stop_signals, s);
+    ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+    int sfd = ::signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+
+    Loop loop;
+    if (!loop.valid() || sfd < 0) die(std::string("epoll/signalfd: ") + std::strerror(errno));
+    Stopper stopper;
+    if (!loop.watch(sfd, EPOLLIN, &stopper) || !loop.watch(o.init_pidfd, EPOLLIN, &stopper))
+        die(std::string("watch the init: ") + std::strerror(errno));
+
+    EgressLog log;
+    std::string log_path = o.state_dir + "/egress.jsonl";
+    if (!log.open(log_path, o.id)) die("open " + log_path + ": " + std::strerror(errno));
+
+    PipePool pool;
+    std::vector<std::unique_ptr<Forwarder>> forwarders;
+    for (auto [fd, host_port] : o.forwards) {
+        if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+            die("--forward: fd " + std::to_string(fd) + ": " + std::strerror(errno));
+        forwarders.push_back(std::make_unique<Forwarder>(pool, fd, loopback(host_port), -1, -1));
+    }
+    int home = -1;
+    if (!o.publish.empty()) {
+        home = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (home < 0) die(std::string("open /proc/self/ns/net: ") + std::strerror(errno));
+        for (const auto &p : o.publish) {
+            uint16_t cport = 0;
+            int l = listen_published(p, cport);
+            forwarders.push_back(
+                std::make_unique<Forwarder>(pool, l, loopback(cport), o.netns_fd, home));
+        }
+    }
+    for (auto &f : forwarders)
+        if (!loop.watch(f->fd(), EPOLLIN, f.get()))
+            die(std::string("epoll: ") + std::strerror(errno));
+
+    std::unique_ptr<Resolver> resolver;
+    std::unique_ptr<EgressProxy> proxy;
+    if (o.proxy_fd >= 0) {
+        ProxyConfig pc;
+        if (!o.domains.empty()) {
+            auto p = egress::parse_patterns(o.domains, "dev.ocirun.domains");
+            if (!p) die(p.error().text());
+            pc.allow = std::move(*p);
+        }
+        if (!o.deny_domains.empty()) {
+            auto p = egress::parse_patterns(o.deny_domains, "dev.ocirun.deny-domains");
+            if (!p) die(p.error().text());
+            pc.deny = std::move(*p);
+        }
+        pc.observe = o.observe;
+        pc.max_connections = o.max_connections;
+        if (const char *h = std::getenv("OCI_RUN_RESOLVE_HOSTS")) pc.hosts_file = h;
+        resolver = std::make_unique<Resolver>(pc.hosts_file);
+        if (!resolver->start(loop)) die(std::string("resolver: ") + std::strerror(errno));
+        if (::fcntl(o.proxy_fd, F_SETFL, ::fcntl(o.proxy_fd, F_GETFL) | O_NONBLOCK) < 0)
+            die(std::string("--proxy: ") + std::strerror(errno));
+        proxy = std::make_unique<EgressProxy>(pool, log, *resolver, std::move(pc), o.proxy_fd);
+        if (!loop.watch(o.proxy_fd, EPOLLIN, proxy.get()))
+            die(std::string("epoll: ") + std::strerror(errno));
+    }
+
+    drop_privileges(!o.publish.empty());
+    std::string ready = "ready " + std::to_string(::getpid()) + "\n";
+    (void)!::write(o.ready_fd, ready.data(), ready.size());
+    ::close(o.ready_fd);
+    ready_fd = -1;
+    if (!loop.run()) {
+        std::perror("oci-run-shim: epoll_wait");
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,221 @@
+#include "network_policy.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace ocirun {
+
+namespace {
+
+constexpr const char *kPrefix = "dev.ocirun.";
+
+std::string key_of(const char *name) {
+    return std::string(kPrefix) + name;
+}
+
+Status bad(const char *name, const std::string &why) {
+    return fail("annotations[" + key_of(name) + "]: " + why);
+}
+
+Result<uint16_t> port_of(const char *name, std::string_view s) {
+    unsigned v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v == 0 || v > 65535)
+        return forward(bad(name, "\"" + std::string(s) + "\" is not a port (1-65535)").error());
+    return static_cast<uint16_t>(v);
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+        size_t end = s.find(sep, start);
+        if (end == std::string_view::npos) end = s.size();
+        out.push_back(s.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+// PORT or CPORT:HPORT, comma-separated.
+Result<std::vector<PortForward>> parse_local_ports(std::string_view v) {
+    std::vector<PortForward> out;
+    for (std::string_view e : split(v, ',')) {
+        PortForward f;
+        size_t colon = e.find(':');
+        if (colon == std::string_view::npos) {
+            f.container_port = f.host_port = OCI_TRY(port_of("local-ports", e));
+        } else {
+            f.container_port = OCI_TRY(port_of("local-ports", e.substr(0, colon)));
+            f.host_port = OCI_TRY(port_of("local-ports", e.substr(colon + 1)));
+        }
+        for (const auto &o : out)
+            if (o.container_port == f.container_port)
+                return forward(bad("local-ports", "container port " +
+                                                      std::to_string(f.container_port) +
+                                                      " is forwarded twice")
+                                   .error());
+        out.push_back(f);
+    }
+    return out;
+}
+
+// [HOSTADDR:]HOSTPORT:CPORT, comma-separated; HOSTADDR is IPv4 or [IPv6].
+Result<std::vector<PortPublish>> parse_publish(std::string_view v) {
+    std::vector<PortPublish> out;
+    for (std::string_view e : split(v, ',')) {
+        PortPublish p;
+        std::string addr = "127.0.0.1";
+        std::string_view rest = e;
+        if (!e.empty() && e[0] == '[') {
+            size_t close = e.find("]:");
+            if (close == std::string_view::npos)
+                return forward(
+                    bad("publish", "\"" + std::string(e) + "\": expected [IPV6]:HOSTPORT:CPORT")
+                        .error());
+            addr = std::string(e.substr(1, close - 1));
+            rest = e.substr(close + 2);
+        } else if (std::count(e.begin(), e.end(), ':') == 2) {
+            size_t colon = e.find(':');
+            addr = std::string(e.substr(0, colon));
+            rest = e.substr(colon + 1);
+        }
+        size_t colon = rest.find(':');
+        if (colon == std::string_view::npos || rest.find(':', colon + 1) != std::string_view::npos)
+            return forward(
+                bad("publish", "\"" + std::string(e) + "\": expected [HOSTADDR:]HOSTPORT:CPORT")
+                    .error());
+        p.host_port = OCI_TRY(port_of("publish", rest.substr(0, colon)));
+        p.container_port = OCI_TRY(port_of("publish", rest.substr(colon + 1)));
+        p.host_addr.family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
+        if (::inet_pton(p.host_addr.family, addr.c_str(), p.host_addr.bytes) != 1)
+            return forward(
+                bad("publish", "\"" + addr + "\" is not an IPv4 or [IPv6] address").error());
+        for (const auto &o : out)
+            if (o.host_port == p.host_port && o.host_addr == p.host_addr)
+                return forward(bad("publish", "host port " + addr + ":" +
+                                                  std::to_string(p.host_port) +
+                                                  " is published twice")
+                                   .error());
+        out.push_back(p);
+    }
+    return out;
+}
+
+const std::string *find(const oci::StringMap &a, const char *name) {
+    auto it = a.find(key_of(name));
+    return it == a.end() ? nullptr : &it->second;
+}
+
+} // namespace
+
+std::vector<uint16_t> NetworkPolicy::listen_ports() const {
+    std::vector<uint16_t> out;
+    for (const auto &f : local_ports)
+        out.push_back(f.container_port);
+    if (proxy()) out.push_back(kProxyPort);
+    return out;
+}
+
+bool is_network_key(const std::string &name) {
+    static const char *kKeys[] = {
+        "network",      "local-ports",          "publish", "domains", "deny-domains",
+        "network-mode", "proxy-max-connections"};
+    for (const char *k : kKeys)
+        if (name == k) return true;
+    return false;
+}
+
+Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
+    NetworkPolicy p;
+    if (const std::string *v = find(a, "network")) {
+        if (*v != "none" && *v != "local" && *v != "https" && *v != "full")
+            return forward(
+                bad("network", "expected none, local, https or full, got \"" + *v + "\"").error());
+        p.mode = *v;
+    }
+    if (const std::string *v = find(a, "local-ports"))
+        p.local_ports = OCI_TRY(parse_local_ports(*v));
+    if (const std::string *v = find(a, "publish")) p.publish = OCI_TRY(parse_publish(*v));
+    if (const std::string *v = find(a, "domains")) {
+        p.domains = *v;
+        p.allow = OCI_TRY(egress::parse_patterns(*v, key_of("domains")));
+    }
+    if (const std::string *v = find(a, "deny-domains")) {
+        p.deny_domains = *v;
+        p.deny = OCI_TRY(egress::parse_patterns(*v, key_of("deny-domains")));
+    }
+    if (const std::string *v = find(a, "network-mode")) {
+        if (*v != "enforce" && *v != "observe")
+            return forward(
+                bad("network-mode", "expected enforce or observe, got \"" + *v + "\"").error());
+        p.observe = *v == "observe";
+    }
+    if (const std::string *v = find(a, "proxy-max-connections")) {
+        int n = 0;
+        auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+        if (v->empty() || ec != std::errc() || end != v->data() + v->size() || n < 1 || n > 65536)
+            return forward(bad("proxy-max-connections",
+                               "expected a number from 1 to 65536, got \"" + *v + "\"")
+                               .error());
+        p.max_connections = n;
+    }
+
+    // The mode the keys imply when dev.ocirun.network is not set.
+    const bool proxy_keys = find(a, "domains") || find(a, "deny-domains") ||
+                            find(a, "network-mode") || find(a, "proxy-max-connections");
+    if (p.mode.empty()) {
+        if (proxy_keys)
+            p.mode = "https";
+        else if (!p.local_ports.empty() || !p.publish.empty())
+            p.mode = "local";
+    }
+    // What the mode leaves no room for.
+    if (p.mode == "full") {
+        for (const char *k : {"local-ports", "publish", "domains", "deny-domains", "network-mode",
+                              "proxy-max-connections"})
+            if (find(a, k))
+                return forward(bad(k, "dev.ocirun.network=full: the runtime adds nothing to the "
+                                      "network namespace; remove this key")
+                                   .error());
+    }
+    if (p.mode == "none") {
+        for (const char *k : {"local-ports", "publish", "domains", "deny-domains", "network-mode",
+                              "proxy-max-connections"})
+            if (find(a, k))
+                return forward(
+                    bad(k, "dev.ocirun.network=none allows loopback only; use local or https")
+                        .error());
+    }
+    if (p.mode == "local" && proxy_keys) {
+        for (const char *k : {"domains", "deny-domains", "network-mode", "proxy-max-connections"})
+            if (find(a, k))
+                return forward(
+                    bad(k, "needs the egress proxy: dev.ocirun.network=https, not local").error());
+    }
+    for (const auto &f : p.local_ports)
+        if (p.proxy() && f.container_port == kProxyPort)
+            return forward(bad("local-ports", "container port " + std::to_string(kProxyPort) +
+                                                  " is the egress proxy's")
+                               .error());
+    return p;
+}
+
+void add_proxy_env(std::vector<std::string> &env) {
+    const std::string url = "http://127.0.0.1:" + std::to_string(kProxyPort);
+    const std::pair<const char *, std::string> vars[] = {{"HTTP_PROXY", url},
+                                                         {"HTTPS_PROXY", url},
+                                                         {"http_proxy", url},
+                                                         {"https_proxy", url},
+                                                         {"NO_PROXY", "localhost,127.0.0.1"},
+                                                         {"no_proxy", "localhost,127.0.0.1"}};
+    for (const auto &[name, value] : vars) {
+        std::string prefix = std::string(name) + "=";
+        std::erase_if(env, [&](const std::string &e) { return e.rfind(prefix, 0) == 0; });
+        env.push_back(prefix + value);
+    }
+}
+
+} // namespace ocirun

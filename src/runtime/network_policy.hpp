@@ -1,0 +1,70 @@
+// The network part of the sandbox policy (dev.ocirun.network and the keys
+// that go with it): parsed and cross-checked before anything is created. The
+// container then gets its own network namespace holding loopback only, and
+// the per-container helper (oci-run-shim, shim/) is its only way out:
+// forwarded host ports, published container ports and the egress proxy.
+#pragma once
+
+#include "egress_rules.hpp"
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// Where the egress proxy listens inside the container (HTTP_PROXY points there).
+inline constexpr uint16_t kProxyPort = 3128;
+inline constexpr int kDefaultProxyMaxConnections = 256;
+
+// dev.ocirun.local-ports: inside, 127.0.0.1:container_port reaches the host's
+// 127.0.0.1:host_port.
+struct PortForward {
+    uint16_t container_port = 0;
+    uint16_t host_port = 0;
+};
+
+// dev.ocirun.publish: the host's address:host_port reaches the container's
+// 127.0.0.1:container_port.
+struct PortPublish {
+    egress::IpAddr host_addr;
+    uint16_t host_port = 0;
+    uint16_t container_port = 0;
+};
+
+struct NetworkPolicy {
+    // dev.ocirun.network as in effect: "" (not set), none, local, https or
+    // full. domains alone mean https; local-ports or publish alone mean local.
+    std::string mode;
+    std::vector<PortForward> local_ports;
+    std::vector<PortPublish> publish;
+    std::string domains;      // dev.ocirun.domains as written (the helper parses it again)
+    std::string deny_domains; // dev.ocirun.deny-domains as written
+    std::vector<egress::Pattern> allow, deny;
+    bool observe = false; // dev.ocirun.network-mode=observe
+    int max_connections = kDefaultProxyMaxConnections;
+
+    // The runtime builds the namespace: loopback only, plus what the helper adds.
+    bool own_namespace() const { return mode == "none" || mode == "local" || mode == "https"; }
+    bool proxy() const { return mode == "https"; }
+    // The helper runs for forwarded ports, published ports and the proxy.
+    bool helper() const { return !local_ports.empty() || !publish.empty() || proxy(); }
+    // The ports the init listens on inside the container, in this order:
+    // every local port, then the proxy.
+    std::vector<uint16_t> listen_ports() const;
+};
+
+// Whether `name` (after the dev.ocirun. prefix) is one of the network keys.
+bool is_network_key(const std::string &name);
+
+// The network keys of `annotations`, checked each and together; errors name
+// the annotation.
+Result<NetworkPolicy> parse_network_policy(const oci::StringMap &annotations);
+
+// The proxy variables added to the environment of the container's process
+// and of every process exec'd into it (replacing any of the same name).
+void add_proxy_env(std::vector<std::string> &env);
+
+} // namespace ocirun

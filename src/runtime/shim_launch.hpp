@@ -1,0 +1,45 @@
+// The runtime's side of the per-container network helper (oci-run-shim,
+// shim/): finding it, starting it detached from the runtime with the sockets
+// the container's init made, and stopping it on delete. The helper itself
+// relays and filters; see shim/main.cpp.
+#pragma once
+
+#include "network_policy.hpp"
+#include "oci/error.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// $OCI_RUN_SHIM, else the installed helper ($libexecdir/oci-run/oci-run-shim).
+std::string shim_path();
+
+struct ShimLaunch {
+    std::string id;
+    std::string state_dir;      // egress.jsonl and shim.log go here
+    pid_t init = 0;             // the helper exits when this process does
+    std::vector<int> listeners; // made by the init, in NetworkPolicy::listen_ports() order
+    int netns_fd = -1;          // the container's netns, for published ports
+    const NetworkPolicy *net = nullptr;
+};
+
+struct ShimProcess {
+    pid_t pid = 0;
+    uint64_t start_time = 0;
+};
+
+// Start the helper in its own session, reparented away from the runtime (its
+// parent exits), and wait until it says it listens, or why it cannot.
+Result<ShimProcess> spawn_shim(const ShimLaunch &launch);
+
+// SIGTERM (the helper closes its connections and logs them), then SIGKILL if
+// it is still there after a moment; a helper already gone is fine.
+void stop_shim(pid_t pid, uint64_t start_time);
+
+// The egress log in a container's state directory (JSON lines).
+inline constexpr const char *kEgressLog = "egress.jsonl";
+
+} // namespace ocirun
