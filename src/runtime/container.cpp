@@ -7,6 +7,7 @@
 #include "log.hpp"
 #include "mount_plan.hpp"
 #include "namespaces.hpp"
+#include "netlink.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
@@ -20,6 +21,7 @@
 
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -83,7 +85,21 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
         return fail(std::string("config.json: ") + field + ": not implemented yet");
     };
     if (lx.intel_rdt) return pending("linux.intelRdt");
-    if (!lx.net_devices.empty()) return pending("linux.netDevices");
+    if (!lx.net_devices.empty()) {
+        if (!lx.find_namespace(oci::NsType::network))
+            return fail("config.json: linux.netDevices needs a network namespace in "
+                        "linux.namespaces (the devices would stay in the host's)");
+        if (::geteuid() != 0)
+            return fail("config.json: linux.netDevices: moving a host interface needs root");
+        auto bad_name = [](const std::string &n) {
+            return n.empty() || n.size() >= IFNAMSIZ || n == "." || n == ".." ||
+                   n.find_first_of("/: \t\n") != std::string::npos;
+        };
+        for (const auto &[name, dev] : lx.net_devices)
+            if (bad_name(name) || (!dev.name.empty() && bad_name(dev.name)))
+                return fail("config.json: linux.netDevices[" + name + "]: \"" +
+                            (bad_name(name) ? name : dev.name) + "\" is not an interface name");
+    }
     if (!lx.mount_label.empty()) return pending("linux.mountLabel (SELinux)");
     if (!spec.process->apparmor_profile.empty()) return pending("process.apparmorProfile");
     if (!spec.process->selinux_label.empty()) return pending("process.selinuxLabel");
@@ -180,6 +196,18 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
         l.netns_fd = netns.get();
     }
     return spawn_shim(l);
+}
+
+// linux.netDevices: into the init's network namespace, renamed on the way;
+// the init gives them their addresses back and sets them up.
+Status move_net_devices(const oci::Linux &lx, pid_t init) {
+    if (lx.net_devices.empty()) return {};
+    std::string path = "/proc/" + std::to_string(init) + "/ns/net";
+    Fd netns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!netns.valid()) return fail_errno("linux.netDevices: open " + path);
+    for (const auto &[name, dev] : lx.net_devices)
+        OCI_CHECK(move_interface(name, netns.get(), dev.name));
+    return {};
 }
 
 // Start the container's init: one clone into all new namespaces or, with a
@@ -314,6 +342,13 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     // The proxy is the only way out: the process is told where it is.
     if (policy.net.proxy()) add_proxy_env(spec.process->env);
     const bool want_shim = policy.net.helper() && host_facts.shim;
+    // The host interfaces to move in, with the addresses the move drops.
+    if (!lx.net_devices.empty() && policy.net.own_namespace())
+        return fail("config.json: linux.netDevices: dev.ocirun.network=" + policy.net.mode +
+                    " allows loopback only");
+    for (const auto &[name, dev] : lx.net_devices)
+        cfg.net_devices.push_back(
+            {dev.name.empty() ? name : dev.name, OCI_TRY(interface_addresses(name))});
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;
@@ -419,6 +454,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         if (auto r = write_id_mappings(pid, lx); !r) return abort_child(r.error());
     if (!rec.cgroup_dirs.empty())
         if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
+    if (auto r = move_net_devices(lx, pid); !r) return abort_child(r.error());
     if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
     auto msg = sync::receive(sv[0], "the container's init");
     std::vector<Fd> listeners; // the init's sockets for the network helper

@@ -80,6 +80,7 @@ std::string features_json() {
     w.key("apparmor").begin_object().kv_bool("enabled", false).end_object();
     w.key("selinux").begin_object().kv_bool("enabled", false).end_object();
     w.key("intelRdt").begin_object().kv_bool("enabled", false).end_object();
+    w.key("netDevices").begin_object().kv_bool("enabled", true).end_object();
     w.key("mountExtensions")
         .begin_object()
         .key("idmap")

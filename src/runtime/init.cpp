@@ -296,6 +296,8 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "dev.ocirun.network");
+    for (const auto &d : cfg.net_devices)
+        OCI_CHECK(configure_interface(d.name, d.addrs));
     OCI_CHECK(pass_listeners(cfg));
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
     OCI_CHECK(set_personality(spec));

@@ -3,6 +3,7 @@
 // as the checklist.
 #pragma once
 
+#include "netlink.hpp"
 #include "oci/spec.hpp"
 #include "rootfs.hpp"
 #include "seccomp.hpp"
@@ -42,6 +43,11 @@ struct InitConfig {
     bool lock_mounts = false; // a sandbox policy masks paths: lock them (nested user ns)
     bool loopback_up = false; // dev.ocirun.network none/local/https: bring lo up in the new netns
     std::vector<uint16_t> listen_ports; // listen on 127.0.0.1:PORT, pass each to the runtime
+    struct NetDevice {
+        std::string name;             // in the container
+        std::vector<IfAddress> addrs; // what it had on the host
+    };
+    std::vector<NetDevice> net_devices; // linux.netDevices, moved in by the runtime
 };
 
 // Never returns: execs the process or exits after reporting the error.

@@ -529,3 +529,41 @@ Test(network, delete_force_stops_the_helper) {
     cr_assert_eq(d.status, 0, "%s", d.err.c_str());
     cr_assert(gone, "helper %ld still there after delete --force", shim);
 }
+
+// linux.netDevices: a host interface moves in under its new name with its
+// addresses, and is up; one that does not exist is an error naming it.
+Test(network, net_devices_move_a_host_interface_in) {
+    std::string host_if = "ocrt" + std::to_string(::getpid() % 100000);
+    std::string peer = host_if + "p";
+    auto sh = [](const std::string &cmd) {
+        return test::run(std::vector<std::string>{"sh", "-c", cmd});
+    };
+    auto made = sh("ip link add " + host_if + " type veth peer name " + peer +
+                   " && ip addr add "
+                   "192.0.2.10/24 dev " +
+                   host_if + " && ip -6 addr add 2001:db8::10/64 dev " + host_if);
+    Env e = make_env(
+        "netdev", {"sh", "-c", "ip -o addr show eth1; cat /sys/class/net/eth1/flags; ip -o link"});
+    e.b.spec.linux_->net_devices[host_if].name = "eth1";
+    auto o = test::run(e);
+    Env f = make_env("netdev2", {"true"});
+    f.b.spec.linux_->net_devices["ocrt-nosuch"].name = "";
+    auto missing = test::run(f);
+    auto left = test::dir_entries(f.root);
+    // With the container's namespace gone, the veth pair is gone too.
+    auto after = sh("ip link show " + peer + " 2>&1; ip link del " + peer + " 2>/dev/null; true");
+    cleanup_all();
+    cr_assert_eq(made.status, 0, "%s", made.err.c_str());
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "eth1    inet 192.0.2.10/24 scope global eth1") &&
+                  contains(o.out, "inet6 2001:db8::10/64 scope global"),
+              "%s", o.out.c_str());
+    // IFF_UP is bit 0 of the flags.
+    cr_assert(contains(o.out, "0x1003\n") || contains(o.out, "0x1103\n"), "%s", o.out.c_str());
+    cr_assert(!contains(o.out, host_if), "%s", o.out.c_str());
+    cr_assert_eq(missing.status, 1);
+    cr_assert(contains(missing.err, "linux.netDevices[ocrt-nosuch]: no interface ocrt-nosuch"),
+              "%s", missing.err.c_str());
+    cr_assert(left.empty());
+    cr_assert(contains(after.out, "does not exist"), "%s", after.out.c_str());
+}
