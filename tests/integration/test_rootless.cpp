@@ -6,9 +6,15 @@
 
 #include <criterion/criterion.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -157,4 +163,56 @@ Test(rootless, unprivileged_user_without_user_namespace_is_refused) {
     cr_assert_eq(o.status, 1, "run: %d %s", o.status, o.err.c_str());
     cr_assert(contains(o.err, "an unprivileged user needs a user namespace"), "%s", o.err.c_str());
     cr_assert(left.empty());
+}
+
+// The network helper works for an unprivileged user too: the init's
+// listener in the container's namespace, the helper (nobody's) connecting
+// from the host's; the proxy env is there; publish needs root and says so.
+Test(rootless, local_ports_and_the_proxy_without_privileges) {
+    std::string bin = runtime_copy();
+    std::string shim = bin.substr(0, bin.rfind('/')) + "/oci-run-shim";
+    const char *built = std::getenv("OCI_RUN_SHIM");
+    cr_assert(built, "OCI_RUN_SHIM is not set");
+    test::write_file(shim, test::read_file(built));
+    ::chmod(shim.c_str(), 0755);
+    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 && ::listen(s, 4) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
+    std::string port = std::to_string(ntohs(a.sin_port));
+    Env e = rootless_env(
+        "rlnet", bin, {"sh", "-c", "echo $HTTPS_PROXY; (echo hi; sleep 0.5) | nc 127.0.0.1 8080"});
+    auto &ns = e.b.spec.linux_->namespaces;
+    if (!e.b.spec.linux_->find_namespace(ocirun::oci::NsType::network))
+        ns.push_back({ocirun::oci::NsType::network, ""});
+    e.b.spec.annotations["dev.ocirun.local-ports"] = "8080:" + port;
+    e.b.spec.annotations["dev.ocirun.domains"] = "example.com";
+    e.b.save();
+    // A server that answers the one connection it gets.
+    pid_t srv = ::fork();
+    if (srv == 0) {
+        int c = ::accept(s, nullptr, nullptr);
+        char buf[64];
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n > 0) (void)!::write(c, "srv:", 4), (void)!::write(c, buf, static_cast<size_t>(n));
+        ::_exit(0);
+    }
+    ::close(s);
+    ::setenv("OCI_RUN_SHIM", shim.c_str(), 1);
+    auto o = run_as_nobody(e, bin);
+    e.b.spec.annotations["dev.ocirun.publish"] = "8081:80";
+    e.b.save();
+    auto pub = run_as_nobody(e, bin);
+    ::kill(srv, SIGKILL);
+    ::waitpid(srv, nullptr, 0);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run as nobody: %s", o.err.c_str());
+    cr_assert(test::contains(o.out, "http://127.0.0.1:3128\nsrv:hi\n"), "%s", o.out.c_str());
+    cr_assert_eq(pub.status, 1);
+    cr_assert(test::contains(pub.err, "dev.ocirun.publish needs root"), "%s", pub.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
 }
