@@ -1,24 +1,13 @@
 #include "cgroup_host.hpp"
 
 #include "oci/state.hpp"
+#include "text.hpp"
 
 #include <sstream>
 
 namespace ocirun {
 
 namespace {
-
-std::vector<std::string> split(std::string_view s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-        size_t end = s.find(sep, start);
-        if (end == std::string_view::npos) end = s.size();
-        out.emplace_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string unescape(std::string_view s) {

@@ -1,5 +1,7 @@
 #include "network_policy.hpp"
 
+#include "text.hpp"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -25,18 +27,6 @@ Result<uint16_t> port_of(const char *name, std::string_view s) {
     if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v == 0 || v > 65535)
         return forward(bad(name, "\"" + std::string(s) + "\" is not a port (1-65535)").error());
     return static_cast<uint16_t>(v);
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-        size_t end = s.find(sep, start);
-        if (end == std::string_view::npos) end = s.size();
-        out.push_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
 }
 
 // PORT or CPORT:HPORT, comma-separated.

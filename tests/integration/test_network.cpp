@@ -196,6 +196,19 @@ long shim_pid(const Env &e) {
     return std::atol(rec.c_str() + at + 10);
 }
 
+// A sleeping container whose proxy allows a.test (and 127.0.0.2, where it
+// and other.test resolve) on the server's port, plus `extra` annotations.
+Env proxied(const char *tag, const Server &a,
+            std::initializer_list<std::pair<const char *, const char *>> extra) {
+    Env e = make_env(tag, {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] = "a.test:" + std::to_string(a.port) + ",127.0.0.2";
+    for (const auto &[k, v] : extra)
+        e.b.spec.annotations[k] = v;
+    e.b.save();
+    use_hosts(e, "127.0.0.2 a.test other.test\n");
+    return e;
+}
+
 std::string egress_log(const Env &e) {
     return read_file(e.root + "/" + e.id + "/egress.jsonl");
 }
@@ -405,11 +418,7 @@ Test(network, proxy_observe_mode) {
     Server a;
     serve(a, "127.0.0.2", "A:");
     std::string p = std::to_string(a.port);
-    Env e = make_env("netobs", {"sleep", "30"});
-    e.b.spec.annotations["dev.ocirun.domains"] = "a.test:" + p + ",127.0.0.2";
-    e.b.spec.annotations["dev.ocirun.network-mode"] = "observe";
-    e.b.save();
-    use_hosts(e, "127.0.0.2 a.test other.test\n");
+    Env e = proxied("netobs", a, {{"dev.ocirun.network-mode", "observe"}});
     long pid = started(e);
     auto answers = split_answers(netns_talk(
         pid, 3128, {connect_req("other.test:" + p, "hi"), connect_req("a.test:" + p, "hi")}));
@@ -437,11 +446,7 @@ Test(network, proxy_max_connections) {
     Server a;
     serve(a, "127.0.0.2", "A:");
     std::string p = std::to_string(a.port);
-    Env e = make_env("netmax", {"sleep", "30"});
-    e.b.spec.annotations["dev.ocirun.domains"] = "a.test:" + p + ",127.0.0.2";
-    e.b.spec.annotations["dev.ocirun.proxy-max-connections"] = "2";
-    e.b.save();
-    use_hosts(e, "127.0.0.2 a.test\n");
+    Env e = proxied("netmax", a, {{"dev.ocirun.proxy-max-connections", "2"}});
     long pid = started(e);
     std::string req = connect_req("a.test:" + p, "x");
     auto held = split_answers(netns_talk(pid, 3128, {req, req, req}));
