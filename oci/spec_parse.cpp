@@ -215,7 +215,11 @@ Status parse_devices(yajl_val obj, const Path &p, std::vector<Device> &out) {
         bool need_numbers = d.type != "p";
         OCI_CHECK(json::get_int(v, ip, "major", d.major, 0, 4095, need_numbers));
         OCI_CHECK(json::get_int(v, ip, "minor", d.minor, 0, 1048575, need_numbers));
-        OCI_CHECK(json::get_uint_opt(v, ip, "fileMode", d.file_mode, 07777));
+        // Podman (as Go's os.FileMode) sends the file-type bits too
+        // (S_IFCHR | 0666 = 8630), which runc accepts: only the permission
+        // bits are kept; the type comes from `type`.
+        OCI_CHECK(json::get_uint_opt(v, ip, "fileMode", d.file_mode, 0177777));
+        if (d.file_mode) *d.file_mode &= 07777;
         OCI_CHECK(json::get_uint_opt(v, ip, "uid", d.uid, kU32));
         OCI_CHECK(json::get_uint_opt(v, ip, "gid", d.gid, kU32));
         out.push_back(std::move(d));

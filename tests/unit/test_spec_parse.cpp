@@ -619,8 +619,16 @@ Test(spec_parse, range_hook_timeout_zero) {
 
 Test(spec_parse, range_device_file_mode) {
     EXPECT_PARSE_ERR(cfg("", R"("devices": [{"path": "/dev/x", "type": "c", "major": 1,
-                                             "minor": 3, "fileMode": 4096}])"),
-                     "linux.devices[0].fileMode: 4096 is out of range [0, 4095]");
+                                             "minor": 3, "fileMode": 65536}])"),
+                     "linux.devices[0].fileMode: 65536 is out of range [0, 65535]");
+}
+
+// Podman sends the file-type bits with the permissions (S_IFCHR|0666).
+Test(spec_parse, device_file_mode_keeps_the_permission_bits) {
+    auto s = ocirun::oci::parse_spec(cfg("", R"("devices": [{"path": "/dev/x", "type": "c",
+                                         "major": 1, "minor": 3, "fileMode": 8630}])"));
+    cr_assert(s.has_value(), "%s", s ? "" : s.error().text().c_str());
+    cr_assert_eq(*s->linux_->devices[0].file_mode, 0666u);
 }
 
 Test(spec_parse, range_idmapping_size_zero) {
