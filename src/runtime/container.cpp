@@ -337,7 +337,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
     cfg.lock_mounts = policy.masks();
-    cfg.loopback_up = policy.net.own_namespace();
+    // A new network namespace gets its loopback up, as with runc and crun.
+    cfg.loopback_up = policy.net.own_namespace() || (flags & CLONE_NEWNET) != 0;
     if (policy.net.own_namespace()) cfg.listen_ports = policy.net.listen_ports();
     // The proxy is the only way out: the process is told where it is.
     if (policy.net.proxy()) add_proxy_env(spec.process->env);
@@ -851,6 +852,12 @@ Status remove_container(ContainerDir &dir, bool force) {
 }
 
 Status delete_container(const std::string &root, const std::string &id, bool force) {
+    // runc's behaviour, which Podman relies on after a failed create:
+    // --force of a container that is not there is done already.
+    struct stat st;
+    if (force && validate_id(id) && ::lstat((root + "/" + id).c_str(), &st) < 0 &&
+        errno == ENOENT)
+        return {};
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     return remove_container(dir, force);
 }

@@ -295,7 +295,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK_CTX(finish_rootfs(*cfg.mounts), "rootfs");
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
-    if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "dev.ocirun.network");
+    if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "network namespace");
     for (const auto &d : cfg.net_devices)
         OCI_CHECK(configure_interface(d.name, d.addrs));
     OCI_CHECK(pass_listeners(cfg));
@@ -307,6 +307,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     if (cfg.guard && !proc.no_new_privileges) OCI_CHECK(load_seccomp(*cfg.guard));
     OCI_CHECK(apply_identity(proc));
     OCI_CHECK(apply_cwd_umask(proc));
+    OCI_CHECK(find_executable(proc));
     OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
     if (filter_at(cfg, FilterPoint::before_ready))
         OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));

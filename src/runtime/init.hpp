@@ -41,7 +41,7 @@ struct InitConfig {
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
     bool lock_mounts = false; // a sandbox policy masks paths: lock them (nested user ns)
-    bool loopback_up = false; // dev.ocirun.network none/local/https: bring lo up in the new netns
+    bool loopback_up = false; // a new netns: bring its lo up
     std::vector<uint16_t> listen_ports; // listen on 127.0.0.1:PORT, pass each to the runtime
     struct NetDevice {
         std::string name;             // in the container

@@ -122,6 +122,36 @@ std::vector<char *> exec_strings(const std::vector<std::string> &strings) {
     return v;
 }
 
+Status find_executable(const oci::Process &p) {
+    const std::string &prog = p.args[0];
+    auto usable = [](const std::string &file) -> int {
+        struct stat st {};
+        if (::stat(file.c_str(), &st) < 0) return errno;
+        if (!S_ISREG(st.st_mode)) return EACCES;
+        return ::access(file.c_str(), X_OK) < 0 ? errno : 0;
+    };
+    if (prog.find('/') != std::string::npos) {
+        int e = usable(prog);
+        if (e == 0) return {};
+        return fail_code(e, "exec " + prog);
+    }
+    const char *path = env_path(p.env);
+    std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    int denied = 0;
+    size_t pos = 0;
+    while (pos <= dirs.size()) {
+        size_t end = dirs.find(':', pos);
+        if (end == std::string::npos) end = dirs.size();
+        std::string dir = dirs.substr(pos, end - pos);
+        pos = end + 1;
+        int e = usable((dir.empty() ? "." : dir) + "/" + prog);
+        if (e == 0) return {};
+        if (e == EACCES) denied = e;
+    }
+    if (denied) return fail_code(denied, "exec " + prog + ": found in $PATH but not executable");
+    return fail_code(ENOENT, "exec " + prog + ": executable file not found in $PATH (" + dirs + ")");
+}
+
 Error exec_process(const oci::Process &p) {
     std::vector<char *> argv = exec_strings(p.args), envp = exec_strings(p.env);
     const std::string &prog = p.args[0];
@@ -142,7 +172,7 @@ Error exec_process(const oci::Process &p) {
         ::execve(full.c_str(), argv.data(), envp.data());
         if (errno != ENOENT && errno != ENOTDIR) last = errno;
     }
-    return Error{last, "exec " + prog + ": not found in PATH " + dirs};
+    return Error{last, "exec " + prog + ": executable file not found in $PATH (" + dirs + ")"};
 }
 
 } // namespace ocirun

@@ -23,6 +23,10 @@ Status apply_identity(const oci::Process &p);
 Status apply_cwd_umask(const oci::Process &p);
 // Close every fd from 3 + preserve on exec.
 Status mark_fds_cloexec(int preserve_fds);
+// Look the program up as exec_process will (PATH from the process env),
+// so a missing or non-executable program fails `create`, as in runc, and
+// not only `start`.
+Status find_executable(const oci::Process &p);
 // Look args[0] up in the process's PATH and execve; returns only on error.
 Error exec_process(const oci::Process &p);
 

@@ -134,5 +134,5 @@ Test(exec, missing_command_is_reported) {
     auto x = oci({"--root", e.root, "exec", e.id, "no-such-program"});
     cleanup_all();
     cr_assert_eq(x.status, 1, "status %d", x.status);
-    cr_assert(contains(x.err, "exec no-such-program: not found in PATH"), "%s", x.err.c_str());
+    cr_assert(contains(x.err, "exec no-such-program: executable file not found in $PATH"), "%s", x.err.c_str());
 }

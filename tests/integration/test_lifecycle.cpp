@@ -743,23 +743,38 @@ Test(lifecycle, delete_force_without_state) {
     cr_assert(!left, "delete --force left %s", dir.c_str());
 }
 
-// A process that cannot be exec'd fails `start` (and so `run`) with the
-// reason, and `run` leaves nothing behind.
+// A program that is not there fails `create` (and so `run`), as in runc
+// (Podman maps that to exit 127), and leaves nothing behind.
 Test(lifecycle, exec_failure_is_reported_by_run) {
     Env e = make_env("noexec", {"no-such-command"});
     auto o = run(e);
     auto entries = dir_entries(e.root);
+    Env f = make_env("noexec3", {"/no/such/file"});
+    f.b.save();
+    auto c = create(f);
+    auto f_entries = dir_entries(f.root);
     cleanup_all();
     cr_assert_eq(o.status, 1, "status %d, err: %s", o.status, o.err.c_str());
-    cr_assert(contains(o.err, "exec no-such-command: not found in PATH"), "%s", o.err.c_str());
+    cr_assert(contains(o.err, "exec no-such-command: executable file not found in $PATH"), "%s",
+              o.err.c_str());
+    cr_assert_eq(c.status, 1);
+    cr_assert(contains(c.err, "create: exec /no/such/file: No such file or directory"), "%s",
+              c.err.c_str());
+    cr_assert(f_entries.empty());
     cr_assert_eq(test::count_lines(o.err), 1, "%s", o.err.c_str());
     cr_assert(entries.empty());
 }
 
+// A program that is gone by `start` fails it, and the container stops.
 Test(lifecycle, exec_failure_fails_start_and_stops_the_container) {
     Env e = make_env("noexec2", {"/no/such/file"});
+    ::mkdir((e.b.rootfs + "/no").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/no/such").c_str(), 0755);
+    test::write_file(e.b.rootfs + "/no/such/file", "#!/bin/sh\n");
+    ::chmod((e.b.rootfs + "/no/such/file").c_str(), 0755);
     e.b.save();
     auto c = create(e);
+    ::unlink((e.b.rootfs + "/no/such/file").c_str());
     auto s = oci({"--root", e.root, "start", e.id});
     std::string st = wait_status(e.root, e.id, "stopped");
     cleanup_all();

@@ -572,3 +572,16 @@ Test(network, net_devices_move_a_host_interface_in) {
     cr_assert(left.empty());
     cr_assert(contains(after.out, "does not exist"), "%s", after.out.c_str());
 }
+
+// Any new network namespace gets its loopback up (as runc and crun do), with
+// or without a policy.
+Test(network, new_namespace_has_loopback_up) {
+    Env e = make_env("netlo", {"sh", "-c",
+                               "cat /sys/class/net/lo/flags; nc -l -p 8080 -e echo reached & "
+                               "sleep 0.2; nc 127.0.0.1 8080 </dev/null"});
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s %s", o.out.c_str(), o.err.c_str());
+    // IFF_UP | IFF_LOOPBACK, and a server on 127.0.0.1 answers.
+    cr_assert(contains(o.out, "0x9\nreached\n"), "%s", o.out.c_str());
+}
