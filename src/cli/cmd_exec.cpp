@@ -66,7 +66,8 @@ int cmd_exec(const Globals &g, int argc, char **argv) {
             if (!parse_u32(s.substr(0, colon).c_str(), uid) ||
                 (colon != std::string::npos && !parse_u32(s.substr(colon + 1).c_str(), gid)))
                 return usage_error(cmd.name, "--user: expected UID[:GID], got \"" + s + "\"");
-            o.user = {uid, gid};
+            o.uid = uid;
+            if (colon != std::string::npos) o.gid = gid;
             break;
         }
         case 'c':

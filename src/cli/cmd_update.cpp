@@ -132,7 +132,10 @@ int cmd_update(const Globals &g, int argc, char **argv) {
             file = v;
             return 0;
         case BLKIO:
-            if (!parse_u64(v, u) || u > 1000) return bad("blkio-weight", "10..1000");
+            // 0 leaves it as it is (runc's default); the kernel takes 10..1000.
+            if (!parse_u64(v, u) || (u != 0 && (u < 10 || u > 1000)))
+                return bad("blkio-weight", "10..1000");
+            if (u == 0) return 0;
             (flags.block_io ? *flags.block_io : flags.block_io.emplace()).weight =
                 static_cast<uint16_t>(u);
             return 0;

@@ -22,7 +22,7 @@ const Command kCommands[] = {
     {"run", "create and start a container", "[options] ID",
      "  -b, --bundle DIR        bundle directory (default: current directory)\n"
      "  -d, --detach            return once started; the container runs on\n"
-     "  --keep                  keep the container's state after it exits\n"
+     "  --keep                  keep the container's state after it exits (not with -d)\n"
      "  --pid-file FILE         write the container's init PID to FILE\n"
      "  --console-socket PATH   UNIX socket that receives the terminal master\n"
      "                          (in the foreground without it, oci-run relays\n"
@@ -33,8 +33,8 @@ const Command kCommands[] = {
      cmd_run, true},
     {"state", "print a container's state as JSON", "ID", "", cmd_state},
     {"kill", "send a signal to a container's init", "[options] ID [SIGNAL]",
-     "  -a, --all               signal every process in the container's PID namespace\n"
-     "                          (refused for a container in the runtime's own)\n"
+     "  -a, --all               signal every process in the container: its cgroup, or\n"
+     "                          without one its PID namespace (refused if it is ours)\n"
      "  SIGNAL is a name (TERM, SIGTERM) or number; default SIGTERM\n",
      cmd_kill},
     {"delete", "remove a container and everything it holds", "[options] ID",

@@ -83,10 +83,8 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
         if (!replaced) p.env.push_back(e);
     }
     if (!o.cwd.empty()) p.cwd = o.cwd;
-    if (o.user) {
-        p.user.uid = o.user->first;
-        p.user.gid = o.user->second;
-    }
+    if (o.uid) p.user.uid = *o.uid;
+    if (o.gid) p.user.gid = *o.gid;
     for (auto g : o.additional_gids)
         p.user.additional_gids.push_back(g);
     if (!o.caps.empty()) {

@@ -20,7 +20,7 @@ struct ExecOptions {
     std::string pid_file;
     std::vector<std::string> env;
     std::string cwd;
-    std::optional<std::pair<uint32_t, uint32_t>> user;
+    std::optional<uint32_t> uid, gid; // --user UID[:GID]; the config's gid without GID
     std::vector<std::string> caps;
     bool no_new_privs = false;
     int preserve_fds = 0;
