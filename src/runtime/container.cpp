@@ -730,8 +730,14 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     CgroupHost host = OCI_TRY(host_for(rec));
     oci::ContainerStatus st = live_status(dir, host, rec);
-    if (st == oci::ContainerStatus::stopped)
-        return fail("kill: container \"" + id + "\" is not running");
+    if (st == oci::ContainerStatus::stopped) {
+        // As runc: --all still reaches what is left in the cgroup, and is
+        // not an error (containerd's `task delete --force` sends it); a
+        // signal for the init alone is, worded as the runc shim expects.
+        if (all && !rec.cgroup_dirs.empty()) (void)signal_cgroup(host, rec.cgroup_dirs, sig);
+        if (all) return {};
+        return fail("kill: container not running (\"" + id + "\" has stopped)");
+    }
     if (all) {
         // Every process of the container: its cgroup, or without one (an
         // unprivileged user's container) its own PID namespace.
