@@ -8,6 +8,11 @@ what=${1:?usage: contrib/dev.sh demo|test}
 
 packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
     libcgroup-dev libidn2-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
+# The client suites (tests/clients) drive oci-run through real Podman and
+# containerd; they skip themselves where these are missing.
+if [ "$what" = test ]; then
+    packages="$packages podman containerd"
+fi
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"

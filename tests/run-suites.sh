@@ -17,7 +17,7 @@ total_pass=0 total_fail=0 total_skip=0 broken=0
 report=$(mktemp -d /tmp/oci-run-suites-XXXXXX)
 trap 'rm -rf "$report"' EXIT
 
-for suite in unit integration; do
+for suite in unit integration clients; do
     bin=$build/tests/$suite-tests
     if [ ! -x "$bin" ]; then
         echo "suite $suite: $bin missing" >&2
