@@ -89,24 +89,6 @@ long now_ms() {
     return t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-std::string find_in_path(const std::string &name) {
-    if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
-    const char *path = std::getenv("PATH");
-    std::istringstream in(path ? path : "/usr/bin:/bin");
-    std::string d;
-    while (std::getline(in, d, ':')) {
-        std::string p = (d.empty() ? "." : d) + "/" + name;
-        if (access(p.c_str(), X_OK) == 0) return p;
-    }
-    return "";
-}
-
-std::string absolute(const std::string &p) {
-    if (p.empty() || p[0] == '/') return p;
-    char cwd[4096];
-    return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + p : p;
-}
-
 // ---- running ctr ---------------------------------------------------------------
 
 struct Ran {
@@ -411,7 +393,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 // containerd in a private mount namespace with a tmpfs on /run, dying with
 // this process if it is killed before .fini.
 pid_t start_daemon(const std::string &config, const std::string &log) {
-    std::string bin = find_in_path("containerd");
+    std::string bin = test::find_in_path("containerd");
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -452,11 +434,11 @@ void suite_init() {
         return;
     }
     for (const char *bin : {"containerd", "ctr", "containerd-shim-runc-v2"})
-        if (find_in_path(bin).empty()) {
+        if (test::find_in_path(bin).empty()) {
             g.skip = std::string(bin) + " is not installed (Debian package: containerd)";
             return;
         }
-    g.oci_run = absolute(find_in_path(test::oci_run_path()));
+    g.oci_run = test::absolute_path(test::find_in_path(test::oci_run_path()));
     if (g.oci_run.empty()) {
         g.skip = "oci-run not found: set OCI_RUN";
         return;

@@ -96,23 +96,6 @@ Layout layout_of(const std::string &dir) {
 Layout g; // this process's layout (set by .init or the hooks)
 std::vector<std::string> g_names;
 
-std::string find_in_path(const char *prog) {
-    const char *path = std::getenv("PATH");
-    std::istringstream in(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-    std::string d;
-    while (std::getline(in, d, ':')) {
-        std::string p = (d.empty() ? "." : d) + "/" + prog;
-        if (access(p.c_str(), X_OK) == 0) return p;
-    }
-    return "";
-}
-
-std::string absolute(const std::string &p) {
-    if (p.find('/') == std::string::npos) return p; // found through PATH
-    char buf[PATH_MAX];
-    return realpath(p.c_str(), buf) ? std::string(buf) : p;
-}
-
 // 'text' for sh, with ' inside closed, escaped and reopened.
 std::string sh_quote(const std::string &s) {
     std::string q = "'";
@@ -388,8 +371,8 @@ void write_setup(const Layout &l) {
     std::string wrapper = "#!/bin/sh\n";
     wrapper += "# oci-run as Podman's runtime, with a state directory of its own.\n";
     wrapper += "printf '%s\\n' \"$*\" >> " + sh_quote(l.argv_log) + "\n";
-    wrapper += "exec " + sh_quote(absolute(test::oci_run_path())) + " --root " + sh_quote(l.state) +
-               " \"$@\"\n";
+    wrapper += "exec " + sh_quote(test::absolute_path(test::oci_run_path())) + " --root " +
+               sh_quote(l.state) + " \"$@\"\n";
     write_file(l.runtime, wrapper);
     chmod(l.runtime.c_str(), 0755);
     write_file(l.image_lock, "");
@@ -435,7 +418,7 @@ std::string ensure_image() {
 // Skip without podman; otherwise point this process at the suite's
 // configuration and make sure the image is there.
 void podman_init() {
-    if (find_in_path("podman").empty())
+    if (test::find_in_path("podman").empty())
         cr_skip_test("podman not installed (apt-get install podman)");
     const char *dir = std::getenv(kDirEnv);
     cr_assert(dir && *dir, "%s unset: the PRE_ALL hook did not make the suite's directory",
@@ -487,7 +470,7 @@ void remove_cgroup_tree(const std::string &path) {
 
 void teardown(const Layout &l) {
     use_config_env(l);
-    if (exists(l.storage_conf) && !find_in_path("podman").empty()) {
+    if (exists(l.storage_conf) && !test::find_in_path("podman").empty()) {
         run_bounded(podman_argv(l, {"rm", "--all", "--force", "--time", "0"}));
         run_bounded(podman_argv(l, {"rmi", "--all", "--force"}));
     }
@@ -575,7 +558,7 @@ Test(podman, detached_exec_stop_rm) {
 // `run -t` from a terminal: oci-run hands the pty to conmon through the console
 // socket, and the process has it as stdin and stdout.
 Test(podman, run_tty_through_console_socket) {
-    if (find_in_path("script").empty()) cr_skip_test("script not installed (bsdutils)");
+    if (test::find_in_path("script").empty()) cr_skip_test("script not installed (bsdutils)");
     std::string name = new_name("tty");
     Ran r = podman_on_terminal(run_args(
         name, {"-t"}, {"sh", "-c", "tty; test -t 0 && test -t 1 && echo both-tty; exit 4"}));
@@ -589,7 +572,7 @@ Test(podman, run_tty_through_console_socket) {
 
 // `exec -t` into a running container gets its own pty the same way.
 Test(podman, exec_tty_through_console_socket) {
-    if (find_in_path("script").empty()) cr_skip_test("script not installed (bsdutils)");
+    if (test::find_in_path("script").empty()) cr_skip_test("script not installed (bsdutils)");
     std::string name = start_detached("exectty");
     std::string id = inspect(name, "{{.Id}}");
     Ran r = podman_on_terminal(
@@ -742,7 +725,7 @@ Test(podman, device_is_created) {
 // hook on the same line of another file of this binary would clash at link.)
 
 ReportHook(PRE_ALL)(struct criterion_test_set *) {
-    if (find_in_path("podman").empty()) return;
+    if (test::find_in_path("podman").empty()) return;
     std::string dir = test::make_temp_dir("podman");
     if (dir.empty()) return;
     write_setup(layout_of(dir));

@@ -144,4 +144,29 @@ bool exists(const std::string &path) {
     return lstat(path.c_str(), &st) == 0;
 }
 
+std::string find_in_path(const std::string &name) {
+    if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+    const char *path = std::getenv("PATH");
+    std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+    size_t start = 0;
+    while (start <= dirs.size()) {
+        size_t end = dirs.find(':', start);
+        if (end == std::string::npos) end = dirs.size();
+        std::string d = dirs.substr(start, end - start);
+        start = end + 1;
+        std::string p = (d.empty() ? "." : d) + "/" + name;
+        if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+    return "";
+}
+
+std::string absolute_path(const std::string &p) {
+    if (p.find('/') == std::string::npos) return p;
+    char *r = ::realpath(p.c_str(), nullptr);
+    if (!r) return p;
+    std::string s = r;
+    std::free(r);
+    return s;
+}
+
 } // namespace test

@@ -20,6 +20,13 @@ std::string oci_run_path();
 // oci-run with the given arguments.
 Output oci(const std::vector<std::string> &args, const std::string &input = "");
 
+// `name` as exec would find it: a path with a slash if executable, else the
+// first executable $PATH entry; "" when there is none.
+std::string find_in_path(const std::string &name);
+// `p` made absolute (symlinks resolved) when it names a file; a bare name is
+// returned as it is.
+std::string absolute_path(const std::string &p);
+
 // A fresh directory under $TMPDIR (or /tmp), removed by rm_rf.
 std::string make_temp_dir(const char *tag);
 void rm_rf(const std::string &path);
