@@ -3,7 +3,7 @@
 # closing line that sums them all: "N passed, N failed, N skipped".
 # Exit status is non-zero when a test failed or a suite did not run at all.
 set -u
-build=${1:?usage: run-suites.sh BUILD_DIR}
+build=$(cd "${1:?usage: run-suites.sh BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 export OCI_RUN=${OCI_RUN:-$build/src/oci-run}
 export OCI_RUN_BUNDLE_MAKER=${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}

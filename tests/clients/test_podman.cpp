@@ -160,6 +160,9 @@ Ran run_bounded(const std::vector<std::string> &argv, int timeout_ms = 30000) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    // conmon writes an `oom` file into its working directory when the OOM
+    // killer acts: keep that in the suite's directory.
+    if (!g.dir.empty()) posix_spawn_file_actions_addchdir_np(&fa, g.dir.c_str());
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     std::vector<char *> args;
