@@ -369,7 +369,13 @@ void ProxyConn::probe(Loop &loop) {
         if (n == 0) eof = true;
         if (n > 0) seen.append(tmp, static_cast<size_t>(n));
     }
-    if (seen.empty() && eof) return finish(loop); // closed without a byte
+    if (seen.empty() && eof) {
+        // Closed without a byte: the tunnel ends here, and says so.
+        ev_.event = "close";
+        ev_.bytes = true;
+        px_.log().write(ev_);
+        return finish(loop);
+    }
     std::optional<bool> nested = seen.empty() ? std::nullopt : nested_connect(seen);
     if (!nested && eof) nested = false;
     if (!nested) {
