@@ -154,12 +154,6 @@ Status write_file_atomic(const std::string &path, std::string_view content, int 
         }
         done += static_cast<size_t>(n);
     }
-    if (::fsync(fd) < 0) {
-        int e = errno;
-        ::close(fd);
-        ::unlink(tmp_path.c_str());
-        return fail_code(e, "fsync " + tmp_path);
-    }
     ::close(fd);
     if (::rename(tmp_path.c_str(), path.c_str()) < 0) {
         int e = errno;

@@ -59,8 +59,10 @@ Result<std::string> read_file(const std::string &path, int flags = 0);
 // The current time as RFC 3339 UTC with nanoseconds ("2026-01-02T03:04:05.123456789Z").
 std::string rfc3339_now();
 
-// Write `path` atomically: a temp file in the same directory, fsync, rename.
-// A reader sees the old or the new content, never a mix.
+// Write `path` atomically: a temp file in the same directory, then rename.
+// A reader sees the old or the new content, never a mix. No fsync: what these
+// files describe (processes, cgroups, mounts) does not outlive a reboot, and
+// each fsync cost a disk flush on `create`'s critical path.
 Status write_file_atomic(const std::string &path, std::string_view content, int mode = 0600);
 
 } // namespace ocirun::oci
