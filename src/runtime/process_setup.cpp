@@ -2,6 +2,7 @@
 
 #include "caps.hpp"
 #include "sync.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -122,6 +123,27 @@ std::vector<char *> exec_strings(const std::vector<std::string> &strings) {
     return v;
 }
 
+namespace {
+
+// The process's PATH (or the default), and the files exec_process tries for
+// args[0], in order: the name itself when it has a slash.
+struct Candidates {
+    std::string dirs;
+    std::vector<std::string> files;
+};
+
+Candidates candidates(const oci::Process &p) {
+    const std::string &prog = p.args[0];
+    if (prog.find('/') != std::string::npos) return {"", {prog}};
+    const char *path = env_path(p.env);
+    Candidates c{path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", {}};
+    for (const std::string &dir : split(c.dirs, ':'))
+        c.files.push_back((dir.empty() ? "." : dir) + "/" + prog);
+    return c;
+}
+
+} // namespace
+
 Status find_executable(const oci::Process &p) {
     const std::string &prog = p.args[0];
     auto usable = [](const std::string &file) -> int {
@@ -130,49 +152,33 @@ Status find_executable(const oci::Process &p) {
         if (!S_ISREG(st.st_mode)) return EACCES;
         return ::access(file.c_str(), X_OK) < 0 ? errno : 0;
     };
-    if (prog.find('/') != std::string::npos) {
+    Candidates c = candidates(p);
+    if (c.dirs.empty()) {
         int e = usable(prog);
-        if (e == 0) return {};
-        return fail_code(e, "exec " + prog);
+        return e == 0 ? Status{} : fail_code(e, "exec " + prog);
     }
-    const char *path = env_path(p.env);
-    std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     int denied = 0;
-    size_t pos = 0;
-    while (pos <= dirs.size()) {
-        size_t end = dirs.find(':', pos);
-        if (end == std::string::npos) end = dirs.size();
-        std::string dir = dirs.substr(pos, end - pos);
-        pos = end + 1;
-        int e = usable((dir.empty() ? "." : dir) + "/" + prog);
+    for (const std::string &file : c.files) {
+        int e = usable(file);
         if (e == 0) return {};
         if (e == EACCES) denied = e;
     }
     if (denied) return fail_code(denied, "exec " + prog + ": found in $PATH but not executable");
-    return fail_code(ENOENT, "exec " + prog + ": executable file not found in $PATH (" + dirs + ")");
+    return fail_code(ENOENT,
+                     "exec " + prog + ": executable file not found in $PATH (" + c.dirs + ")");
 }
 
 Error exec_process(const oci::Process &p) {
     std::vector<char *> argv = exec_strings(p.args), envp = exec_strings(p.env);
     const std::string &prog = p.args[0];
-    if (prog.find('/') != std::string::npos) {
-        ::execve(prog.c_str(), argv.data(), envp.data());
-        return Error{errno, "exec " + prog};
-    }
-    const char *path = env_path(p.env);
-    std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    Candidates c = candidates(p);
     int last = ENOENT;
-    size_t pos = 0;
-    while (pos <= dirs.size()) {
-        size_t end = dirs.find(':', pos);
-        if (end == std::string::npos) end = dirs.size();
-        std::string dir = dirs.substr(pos, end - pos);
-        pos = end + 1;
-        std::string full = (dir.empty() ? "." : dir) + "/" + prog;
-        ::execve(full.c_str(), argv.data(), envp.data());
+    for (const std::string &file : c.files) {
+        ::execve(file.c_str(), argv.data(), envp.data());
+        if (c.dirs.empty()) return Error{errno, "exec " + prog};
         if (errno != ENOENT && errno != ENOTDIR) last = errno;
     }
-    return Error{last, "exec " + prog + ": executable file not found in $PATH (" + dirs + ")"};
+    return Error{last, "exec " + prog + ": executable file not found in $PATH (" + c.dirs + ")"};
 }
 
 } // namespace ocirun
