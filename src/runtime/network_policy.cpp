@@ -17,7 +17,7 @@ std::string key_of(const char *name) {
     return std::string(kPrefix) + name;
 }
 
-Status bad(const char *name, const std::string &why) {
+std::unexpected<Error> bad(const char *name, const std::string &why) {
     return fail("annotations[" + key_of(name) + "]: " + why);
 }
 
@@ -25,7 +25,7 @@ Result<uint16_t> port_of(const char *name, std::string_view s) {
     unsigned v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v == 0 || v > 65535)
-        return forward(bad(name, "\"" + std::string(s) + "\" is not a port (1-65535)").error());
+        return bad(name, "\"" + std::string(s) + "\" is not a port (1-65535)");
     return static_cast<uint16_t>(v);
 }
 
@@ -43,10 +43,8 @@ Result<std::vector<PortForward>> parse_local_ports(std::string_view v) {
         }
         for (const auto &o : out)
             if (o.container_port == f.container_port)
-                return forward(bad("local-ports", "container port " +
-                                                      std::to_string(f.container_port) +
-                                                      " is forwarded twice")
-                                   .error());
+                return bad("local-ports", "container port " + std::to_string(f.container_port) +
+                                              " is forwarded twice");
         out.push_back(f);
     }
     return out;
@@ -62,9 +60,7 @@ Result<std::vector<PortPublish>> parse_publish(std::string_view v) {
         if (!e.empty() && e[0] == '[') {
             size_t close = e.find("]:");
             if (close == std::string_view::npos)
-                return forward(
-                    bad("publish", "\"" + std::string(e) + "\": expected [IPV6]:HOSTPORT:CPORT")
-                        .error());
+                return bad("publish", "\"" + std::string(e) + "\": expected [IPV6]:HOSTPORT:CPORT");
             addr = std::string(e.substr(1, close - 1));
             rest = e.substr(close + 2);
         } else if (std::count(e.begin(), e.end(), ':') == 2) {
@@ -74,21 +70,16 @@ Result<std::vector<PortPublish>> parse_publish(std::string_view v) {
         }
         size_t colon = rest.find(':');
         if (colon == std::string_view::npos || rest.find(':', colon + 1) != std::string_view::npos)
-            return forward(
-                bad("publish", "\"" + std::string(e) + "\": expected [HOSTADDR:]HOSTPORT:CPORT")
-                    .error());
+            return bad("publish", "\"" + std::string(e) + "\": expected [HOSTADDR:]HOSTPORT:CPORT");
         p.host_port = OCI_TRY(port_of("publish", rest.substr(0, colon)));
         p.container_port = OCI_TRY(port_of("publish", rest.substr(colon + 1)));
         p.host_addr.family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
         if (::inet_pton(p.host_addr.family, addr.c_str(), p.host_addr.bytes) != 1)
-            return forward(
-                bad("publish", "\"" + addr + "\" is not an IPv4 or [IPv6] address").error());
+            return bad("publish", "\"" + addr + "\" is not an IPv4 or [IPv6] address");
         for (const auto &o : out)
             if (o.host_port == p.host_port && o.host_addr == p.host_addr)
-                return forward(bad("publish", "host port " + addr + ":" +
-                                                  std::to_string(p.host_port) +
-                                                  " is published twice")
-                                   .error());
+                return bad("publish", "host port " + addr + ":" + std::to_string(p.host_port) +
+                                          " is published twice");
         out.push_back(p);
     }
     return out;
@@ -122,8 +113,7 @@ Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
     NetworkPolicy p;
     if (const std::string *v = find(a, "network")) {
         if (*v != "none" && *v != "local" && *v != "https" && *v != "full")
-            return forward(
-                bad("network", "expected none, local, https or full, got \"" + *v + "\"").error());
+            return bad("network", "expected none, local, https or full, got \"" + *v + "\"");
         p.mode = *v;
     }
     if (const std::string *v = find(a, "local-ports"))
@@ -139,57 +129,47 @@ Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
     }
     if (const std::string *v = find(a, "network-mode")) {
         if (*v != "enforce" && *v != "observe")
-            return forward(
-                bad("network-mode", "expected enforce or observe, got \"" + *v + "\"").error());
+            return bad("network-mode", "expected enforce or observe, got \"" + *v + "\"");
         p.observe = *v == "observe";
     }
     if (const std::string *v = find(a, "proxy-max-connections")) {
         int n = 0;
         auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
         if (v->empty() || ec != std::errc() || end != v->data() + v->size() || n < 1 || n > 65536)
-            return forward(bad("proxy-max-connections",
-                               "expected a number from 1 to 65536, got \"" + *v + "\"")
-                               .error());
+            return bad("proxy-max-connections",
+                       "expected a number from 1 to 65536, got \"" + *v + "\"");
         p.max_connections = n;
     }
 
+    // The first key of each kind that is set, in the order errors name them.
+    auto first_set = [&](std::initializer_list<const char *> keys) -> const char * {
+        for (const char *k : keys)
+            if (find(a, k)) return k;
+        return nullptr;
+    };
+    const char *port_key = first_set({"local-ports", "publish"});
+    const char *proxy_key =
+        first_set({"domains", "deny-domains", "network-mode", "proxy-max-connections"});
     // The mode the keys imply when dev.ocirun.network is not set.
-    const bool proxy_keys = find(a, "domains") || find(a, "deny-domains") ||
-                            find(a, "network-mode") || find(a, "proxy-max-connections");
     if (p.mode.empty()) {
-        if (proxy_keys)
+        if (proxy_key)
             p.mode = "https";
-        else if (!p.local_ports.empty() || !p.publish.empty())
+        else if (port_key)
             p.mode = "local";
     }
     // What the mode leaves no room for.
-    if (p.mode == "full") {
-        for (const char *k : {"local-ports", "publish", "domains", "deny-domains", "network-mode",
-                              "proxy-max-connections"})
-            if (find(a, k))
-                return forward(bad(k, "dev.ocirun.network=full: the runtime adds nothing to the "
-                                      "network namespace; remove this key")
-                                   .error());
-    }
-    if (p.mode == "none") {
-        for (const char *k : {"local-ports", "publish", "domains", "deny-domains", "network-mode",
-                              "proxy-max-connections"})
-            if (find(a, k))
-                return forward(
-                    bad(k, "dev.ocirun.network=none allows loopback only; use local or https")
-                        .error());
-    }
-    if (p.mode == "local" && proxy_keys) {
-        for (const char *k : {"domains", "deny-domains", "network-mode", "proxy-max-connections"})
-            if (find(a, k))
-                return forward(
-                    bad(k, "needs the egress proxy: dev.ocirun.network=https, not local").error());
-    }
+    const char *extra = port_key ? port_key : proxy_key;
+    if (p.mode == "full" && extra)
+        return bad(extra, "dev.ocirun.network=full: the runtime adds nothing to the "
+                          "network namespace; remove this key");
+    if (p.mode == "none" && extra)
+        return bad(extra, "dev.ocirun.network=none allows loopback only; use local or https");
+    if (p.mode == "local" && proxy_key)
+        return bad(proxy_key, "needs the egress proxy: dev.ocirun.network=https, not local");
     for (const auto &f : p.local_ports)
         if (p.proxy() && f.container_port == kProxyPort)
-            return forward(bad("local-ports", "container port " + std::to_string(kProxyPort) +
-                                                  " is the egress proxy's")
-                               .error());
+            return bad("local-ports",
+                       "container port " + std::to_string(kProxyPort) + " is the egress proxy's");
     return p;
 }
 
