@@ -200,22 +200,6 @@ void answer(int fd, int status, const std::string &reason) {
     (void)send_all(fd, msg);
 }
 
-sockaddr_storage to_sockaddr(const IpAddr &a, uint16_t port) {
-    sockaddr_storage ss{};
-    if (a.family == AF_INET) {
-        auto *in = reinterpret_cast<sockaddr_in *>(&ss);
-        in->sin_family = AF_INET;
-        in->sin_port = htons(port);
-        std::memcpy(&in->sin_addr, a.bytes, 4);
-    } else {
-        auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons(port);
-        std::memcpy(&in6->sin6_addr, a.bytes, 16);
-    }
-    return ss;
-}
-
 constexpr std::string_view kConnect = "CONNECT ";
 
 // Does `data` (the first bytes inside a tunnel) start a CONNECT? nullopt

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace ocirun::shim {
 
@@ -32,11 +33,27 @@ class Dial : public Handler {
     std::function<void(Loop &, int)> done_;
 };
 
-socklen_t length_of(const sockaddr_storage &a) {
+} // namespace
+
+socklen_t sockaddr_length(const sockaddr_storage &a) {
     return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
 
-} // namespace
+sockaddr_storage to_sockaddr(const egress::IpAddr &a, uint16_t port) {
+    sockaddr_storage ss{};
+    if (a.family == AF_INET) {
+        auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+        in->sin_family = AF_INET;
+        in->sin_port = htons(port);
+        std::memcpy(&in->sin_addr, a.bytes, 4);
+    } else {
+        auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        std::memcpy(&in6->sin6_addr, a.bytes, 16);
+    }
+    return ss;
+}
 
 std::string address_text(const sockaddr_storage &a) {
     char host[INET6_ADDRSTRLEN] = "?";
@@ -57,7 +74,7 @@ void dial(Loop &loop, int sock, const sockaddr_storage &addr,
           std::function<void(Loop &, int err)> done) {
     int one = 1;
     (void)::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (::connect(sock, reinterpret_cast<const sockaddr *>(&addr), length_of(addr)) == 0)
+    if (::connect(sock, reinterpret_cast<const sockaddr *>(&addr), sockaddr_length(addr)) == 0)
         return done(loop, 0);
     if (errno != EINPROGRESS) return done(loop, errno);
     auto *d = new Dial(sock, std::move(done));

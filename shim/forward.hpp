@@ -5,6 +5,7 @@
 // the container's loopback is made from a socket opened in its namespace.
 #pragma once
 
+#include "egress_rules.hpp"
 #include "loop.hpp"
 #include "relay.hpp"
 
@@ -47,5 +48,8 @@ class Forwarder : public Handler {
 
 // "ADDR:PORT" of an IPv4 or [IPv6] address, for messages.
 std::string address_text(const sockaddr_storage &a);
+// The socket address of `a` and `port`, and its length for bind/connect.
+sockaddr_storage to_sockaddr(const egress::IpAddr &a, uint16_t port);
+socklen_t sockaddr_length(const sockaddr_storage &a);
 
 } // namespace ocirun::shim

@@ -119,12 +119,7 @@ Options parse(int argc, char **argv) {
 }
 
 sockaddr_storage loopback(uint16_t port) {
-    sockaddr_storage ss{};
-    auto *in = reinterpret_cast<sockaddr_in *>(&ss);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(port);
-    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return ss;
+    return to_sockaddr(egress::IpAddr{AF_INET, {127, 0, 0, 1}}, port);
 }
 
 // "ADDR:HOSTPORT:CPORT" (ADDR IPv4 or [IPv6]) -> a listener on the host.
@@ -145,23 +140,10 @@ int listen_published(const std::string &spec, uint16_t &container_port) {
     if (colon == std::string::npos) die("--publish: expected ADDR:HOSTPORT:CPORT, got " + spec);
     auto host_port = static_cast<uint16_t>(number("--publish", rest.substr(0, colon), 1, 65535));
     container_port = static_cast<uint16_t>(number("--publish", rest.substr(colon + 1), 1, 65535));
-    sockaddr_storage ss{};
-    socklen_t len;
-    if (addr.find(':') == std::string::npos) {
-        auto *in = reinterpret_cast<sockaddr_in *>(&ss);
-        in->sin_family = AF_INET;
-        in->sin_port = htons(host_port);
-        if (::inet_pton(AF_INET, addr.c_str(), &in->sin_addr) != 1)
-            die("--publish: bad address " + addr);
-        len = sizeof *in;
-    } else {
-        auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons(host_port);
-        if (::inet_pton(AF_INET6, addr.c_str(), &in6->sin6_addr) != 1)
-            die("--publish: bad address " + addr);
-        len = sizeof *in6;
-    }
+    egress::IpAddr ip;
+    ip.family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
+    if (::inet_pton(ip.family, addr.c_str(), ip.bytes) != 1) die("--publish: bad address " + addr);
+    sockaddr_storage ss = to_sockaddr(ip, host_port);
     int s = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s < 0) die(std::string("dev.ocirun.publish: socket: ") + std::strerror(errno));
     int one = 1;
@@ -169,7 +151,7 @@ int listen_published(const std::string &spec, uint16_t &container_port) {
     if (ss.ss_family == AF_INET6)
         (void)::setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     std::string where = address_text(ss);
-    if (::bind(s, reinterpret_cast<sockaddr *>(&ss), len) < 0)
+    if (::bind(s, reinterpret_cast<sockaddr *>(&ss), sockaddr_length(ss)) < 0)
         die("dev.ocirun.publish: bind " + where + ": " + std::strerror(errno));
     if (::listen(s, SOMAXCONN) < 0)
         die("dev.ocirun.publish: listen on " + where + ": " + std::strerror(errno));
