@@ -190,9 +190,9 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
         l.listeners.push_back(f.get());
     Fd netns;
     if (!net.publish.empty()) {
-        std::string path = "/proc/" + std::to_string(init) + "/ns/net";
-        netns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!netns.valid()) return fail_errno("network helper: open " + path);
+        auto fd = open_namespace(init, "net");
+        if (!fd) return forward(std::move(fd.error()), "network helper");
+        netns = std::move(*fd);
         l.netns_fd = netns.get();
     }
     return spawn_shim(l);
@@ -202,11 +202,10 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
 // the init gives them their addresses back and sets them up.
 Status move_net_devices(const oci::Linux &lx, pid_t init) {
     if (lx.net_devices.empty()) return {};
-    std::string path = "/proc/" + std::to_string(init) + "/ns/net";
-    Fd netns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!netns.valid()) return fail_errno("linux.netDevices: open " + path);
+    auto netns = open_namespace(init, "net");
+    if (!netns) return forward(std::move(netns.error()), "linux.netDevices");
     for (const auto &[name, dev] : lx.net_devices)
-        OCI_CHECK(move_interface(name, netns.get(), dev.name));
+        OCI_CHECK(move_interface(name, netns->get(), dev.name));
     return {};
 }
 
@@ -861,8 +860,7 @@ Status delete_container(const std::string &root, const std::string &id, bool for
     // runc's behaviour, which Podman relies on after a failed create:
     // --force of a container that is not there is done already.
     struct stat st;
-    if (force && validate_id(id) && ::lstat((root + "/" + id).c_str(), &st) < 0 &&
-        errno == ENOENT)
+    if (force && validate_id(id) && ::lstat((root + "/" + id).c_str(), &st) < 0 && errno == ENOENT)
         return {};
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     return remove_container(dir, force);

@@ -193,9 +193,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (flag == CLONE_NEWUSER) c.in_userns = true;
     };
     auto open_ns = [&](const char *name) -> Result<Fd> {
-        std::string path = "/proc/" + std::to_string(init) + "/ns/" + name;
-        Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!fd.valid()) return fail_errno("exec: open " + path);
+        auto fd = open_namespace(init, name);
+        if (!fd) return forward(std::move(fd.error()), "exec");
         return fd;
     };
     Fd inner;
@@ -214,11 +213,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (nested && j.type == oci::NsType::mount) add(std::move(inner), CLONE_NEWUSER);
         add(OCI_TRY(open_ns(j.proc_name)), clone_flag(j.type));
     }
-    if (lx.find_namespace(oci::NsType::pid)) {
-        std::string path = "/proc/" + std::to_string(init) + "/ns/pid";
-        pidns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!pidns.valid()) return fail_errno("exec: open " + path);
-    }
+    if (lx.find_namespace(oci::NsType::pid)) pidns = OCI_TRY(open_ns("pid"));
     // The container could have exited between the check and the opens.
     if (!process_alive(init, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");

@@ -2,6 +2,7 @@
 
 #include "fd.hpp"
 #include "mount_api.hpp"
+#include "proc.hpp"
 #include "sandbox_policy.hpp"
 #include "userns.hpp"
 
@@ -202,9 +203,11 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan) {
         Status st = write_id_mappings(child, maps);
         Fd userns;
         if (st) {
-            std::string ns = "/proc/" + std::to_string(child) + "/ns/user";
-            userns.reset(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
-            if (!userns.valid()) st = fail_errno(op.what + ": idmap: open " + ns);
+            auto ns = open_namespace(child, "user");
+            if (ns)
+                userns = std::move(*ns);
+            else
+                st = forward(std::move(ns.error())); // given its context below
         }
         ::close(go[1]);
         while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {

@@ -215,4 +215,11 @@ Status write_pid_file(const std::string &path, pid_t pid) {
     return oci::write_file_atomic(path, std::to_string(pid), 0644);
 }
 
+Result<Fd> open_namespace(pid_t pid, const char *name) {
+    std::string path = "/proc/" + std::to_string(pid) + "/ns/" + name;
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return fail_errno("open " + path);
+    return fd;
+}
+
 } // namespace ocirun

@@ -2,6 +2,7 @@
 // mistaken for the container's process.
 #pragma once
 
+#include "fd.hpp"
 #include "oci/error.hpp"
 
 #include <sys/types.h>
@@ -17,6 +18,10 @@ uint64_t process_start_time(pid_t pid);
 
 // True when `pid` exists, is not a zombie, and started at `start_time`.
 bool process_alive(pid_t pid, uint64_t start_time);
+
+// /proc/PID/ns/NAME opened (close-on-exec) as a handle for setns; errors
+// name the path.
+Result<Fd> open_namespace(pid_t pid, const char *name);
 
 // State letter from /proc/PID/stat ('R', 'S', 'Z', ...), or 0 if gone.
 char process_state(pid_t pid);
