@@ -174,6 +174,20 @@ std::string host_mounts_at(const std::string &path) {
     return out;
 }
 
+// What an attack aimed at a host_target left there, read before cleanup.
+struct HostSeen {
+    std::string mounts, canary;
+};
+HostSeen look_at(const std::string &host) {
+    return {host_mounts_at(host), read_file(host + "/canary")};
+}
+
+// Nothing mounted over the host directory, and its canary as written.
+void assert_untouched(const HostSeen &h) {
+    cr_assert(h.mounts.empty(), "a host path was mounted over:\n%s", h.mounts.c_str());
+    cr_assert_str_eq(h.canary.c_str(), "host\n");
+}
+
 ocirun::oci::Mount tmpfs_at(const std::string &dest) {
     return test::mount_entry(dest, "tmpfs", "tmpfs", {"nosuid", "nodev"});
 }
@@ -192,11 +206,9 @@ Test(cve, mount_destination_symlinks_stay_inside_the_rootfs) {
     e.b.spec.mounts.push_back(tmpfs_at("/abs"));
     e.b.spec.mounts.push_back(tmpfs_at("/rel"));
     auto o = test::run(e);
-    std::string mounts = host_mounts_at(host);
-    std::string canary = read_file(host + "/canary");
+    HostSeen seen = look_at(host);
     cleanup_all();
-    cr_assert(mounts.empty(), "a host path was mounted over:\n%s", mounts.c_str());
-    cr_assert_str_eq(canary.c_str(), "host\n");
+    assert_untouched(seen);
     cr_assert(o.status == 0 || test::count_lines(o.err) == 1, "%d %s", o.status, o.err.c_str());
 }
 
@@ -229,11 +241,9 @@ Test(cve, masked_and_readonly_symlinks_do_not_reach_the_host) {
     e.b.spec.linux_->masked_paths.push_back("/masked-dir");
     e.b.spec.linux_->readonly_paths.push_back("/ro-dir");
     auto o = test::run(e);
-    std::string mounts = host_mounts_at(host);
-    std::string canary = read_file(host + "/canary");
+    HostSeen seen = look_at(host);
     cleanup_all();
-    cr_assert(mounts.empty(), "a host path was mounted over:\n%s", mounts.c_str());
-    cr_assert_str_eq(canary.c_str(), "host\n");
+    assert_untouched(seen);
     cr_assert(o.status == 0 || test::count_lines(o.err) == 1, "%d %s", o.status, o.err.c_str());
 }
 
@@ -274,12 +284,10 @@ Test(cve, dev_null_swapped_for_a_symlink_or_file) {
             if (o.status != 0 && !contains(o.err, "1:3"))
                 results += what + "status " + std::to_string(o.status) + ": " + o.err + "\n";
         }
-    std::string canary = read_file(host + "/canary");
-    std::string mounts = host_mounts_at(host);
+    HostSeen seen = look_at(host);
     cleanup_all();
     cr_assert(results.empty(), "%s", results.c_str());
-    cr_assert_str_eq(canary.c_str(), "host\n");
-    cr_assert(mounts.empty(), "%s", mounts.c_str());
+    assert_untouched(seen);
 }
 
 // CVE-2025-52881: the configuration binds a host file over a /proc/sys file
