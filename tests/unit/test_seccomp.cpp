@@ -128,6 +128,15 @@ oci::Syscall rule(std::vector<std::string> names, const char *action,
     return s;
 }
 
+oci::SeccompArg arg(uint32_t index, const char *op, uint64_t value, uint64_t value_two = 0) {
+    oci::SeccompArg a;
+    a.index = index;
+    a.op = op;
+    a.value = value;
+    a.value_two = value_two;
+    return a;
+}
+
 SeccompFilter compile(const oci::Seccomp &s) {
     auto f = compile_seccomp(s, {});
     cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
@@ -192,11 +201,7 @@ Test(seccomp_compile, argument_comparisons) {
     s.default_action = "SCMP_ACT_ALLOW";
     s.architectures = {"SCMP_ARCH_X86_64"};
     oci::Syscall r = rule({"personality"}, "SCMP_ACT_ERRNO");
-    oci::SeccompArg a;
-    a.index = 0;
-    a.op = "SCMP_CMP_NE";
-    a.value = 0;
-    r.args.push_back(a);
+    r.args.push_back(arg(0, "SCMP_CMP_NE", 0));
     s.syscalls.push_back(r);
     oci::Syscall m = rule({"openat"}, "SCMP_ACT_ERRNO");
     oci::SeccompArg mask;
@@ -220,13 +225,8 @@ Test(seccomp_compile, repeated_argument_index_becomes_separate_rules) {
     s.default_action = "SCMP_ACT_ALLOW";
     s.architectures = {"SCMP_ARCH_X86_64"};
     oci::Syscall r = rule({"personality"}, "SCMP_ACT_ERRNO");
-    for (uint64_t v : {8ull, 16ull}) {
-        oci::SeccompArg a;
-        a.index = 0;
-        a.op = "SCMP_CMP_EQ";
-        a.value = v;
-        r.args.push_back(a);
-    }
+    for (uint64_t v : {8ull, 16ull})
+        r.args.push_back(arg(0, "SCMP_CMP_EQ", v));
     s.syscalls.push_back(r);
     SeccompFilter f = compile(s);
     cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 135, 8), kEperm);
@@ -239,12 +239,7 @@ Test(seccomp_compile, clone3_answers_enosys_when_clone_flags_are_filtered) {
     s.default_action = "SCMP_ACT_ERRNO";
     s.architectures = {"SCMP_ARCH_X86_64"};
     oci::Syscall r = rule({"clone"}, "SCMP_ACT_ALLOW");
-    oci::SeccompArg a;
-    a.index = 0;
-    a.op = "SCMP_CMP_MASKED_EQ";
-    a.value = 0x7E020000; // namespace flags
-    a.value_two = 0;
-    r.args.push_back(a);
+    r.args.push_back(arg(0, "SCMP_CMP_MASKED_EQ", 0x7E020000, 0)); // namespace flags
     s.syscalls.push_back(r);
     SeccompFilter f = compile(s);
     cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 435), SECCOMP_RET_ERRNO | ENOSYS);
