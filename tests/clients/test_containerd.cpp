@@ -81,7 +81,6 @@ struct Containerd {
 };
 
 Containerd g;
-int g_runs = 0; // names the output files of ctr runs
 
 long now_ms() {
     struct timespec t;
@@ -91,32 +90,12 @@ long now_ms() {
 
 // ---- running ctr ---------------------------------------------------------------
 
-struct Ran {
-    int status = -1; // exit status, 128 + signal, or -1 after the timeout
-    std::string out, err;
-};
+// A finished program: status (-1 after the timeout), stdout, stderr.
+using Ran = test::FileRun;
 
 // argv with stdin on /dev/null, stdout and stderr on files, bounded.
 Ran run_bounded(const std::vector<std::string> &argv, int timeout_ms = 15000) {
-    std::string base = g.dir + "/io/" + std::to_string(g_runs++);
-    std::string out = base + ".out", err = base + ".err";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char *> av;
-    for (const auto &a : argv)
-        av.push_back(const_cast<char *>(a.c_str()));
-    av.push_back(nullptr);
-    pid_t pid = -1;
-    Ran r;
-    if (posix_spawnp(&pid, av[0], &fa, nullptr, av.data(), environ) != 0) pid = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    r.status = test::wait_bounded(pid, timeout_ms);
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
+    return test::run_files(argv, -1, timeout_ms);
 }
 
 std::vector<std::string> ctr_argv(const std::vector<std::string> &args) {
@@ -453,7 +432,7 @@ void suite_init() {
         g.failure = "no temp dir";
         return;
     }
-    for (const char *sub : {"/io", "/fifo", "/runc"})
+    for (const char *sub : {"/fifo", "/runc"})
         mkdir((g.dir + sub).c_str(), 0700);
     g.sock = g.dir + "/containerd.sock";
     g.ns = "ocirun-test-" + std::to_string(getpid());

@@ -38,6 +38,12 @@ void cleanup_all() {
 }
 
 Spawned spawn_oci(const std::vector<std::string> &args, int fd3) {
+    std::vector<std::string> argv{oci_run_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return spawn_files(argv, fd3);
+}
+
+Spawned spawn_files(const std::vector<std::string> &argv, int fd3) {
     Spawned s;
     std::string io = track_dir(make_temp_dir("io"));
     s.out_path = io + "/stdout";
@@ -57,11 +63,9 @@ Spawned spawn_oci(const std::vector<std::string> &args, int fd3) {
             posix_spawn_file_actions_adddup2(&fa, fd3, 3);
         }
     }
-    std::vector<std::string> argv{oci_run_path()};
-    argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char *> cargv;
-    for (auto &a : argv)
-        cargv.push_back(a.data());
+    for (const auto &a : argv)
+        cargv.push_back(const_cast<char *>(a.c_str()));
     cargv.push_back(nullptr);
     if (posix_spawnp(&s.pid, cargv[0], &fa, nullptr, cargv.data(), environ) != 0) s.pid = -1;
     posix_spawn_file_actions_destroy(&fa);
@@ -85,7 +89,13 @@ int wait_bounded(pid_t pid, int timeout_ms) {
 }
 
 FileRun oci_files(const std::vector<std::string> &args, int fd3, int timeout_ms) {
-    Spawned s = spawn_oci(args, fd3);
+    std::vector<std::string> argv{oci_run_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_files(argv, fd3, timeout_ms);
+}
+
+FileRun run_files(const std::vector<std::string> &argv, int fd3, int timeout_ms) {
+    Spawned s = spawn_files(argv, fd3);
     FileRun r;
     r.status = wait_bounded(s.pid, timeout_ms);
     r.out = read_file(s.out_path);

@@ -26,6 +26,8 @@ struct Spawned {
     std::string out_path, err_path;
 };
 Spawned spawn_oci(const std::vector<std::string> &args, int fd3 = -1);
+// The same for any program: argv[0] is looked up in PATH.
+Spawned spawn_files(const std::vector<std::string> &argv, int fd3 = -1);
 
 // Exit status (128 + signal when killed), or -1 after `timeout_ms` (the child,
 // ours, is then SIGKILLed and reaped).
@@ -37,6 +39,8 @@ struct FileRun {
 };
 // spawn_oci + wait_bounded + the files read back.
 FileRun oci_files(const std::vector<std::string> &args, int fd3 = -1, int timeout_ms = 10000);
+// The same for any program (spawn_files + wait_bounded).
+FileRun run_files(const std::vector<std::string> &argv, int fd3 = -1, int timeout_ms = 10000);
 
 bool contains(const std::string &hay, const std::string &needle);
 size_t count_lines(const std::string &s);
