@@ -26,7 +26,9 @@ fi
 
 build=${OCI_RUN_BUILD:-build}
 if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" -Dwerror=true
+    # fault_injection: the crash tests' OCI_RUN_FAULT hook (runtime/fault.hpp);
+    # an installed build is set up without it.
+    meson setup "$build" -Dwerror=true -Dfault_injection=true
 fi
 ninja -C "$build"
 

@@ -1,6 +1,7 @@
 #include "container.hpp"
 
 #include "cgroup.hpp"
+#include "fault.hpp"
 #include "fd.hpp"
 #include "hooks.hpp"
 #include "init.hpp"
@@ -238,6 +239,7 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
 }
 
 Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
+    fault_point("create:dir");
     std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
     OCI_CHECK(check_supported(spec, o));
@@ -264,6 +266,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     int console = o.console_fd;
     if (!o.console_socket.empty())
         console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
+    fault_point("create:fifos");
 
     InitConfig cfg;
     std::optional<SeccompFilter> filter;
@@ -393,7 +396,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         }
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
         OCI_CHECK(dir.save(rec));
+        fault_point("create:recorded");
         OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
+        fault_point("create:cgroup");
         // What the container's cgroup mount shows: its own directory in each
         // hierarchy (runtime/rootfs.cpp mount_cgroup).
         for (size_t i = 0; i < host.hierarchies.size() && i < rec.cgroup_dirs.size(); i++) {
@@ -421,6 +426,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
 
     cfg.cgroup_fd = cgroup_fd.get();
     pid_t pid = OCI_TRY(spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags, cgroup_fd.get()));
+    fault_point("create:spawned");
 
     bool hooks_started = false;
     auto abort_child = [&](Error e) -> Result<pid_t> {
@@ -435,6 +441,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     rec.state.pid = pid;
     rec.init_start_time = process_start_time(pid);
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
+    fault_point("create:pid-saved");
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
     if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
@@ -455,7 +462,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (!rec.cgroup_dirs.empty())
         if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
     if (auto r = move_net_devices(lx, pid); !r) return abort_child(r.error());
+    fault_point("create:joined");
     if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
+    fault_point("create:proceeded");
     auto msg = sync::receive(sv[0], "the container's init");
     std::vector<Fd> listeners; // the init's sockets for the network helper
     while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
@@ -468,6 +477,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             // Mounts done, before pivot_root: prestart and createRuntime run
             // here, in the runtime's namespaces.
             hooks_started = true;
+            fault_point("create:hooks");
             std::string st = hook_state(rec, oci::ContainerStatus::creating);
             if (auto r = run_hooks(spec.hooks->prestart, "prestart", st); !r)
                 return abort_child(r.error());
@@ -489,6 +499,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     if (msg->type == sync::Msg::error) return abort_child(Error{msg->value, msg->text});
     if (msg->type != sync::Msg::ready)
         return abort_child(Error{0, "sync: unexpected message from the container's init"});
+    fault_point("create:ready");
 
     if (want_shim) {
         if (listeners.size() != cfg.listen_ports.size())
@@ -499,11 +510,13 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         if (!shim) return abort_child(shim.error());
         rec.shim_pid = shim->pid;
         rec.shim_start_time = shim->start_time;
+        fault_point("create:shim");
     }
     listeners.clear();
 
     rec.state.status = oci::ContainerStatus::created;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
+    fault_point("create:created");
     if (auto r = write_pid_file(o.pid_file, pid); !r)
         return abort_child(r.error().wrap("--pid-file"));
     cgroup_guard.keep = true;
@@ -595,6 +608,7 @@ Status start_locked(ContainerDir &dir) {
         return fail_code(e, "start: write " + fifo);
     }
     ::unlink(fifo.c_str());
+    fault_point("start:released");
     rec.started = true;
     rec.state.status = oci::ContainerStatus::running;
     // The init closes the start fifo by exec'ing the process (CLOEXEC), or
@@ -833,15 +847,18 @@ Status remove_container(ContainerDir &dir, bool force) {
             if (!wait_process_gone(rec->state.pid, 10000))
                 return fail("delete: container \"" + id + "\": init " +
                             std::to_string(rec->state.pid) + " did not exit after SIGKILL");
+            fault_point("delete:killed");
         }
         if (!rec->cgroup_dirs.empty())
             if (auto r = destroy_cgroup(host, rec->cgroup_dirs); !r)
                 return forward(std::move(r.error()), "delete");
+        fault_point("delete:cgroup");
     } else if (!force) {
         return forward(std::move(rec.error()), "delete");
     }
     // The network helper leaves with the init; make sure it has.
     if (rec) stop_shim(rec->shim_pid, rec->shim_start_time);
+    fault_point("delete:shim");
     std::optional<oci::Spec> spec;
     if (rec && rec->has_hooks) {
         auto s = oci::load_bundle_spec(dir.path());

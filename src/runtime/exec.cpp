@@ -1,6 +1,7 @@
 #include "exec.hpp"
 
 #include "cgroup.hpp"
+#include "fault.hpp"
 #include "fd.hpp"
 
 #include "log.hpp"
@@ -123,6 +124,7 @@ Status child_setup(const Child &c) {
         if (::setns(fd, flag) < 0) return fail_errno(std::string("setns ") + std::to_string(flag));
     for (auto [fd, flag] : c.ns)
         ::close(fd);
+    fault_point("exec-child:joined");
     if (c.in_userns) {
         if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
             return fail_errno("become root in the container's user namespace");
@@ -261,11 +263,13 @@ Result<int> exec_in_container(const ExecOptions &o) {
     theirs.reset();
     console.reset();
     ns_fds.clear();
+    fault_point("exec:cloned");
     if (!rec.cgroup_dirs.empty())
         if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) {
             kill_and_reap(pid);
             return forward(std::move(r.error()), "exec");
         }
+    fault_point("exec:joined");
     if (auto r = sync::send(ours.get(), sync::Msg::proceed); !r) {
         kill_and_reap(pid);
         return forward(std::move(r.error()), "exec");
@@ -295,6 +299,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     if (auto r = write_pid_file(o.pid_file, pid); !r)
         return forward(std::move(r.error()), "--pid-file");
+    fault_point("exec:running");
     if (o.detach) return 0;
     dir = ContainerDir(); // release the lock while the process runs
     forward_signals_to(pid);

@@ -1,5 +1,6 @@
 #include "init.hpp"
 
+#include "fault.hpp"
 #include "fd.hpp"
 #include "hooks.hpp"
 #include "mount_api.hpp"
@@ -279,12 +280,14 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     const oci::Spec &spec = *cfg.spec;
     const oci::Process &proc = *spec.process;
     OCI_CHECK(wait_for_parent(cfg));
+    fault_point("init:setup");
     OCI_CHECK(join_namespaces(cfg));
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
     RootfsContext rootfs{cfg.rootfs, cfg.in_userns, cfg.no_pivot, cfg.new_cgroupns, cfg.cgroups};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
+    fault_point("init:mounted");
     OCI_CHECK(create_hooks(cfg, host_pid));
     OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");
     // Before the masked paths go over parts of /proc (a user namespace may not
@@ -336,6 +339,7 @@ void run_init(const InitConfig &cfg) {
         sync::send_error(cfg.sync_fd, r.error());
         ::_exit(1);
     }
+    fault_point("init:ready");
     ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     if (!sync::send(cfg.sync_fd, sync::Msg::ready)) {
         ::_exit(1);

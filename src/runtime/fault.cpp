@@ -1,0 +1,20 @@
+#include "fault.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+#ifdef OCI_RUN_FAULT_INJECTION
+namespace ocirun {
+
+void fault_point(const char *phase) {
+    const char *want = std::getenv("OCI_RUN_FAULT");
+    if (want == nullptr || std::strcmp(want, phase) != 0) return;
+    ::raise(SIGKILL);
+    // The init of a PID namespace ignores its own SIGKILL: leave as abruptly.
+    ::_exit(137);
+}
+
+} // namespace ocirun
+#endif

@@ -1,0 +1,17 @@
+// Fault injection for the crash tests (tests/integration/test_crash.cpp):
+// built only with -Dfault_injection=true (contrib/dev.sh's build). With
+// OCI_RUN_FAULT=PHASE in its environment, the process that reaches
+// fault_point(PHASE) dies there at once, as if SIGKILLed: no destructor, no
+// cleanup, exactly what a crash or an OOM kill at that step would leave.
+// Without the option fault_point is an empty inline function.
+#pragma once
+
+namespace ocirun {
+
+#ifdef OCI_RUN_FAULT_INJECTION
+void fault_point(const char *phase);
+#else
+inline void fault_point(const char *) {}
+#endif
+
+} // namespace ocirun
