@@ -1,6 +1,7 @@
 #include "egress_rules.hpp"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <idn2.h>
 #include <netinet/in.h>
 
@@ -97,14 +98,47 @@ Result<Host> ipv6_host(std::string_view raw) {
     return address_host(a);
 }
 
+// libidn2, and the 1.7 MB libunistring under it, are loaded on the first
+// name that is not ASCII: every create checks the domain patterns, and
+// oci-run starts twice per create (runtime/sealed_binary.hpp), so linking
+// them cost two mappings and relocations of both on every start.
+struct Idn2 {
+    int (*to_ascii_8z)(const char *, char **, int) = nullptr;
+    const char *(*strerror)(int) = nullptr;
+    void (*free)(void *) = nullptr;
+    std::string error;
+};
+
+const Idn2 &idn2() {
+    static const Idn2 lib = [] {
+        Idn2 l;
+        void *h = ::dlopen("libidn2.so.0", RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            l.to_ascii_8z = reinterpret_cast<decltype(l.to_ascii_8z)>(::dlsym(h, "idn2_to_ascii_8z"));
+            l.strerror = reinterpret_cast<decltype(l.strerror)>(::dlsym(h, "idn2_strerror"));
+            l.free = reinterpret_cast<decltype(l.free)>(::dlsym(h, "idn2_free"));
+        }
+        if (!l.to_ascii_8z || !l.strerror || !l.free) {
+            const char *e = ::dlerror();
+            l.error = e ? e : "libidn2.so.0: a symbol is missing";
+            l.to_ascii_8z = nullptr;
+        }
+        return l;
+    }();
+    return lib;
+}
+
 Result<std::string> to_punycode(const std::string &s, std::string_view raw) {
+    const Idn2 &lib = idn2();
+    if (!lib.to_ascii_8z)
+        return fail("internationalised name " + quote(raw) + " needs libidn2: " + lib.error);
     char *out = nullptr;
-    int rc = ::idn2_to_ascii_8z(s.c_str(), &out, IDN2_NONTRANSITIONAL);
+    int rc = lib.to_ascii_8z(s.c_str(), &out, IDN2_NONTRANSITIONAL);
     if (rc != IDN2_OK) {
-        return fail("invalid internationalised name " + quote(raw) + ": " + ::idn2_strerror(rc));
+        return fail("invalid internationalised name " + quote(raw) + ": " + lib.strerror(rc));
     }
     std::string r = out;
-    ::idn2_free(out);
+    lib.free(out);
     return r;
 }
 
