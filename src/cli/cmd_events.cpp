@@ -8,16 +8,21 @@ namespace ocirun::cli {
 
 namespace {
 
-// "5s", "500ms", "1m", "2" (seconds), as runc's --interval (Go durations).
+// "5s", "500ms", "1.5m", "2" (seconds), as runc's --interval (Go durations),
+// from 100ms to a day. Plain decimals only: strtod alone would also take
+// "0x10", "1e300", "inf" and "nan".
 bool parse_interval(const std::string &s, int &ms) {
-    char *end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || v <= 0) return false;
-    std::string unit = end;
+    size_t digits = s.find_first_not_of("0123456789.");
+    std::string number = s.substr(0, digits);
+    if (number.empty() || number.find_first_of("0123456789") == std::string::npos ||
+        number.find('.') != number.rfind('.') || number.size() > 12)
+        return false;
+    double v = std::strtod(number.c_str(), nullptr);
+    std::string unit = digits == std::string::npos ? "" : s.substr(digits);
     double mult = unit.empty() || unit == "s" ? 1000 : unit == "ms" ? 1 : unit == "m" ? 60000 : -1;
-    if (mult < 0) return false;
+    if (mult < 0 || v * mult < 100 || v * mult > 86400000) return false;
     ms = static_cast<int>(v * mult);
-    return ms >= 100;
+    return true;
 }
 
 } // namespace
@@ -35,8 +40,8 @@ int cmd_events(const Globals &g, int argc, char **argv) {
             return 0;
         }
         if (!parse_interval(v, interval))
-            return usage_error(cmd.name, std::string("--interval: expected a duration of at "
-                                                     "least 100ms (5s, 500ms), got \"") +
+            return usage_error(cmd.name, std::string("--interval: expected a duration from "
+                                                     "100ms to 24h (5s, 500ms, 1.5m), got \"") +
                                              v + "\"");
         return 0;
     });

@@ -59,7 +59,7 @@ inline int create_flag(const Command &cmd, CreateOptions &o, int c, const char *
     case F_PRESERVE: {
         char *end;
         long n = std::strtol(arg, &end, 10);
-        if (*end || n < 0 || n > 1000)
+        if (end == arg || *end || n < 0 || n > 1000)
             return usage_error(cmd.name, std::string("--preserve-fds: expected 0..1000, got \"") +
                                              arg + "\"");
         o.preserve_fds = static_cast<int>(n);

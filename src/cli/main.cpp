@@ -98,6 +98,8 @@ int main(int argc, char **argv) {
     while ((c = getopt_long_only(argc, argv, "+:vh", opts, nullptr)) != -1) {
         switch (c) {
         case ROOT:
+            // An empty --root would silently mean the default one.
+            if (!*optarg) return cli::usage_error(nullptr, "--root: empty path");
             g.root = optarg;
             break;
         case LOG:
@@ -153,23 +155,24 @@ int main(int argc, char **argv) {
         }
     }
 
-    if (optind >= argc) {
-        print_help();
-        return 1;
-    }
+    // A usage error is one line on stderr and exit 1, as for a command's own
+    // flags; the help text is for --help and `help`.
+    if (optind >= argc) return cli::usage_error(nullptr, "missing command (see oci-run --help)");
+    auto unknown = [](const char *name) {
+        return cli::usage_error(nullptr, std::string("unknown command \"") + name +
+                                             "\" (see oci-run --help)");
+    };
     const char *name = argv[optind];
     if (std::strcmp(name, "help") == 0) {
         if (optind + 1 < argc) {
-            if (const cli::Command *cmd = cli::find_command(argv[optind + 1]))
-                return cli::command_help(*cmd);
+            const cli::Command *cmd = cli::find_command(argv[optind + 1]);
+            return cmd ? cli::command_help(*cmd) : unknown(argv[optind + 1]);
         }
         print_help();
         return 0;
     }
     const cli::Command *cmd = cli::find_command(name);
-    if (!cmd)
-        return cli::usage_error(nullptr, std::string("unknown command \"") + name +
-                                             "\" (see oci-run --help)");
+    if (!cmd) return unknown(name);
     if (cmd->enters_container && !running_sealed()) {
         Error e = reexec_sealed(argv);
         return cli::report(e);
