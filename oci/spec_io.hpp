@@ -27,8 +27,9 @@ Result<Resources> parse_resources(std::string_view text);
 Status validate_spec(const Spec &spec);
 
 // parse_spec + validate_spec on `<bundle>/config.json`, refusing a config
-// that is not a regular file (FIFO, device) or is larger than kMaxConfigSize.
-// Errors start with "config.json: ".
+// that is not a regular file (FIFO, device: never opened for reading), that
+// is a symlink leading out of the bundle, or that is larger than
+// kMaxConfigSize (checked before reading). Errors start with "config.json: ".
 Result<Spec> load_bundle_spec(const std::string &bundle);
 
 inline constexpr size_t kMaxConfigSize = 16u << 20;

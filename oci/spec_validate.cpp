@@ -3,7 +3,9 @@
 #include "spec_io.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <set>
@@ -205,28 +207,61 @@ Status validate_spec(const Spec &spec) {
     return {};
 }
 
-Result<Spec> load_bundle_spec(const std::string &bundle) {
-    std::string path = bundle + "/config.json";
-    // O_NONBLOCK so a FIFO planted as config.json cannot hang us; refused below.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return fail_errno("config.json: open " + path);
+namespace {
+
+// `<bundle>/config.json` opened for reading, and its size. It is first
+// reached with O_PATH beneath the bundle directory: a symlink may lead
+// elsewhere in the bundle but not out of it (runc follows it anywhere; here
+// a config.json that is really some other file of the host is refused, not
+// read), and only a regular file is then opened for reading, through the
+// O_PATH descriptor, so a FIFO cannot hang us and a device is never opened
+// (opening one can act: /dev/watchdog arms the watchdog).
+Result<int> open_config(const std::string &bundle, const std::string &path, off_t &size) {
+    int dir = ::open(bundle.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return fail_errno("config.json: open " + bundle);
+    struct open_how how = {};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    int at = static_cast<int>(::syscall(SYS_openat2, dir, "config.json", &how, sizeof how));
+    int e = errno;
+    ::close(dir);
+    if (at < 0 && e == EXDEV)
+        return fail("config.json: " + path + " is a symlink that leads out of the bundle");
+    if (at < 0) return fail_code(e, "config.json: open " + path);
     struct stat st;
-    if (::fstat(fd, &st) < 0) {
-        int e = errno;
-        ::close(fd);
+    if (::fstat(at, &st) < 0) {
+        e = errno;
+        ::close(at);
         return fail_code(e, "config.json: stat " + path);
     }
     if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
+        ::close(at);
         return fail("config.json: " + path + " is not a regular file");
     }
     if (static_cast<uint64_t>(st.st_size) > kMaxConfigSize) {
-        ::close(fd);
+        ::close(at);
         return fail("config.json: " + path + " is larger than " +
                     std::to_string(kMaxConfigSize >> 20) + " MiB");
     }
+    int fd = ::open(("/proc/self/fd/" + std::to_string(at)).c_str(),
+                    O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    e = errno;
+    ::close(at);
+    if (fd < 0) return fail_code(e, "config.json: open " + path);
+    size = st.st_size;
+    return fd;
+}
+
+} // namespace
+
+Result<Spec> load_bundle_spec(const std::string &bundle) {
+    std::string path = bundle + "/config.json";
+    off_t size = 0;
+    int fd = OCI_TRY(open_config(bundle, path, size));
+    // No more than fstat said: a file that grows meanwhile is read short and
+    // fails to parse, it cannot make us read past the limit.
     std::string text;
-    text.resize(static_cast<size_t>(st.st_size));
+    text.resize(static_cast<size_t>(size));
     size_t got = 0;
     while (got < text.size()) {
         ssize_t n = ::read(fd, text.data() + got, text.size() - got);
