@@ -133,7 +133,7 @@ std::string rfc3339_now() {
     return buf;
 }
 
-Status write_file_atomic(const std::string &path, std::string_view content, int mode) {
+Result<StagedFile> stage_file(const std::string &path, std::string_view content, int mode) {
     auto slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
     char tmp[64];
@@ -141,7 +141,8 @@ Status write_file_atomic(const std::string &path, std::string_view content, int 
                   static_cast<unsigned>(std::random_device{}()));
     std::string tmp_path = dir + tmp;
     int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd < 0) return fail_errno("create " + tmp_path);
+    // Errors name `path`, the file the caller knows: the temp name is ours.
+    if (fd < 0) return fail_errno("write " + path);
     size_t done = 0;
     while (done < content.size()) {
         ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -150,17 +151,31 @@ Status write_file_atomic(const std::string &path, std::string_view content, int 
             int e = errno;
             ::close(fd);
             ::unlink(tmp_path.c_str());
-            return fail_code(e, "write " + tmp_path);
+            return fail_code(e, "write " + path);
         }
         done += static_cast<size_t>(n);
     }
-    ::close(fd);
-    if (::rename(tmp_path.c_str(), path.c_str()) < 0) {
+    if (::close(fd) < 0) {
         int e = errno;
         ::unlink(tmp_path.c_str());
-        return fail_code(e, "rename " + tmp_path + " to " + path);
+        return fail_code(e, "write " + path);
     }
+    return StagedFile(path, tmp_path);
+}
+
+StagedFile::~StagedFile() {
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+Status StagedFile::commit() {
+    if (::rename(tmp_.c_str(), path_.c_str()) < 0) return fail_errno("rename into " + path_);
+    tmp_.clear();
     return {};
+}
+
+Status write_file_atomic(const std::string &path, std::string_view content, int mode) {
+    StagedFile staged = OCI_TRY(stage_file(path, content, mode));
+    return staged.commit();
 }
 
 } // namespace ocirun::oci

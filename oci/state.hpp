@@ -65,4 +65,25 @@ std::string rfc3339_now();
 // each fsync cost a disk flush on `create`'s critical path.
 Status write_file_atomic(const std::string &path, std::string_view content, int mode = 0600);
 
+// The first half of write_file_atomic: the new content in a temp file beside
+// `path`, not yet in place. commit() renames it over `path`, which needs no
+// room on the filesystem; otherwise the destructor removes it. For a change
+// that must be recorded if it is made: stage the record, make the change,
+// commit (update on a full --root fails before touching the cgroup).
+class StagedFile {
+  public:
+    StagedFile(std::string path, std::string tmp) : path_(std::move(path)), tmp_(std::move(tmp)) {}
+    StagedFile(StagedFile &&o) noexcept : path_(std::move(o.path_)), tmp_(std::move(o.tmp_)) {
+        o.tmp_.clear();
+    }
+    StagedFile(const StagedFile &) = delete;
+    StagedFile &operator=(const StagedFile &) = delete;
+    ~StagedFile();
+    Status commit();
+
+  private:
+    std::string path_, tmp_;
+};
+Result<StagedFile> stage_file(const std::string &path, std::string_view content, int mode = 0600);
+
 } // namespace ocirun::oci

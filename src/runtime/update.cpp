@@ -114,9 +114,15 @@ Status update_container(const std::string &root, const std::string &id,
     apply.devices.clear();
     auto writes = plan_resources(apply, host, {});
     if (!writes) return forward(std::move(writes.error()), "update");
+    // The new config.json is written before the cgroup is touched and put in
+    // place after: on a full --root the update fails with nothing changed,
+    // rather than limits applied that the container's record does not show.
+    auto staged = oci::stage_file(dir.path() + "/config.json", oci::write_spec(spec, false));
+    if (!staged) return forward(std::move(staged.error()), "update");
     if (auto r = apply_cgroup_writes(host, rec.cgroup_dirs, *writes); !r)
         return forward(std::move(r.error()), "update");
-    return oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
+    if (auto r = staged->commit(); !r) return forward(std::move(r.error()), "update");
+    return {};
 }
 
 } // namespace ocirun

@@ -331,3 +331,38 @@ Test(state, atomic_write_target_is_directory) {
     cr_assert(r.error().msg.rfind("rename ", 0) == 0, "got: %s", r.error().text().c_str());
     cr_assert_eq(names.size(), 1u, "temp file left behind");
 }
+
+// stage_file: written beside the target, in place only on commit.
+
+Test(state, staged_file_is_in_place_only_after_commit) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/config.json";
+    bool old_ok = write_file_atomic(path, "old").has_value();
+    auto staged = stage_file(path, "new");
+    std::string before_commit = must_read(path);
+    size_t entries_staged = list_dir(dir).size();
+    auto c = staged ? staged->commit() : ocirun::Status{};
+    std::string after_commit = must_read(path);
+    std::vector<std::string> names = list_dir(dir);
+    rm_rf(dir);
+    cr_assert(old_ok);
+    cr_assert(staged.has_value(), "%s", staged ? "" : staged.error().text().c_str());
+    cr_assert(c.has_value());
+    expect_eq(before_commit, "old");
+    cr_assert_eq(entries_staged, 2u, "the staged content is not on disk beside the target");
+    expect_eq(after_commit, "new");
+    cr_assert_eq(names.size(), 1u, "temp file left behind");
+}
+
+Test(state, staged_file_dropped_without_commit_leaves_the_target) {
+    std::string dir = make_tmpdir();
+    std::string path = dir + "/config.json";
+    bool old_ok = write_file_atomic(path, "old").has_value();
+    bool staged_ok = stage_file(path, "new").has_value(); // dropped at once
+    std::string content = must_read(path);
+    std::vector<std::string> names = list_dir(dir);
+    rm_rf(dir);
+    cr_assert(old_ok && staged_ok);
+    expect_eq(content, "old");
+    cr_assert_eq(names.size(), 1u, "temp file left behind");
+}
