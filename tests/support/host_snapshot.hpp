@@ -1,0 +1,45 @@
+// What a command left behind on the host: entries under its --root, the
+// container's cgroup at the default path in any hierarchy, processes it
+// orphaned, mounts, and runtime files in /tmp. The bad-input suites assert
+// that a refused command leaves none of these.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace test {
+
+// Make this test process the reaper of every process its children orphan, so
+// a daemon that oci-run leaves behind becomes our child and can be found
+// (and killed) by leftover_children().
+void become_subreaper();
+
+// Our children still alive (zombies are reaped on the way).
+std::vector<pid_t> leftover_children();
+
+// Every directory the default cgroupsPath (oci-run/<id>) can land in that
+// exists: under each hierarchy, relative to our cgroup or (v2) its parent.
+std::vector<std::string> default_cgroups_of(const std::string &id);
+
+// Entries of /tmp that oci-run could have made (oci-run*, .tmp-*), except
+// the tests' own oci-run-test-* directories.
+std::vector<std::string> runtime_tmp_entries();
+
+// What is on the host before a command, to compare with after it.
+struct HostSnapshot {
+    size_t mounts = 0;
+    std::vector<std::string> tmp;
+};
+HostSnapshot snapshot_host();
+
+// "" when nothing is left, else one line per leftover: `root` not empty
+// (entries other than `keep`), a cgroup for `id` (not checked when
+// `keep_pid`, the live container's init, is given), an orphaned process other
+// than `keep_pid` (killed with SIGKILL and reaped here, since it is ours), a
+// mount added since `before`, a new runtime file in /tmp.
+std::string left_behind(const HostSnapshot &before, const std::string &root, const std::string &id,
+                        const std::vector<std::string> &keep = {}, pid_t keep_pid = -1);
+
+} // namespace test
