@@ -100,16 +100,9 @@ size_t error_offset(std::string_view text) {
 
 } // namespace
 
-// yajl_tree_parse allows comments and says what is wrong but not where, so
-// the text is first checked by yajl's stream parser with comments off; on an
-// error the offending token is located and its line and column counted.
-static Status check_syntax(std::string_view text) {
-    std::string what = "invalid JSON";
-    if (stream_parse(text, text.size(), true, &what) == yajl_status_ok) return {};
-    if (what.rfind("parse error: ", 0) == 0) what.erase(0, 13);
-    while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
-        what.pop_back();
-    size_t off = error_offset(text);
+// "invalid JSON: line L, column C: WHAT" for the byte at `off`.
+static std::unexpected<Error> fail_at_offset(std::string_view text, size_t off,
+                                             const std::string &what) {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < off && i < text.size(); i++) {
         if (text[i] == '\n') {
@@ -124,9 +117,49 @@ static Status check_syntax(std::string_view text) {
     return fail("invalid JSON: " + std::string(pos) + what);
 }
 
+// yajl_tree_parse allows comments and says what is wrong but not where, so
+// the text is first checked by yajl's stream parser with comments off; on an
+// error the offending token is located and its line and column counted.
+static Status check_syntax(std::string_view text) {
+    std::string what = "invalid JSON";
+    if (stream_parse(text, text.size(), true, &what) == yajl_status_ok) return {};
+    if (what.rfind("parse error: ", 0) == 0) what.erase(0, 13);
+    while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
+        what.pop_back();
+    return fail_at_offset(text, error_offset(text), what);
+}
+
+// yajl_tree_free recurses once per level of nesting, so a document of a few
+// MB of "[" (config.json may be 16 MiB) would overflow the stack. No OCI
+// document comes near this depth. `text` is valid JSON: outside strings
+// every bracket is structure.
+static Status check_depth(std::string_view text) {
+    size_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxDepth)
+                return fail_at_offset(text, i,
+                                      "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return {};
+}
+
 Result<Document> Document::parse(std::string_view text) {
     if (text.find('\0') != std::string_view::npos) return fail("invalid JSON: contains a NUL byte");
     OCI_CHECK(check_syntax(text));
+    OCI_CHECK(check_depth(text));
     // yajl_tree_parse needs a NUL-terminated buffer.
     std::string copy(text);
     char err[256] = {0};

@@ -33,10 +33,15 @@ struct Path {
 // An error naming the path: "linux.namespaces[2].type: unknown namespace ...".
 std::unexpected<Error> fail_at(const Path &p, std::string_view what);
 
+// Arrays and objects nested deeper than this are refused by Document::parse
+// (yajl frees its tree recursively); OCI documents use fewer than ten levels.
+inline constexpr size_t kMaxDepth = 512;
+
 // A parsed document; owns the yajl tree.
 class Document {
   public:
-    // Parse text; a syntax error names line and column.
+    // Parse text; a syntax error or nesting deeper than kMaxDepth names line
+    // and column.
     static Result<Document> parse(std::string_view text);
     yajl_val root() const { return tree_.get(); }
 

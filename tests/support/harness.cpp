@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <mutex>
 #include <utility>
 
 extern char **environ;
@@ -15,20 +16,26 @@ extern char **environ;
 namespace test {
 
 namespace {
+// Tests that drive many containers from threads (the concurrency suite)
+// spawn through here at once: the registry is shared.
+std::mutex g_lock;
 std::vector<std::pair<std::string, std::string>> g_containers; // root, id
 std::vector<std::string> g_dirs;
 } // namespace
 
 void track(const std::string &root, const std::string &id) {
+    std::lock_guard<std::mutex> hold(g_lock);
     g_containers.emplace_back(root, id);
 }
 
 std::string track_dir(const std::string &dir) {
+    std::lock_guard<std::mutex> hold(g_lock);
     g_dirs.push_back(dir);
     return dir;
 }
 
 void cleanup_all() {
+    std::lock_guard<std::mutex> hold(g_lock);
     for (const auto &[root, id] : g_containers)
         if (exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
     g_containers.clear();

@@ -13,7 +13,8 @@
 
 namespace test {
 
-// Containers (force-deleted) and temp directories (removed) made by a test.
+// Containers (force-deleted) and temp directories (removed) made by a test;
+// track, track_dir and the spawners below may be called from several threads.
 void track(const std::string &root, const std::string &id);
 std::string track_dir(const std::string &dir);
 void cleanup_all();

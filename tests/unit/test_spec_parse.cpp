@@ -133,6 +133,19 @@ Test(spec_parse, syntax_empty_document) {
     EXPECT_PARSE_ERR("", "invalid JSON: line 1, column 1: premature EOF");
 }
 
+// Found by tests/fuzz/fuzz_config: yajl frees its tree recursively, so a few
+// MB of "[" crashed oci-run with a stack overflow instead of an error.
+Test(spec_parse, nesting_too_deep) {
+    const size_t levels = 1000000;
+    std::string doc = "{\"ociVersion\": \"1.2.1\",\n\"x\": " + std::string(levels, '[') +
+                      std::string(levels, ']') + "}";
+    EXPECT_PARSE_ERR(doc.c_str(), "invalid JSON: line 2, column 517: nested deeper than 512 levels");
+    // Brackets inside strings are not nesting; 512 levels are accepted.
+    std::string ok = "{\"ociVersion\": \"1.2.1\", \"s\": \"[[[\\\"[[\", \"x\": " +
+                     std::string(511, '[') + std::string(511, ']') + "}";
+    cr_assert(parse_spec(ok).has_value(), "%s", ok.c_str());
+}
+
 Test(spec_parse, syntax_missing_comma_points_at_token) {
     // The offending token "y" starts at line 4, column 19.
     const char *doc = "{\n"
