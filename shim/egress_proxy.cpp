@@ -392,12 +392,22 @@ void ProxyConn::relay(Loop &loop) {
     client_ = up_ = -1;
     px.active++; // the relay's own count; this connection's ends in finish()
     finish(loop);
-    Relay::start(loop, px.pool(), c, u, [&px, ev, sent](uint64_t up, uint64_t down) mutable {
-        ev.bytes_up = sent + up;
-        ev.bytes_down = down;
+    Relay *r =
+        Relay::start(loop, px.pool(), c, u, [&px, ev, sent](uint64_t up, uint64_t down) mutable {
+            ev.bytes_up = sent + up;
+            ev.bytes_down = down;
+            px.log().write(ev);
+            px.active--;
+        });
+    if (!r) {
+        // No pipes (the helper is out of descriptors): both sockets are
+        // closed without the callback, so the count is given back here, or
+        // the place would be lost for good.
+        ev.bytes_up = sent;
+        ev.reason = "no pipe for the relay (out of file descriptors)";
         px.log().write(ev);
         px.active--;
-    });
+    }
 }
 
 } // namespace

@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -183,6 +184,18 @@ class Stopper : public Handler {
     }
 };
 
+// Each proxied or forwarded connection holds six descriptors (two sockets,
+// two pipes): the soft limit of whoever ran oci-run (1024 from a login
+// shell) would cut the default 256 proxy connections short, with tunnels
+// that answer 200 and close. The hard limit is the helper's budget.
+void raise_fd_limit() {
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -190,6 +203,7 @@ int main(int argc, char **argv) {
     // /proc/PID files, even with the same uid.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     ::signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit();
     Options o = parse(argc, argv);
 
     sigset_t stop_signals;

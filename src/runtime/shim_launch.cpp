@@ -34,9 +34,10 @@ std::string publish_arg(const PortPublish &p) {
         (void)!::write(ready_fd, line.data(), line.size());
         ::_exit(127);
     };
-    // Out of the way of the targets first, then into place.
+    // Out of the way of the targets first (just above them: a fixed floor
+    // such as 100 fails under a lower RLIMIT_NOFILE), then into place.
     for (int &fd : pass) {
-        fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
+        fd = ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(3 + pass.size()));
         if (fd < 0) die("dup");
     }
     ready_fd = pass[1];

@@ -595,3 +595,102 @@ Test(exhaustion, proxy_connections_past_the_maximum) {
     cr_assert(helper_gone, "the helper outlived the container");
     cr_assert(left.empty(), "%s", left.c_str());
 }
+
+namespace {
+
+// A proxied container whose `create` runs under `prlimit --nofile=NOFILE`
+// (the helper inherits that limit), with `max` connections allowed; its
+// init's PID. `rlimit` > 0 also sets the container's own RLIMIT_NOFILE
+// (the init may not raise its hard limit past the runtime's).
+long proxied_under(Env &e, const Server &a, const char *nofile, const char *max, int rlimit) {
+    std::string authority = "a.test:" + std::to_string(a.port);
+    e.b.spec.annotations["dev.ocirun.domains"] = authority + ",127.0.0.2";
+    e.b.spec.annotations["dev.ocirun.proxy-max-connections"] = max;
+    if (rlimit > 0)
+        for (auto &r : e.b.spec.process->rlimits)
+            if (r.type == "RLIMIT_NOFILE") r.soft = r.hard = static_cast<uint64_t>(rlimit);
+    e.b.save();
+    std::string hosts = e.root + "/hosts";
+    test::write_file(hosts, "127.0.0.2 a.test\n");
+    ::setenv("OCI_RUN_RESOLVE_HOSTS", hosts.c_str(), 1);
+    auto c = test::run_files({"prlimit", std::string("--nofile=") + nofile, test::oci_run_path(),
+                              "--root", e.root, "create", "--bundle", e.b.dir, e.id});
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(oci({"--root", e.root, "start", e.id}).status, 0);
+    return state_of(e.root, e.id).pid;
+}
+
+std::string connect_request(const Server &a) {
+    std::string authority = "a.test:" + std::to_string(a.port);
+    return "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\nx";
+}
+
+} // namespace
+
+// oci-run run from a login shell has a soft RLIMIT_NOFILE of 1024, which the
+// helper inherits; each tunnel takes six descriptors. Here the soft limit is
+// 128 (so 20 tunnels would exhaust it) under a hard one of 20000: all 60
+// tunnels of the default maximum must work, as the helper takes its hard limit.
+Test(exhaustion, proxy_tunnels_past_the_callers_soft_fd_limit) {
+    auto t0 = Clock::now();
+    Server a;
+    serve(a);
+    Env e = make("exsoft", {"sleep", "120"});
+    long init = proxied_under(e, a, "128:20000", "256", 0);
+    std::string limits = read_file("/proc/" + std::to_string(shim_pid(e)) + "/limits");
+    std::vector<std::string> answers;
+    {
+        Held h;
+        hold(h, init, 60, connect_request(a));
+        answers = h.answers;
+    }
+    std::string left = delete_leaves_nothing(e, true);
+    finish();
+    report_time("proxy past the soft fd limit", t0);
+    cr_assert(contains(limits, "Max open files            20000                20000"), "%s",
+              limits.c_str());
+    int tunnels = 0;
+    for (const auto &ans : answers)
+        tunnels += ans.rfind("HTTP/1.1 200", 0) == 0 && contains(ans, "\r\n\r\nA:x");
+    cr_assert_eq(tunnels, 60, "%d of 60 tunnels worked, e.g. %s", tunnels,
+                 answers.empty() ? "" : answers.back().c_str());
+    cr_assert(left.empty(), "%s", left.c_str());
+}
+
+// With the helper truly out of descriptors (hard limit 64), a tunnel that
+// gets no pipes ends, is logged as closed with the reason, and gives its
+// place back: after 20 connections against a maximum of 12, the next 12 are
+// all taken in, none refused for places that leaked.
+Test(exhaustion, proxy_out_of_descriptors_gives_places_back) {
+    auto t0 = Clock::now();
+    Server a;
+    serve(a);
+    Env e = make("exhard", {"sleep", "120"});
+    long init = proxied_under(e, a, "64:64", "12", 64);
+    long helper = shim_pid(e);
+    std::vector<std::string> first, second;
+    {
+        Held h;
+        hold(h, init, 20, connect_request(a));
+        first = h.answers;
+    }
+    for (int i = 0; i < 50; i++) {
+        Held h;
+        hold(h, init, 12, connect_request(a));
+        second = h.answers;
+        if (count_starting(second, "HTTP/1.1 503") == 0) break;
+        ::usleep(100000);
+    }
+    bool alive = !test::pid_gone_now(helper);
+    std::string log = read_file(e.root + "/" + e.id + "/egress.jsonl");
+    std::string left = delete_leaves_nothing(e, true);
+    finish();
+    report_time("proxy out of descriptors", t0);
+    cr_assert_eq(count_starting(first, "HTTP/1.1 503"), 8, "%s", first.back().c_str());
+    cr_assert(contains(log, "no pipe for the relay (out of file descriptors)"),
+              "the helper never ran out of descriptors");
+    cr_assert_eq(count_starting(second, "HTTP/1.1 503"), 0,
+                 "places lost to relays that never started: %s", second.back().c_str());
+    cr_assert(alive, "the helper died");
+    cr_assert(left.empty(), "%s", left.c_str());
+}
