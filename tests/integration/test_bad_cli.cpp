@@ -82,6 +82,7 @@ std::string check_all(const std::vector<Case> &cases, const Place &p,
 }
 
 Place make_place(const char *tag) {
+    test::private_mount_namespace();
     test::become_subreaper();
     Place p;
     test::Bundle b = test::make_bundle(tag, {"true"});

@@ -14,7 +14,6 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -42,13 +41,6 @@ void fini() {
     test::cleanup_all();
 }
 
-// This test process in a mount namespace of its own, so what it mounts is
-// gone with it even if it dies mid-way; oci-run, its child, starts from it.
-void private_mounts() {
-    cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %m");
-    cr_assert_eq(mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0);
-}
-
 // The one-line refusal every case must give: exit 1, "oci-run: " and each
 // needle on one stderr line, nothing on stdout.
 void expect_one_line(const test::FileRun &o, const std::vector<std::string> &needles) {
@@ -66,7 +58,11 @@ void expect_nothing_left(const test::HostSnapshot &before, const std::string &ro
     cr_assert(left.empty(), "left behind:\n%s", left.c_str());
 }
 
+// Every test runs in a mount namespace of its own (see host_snapshot.hpp):
+// what it mounts is gone with it even if it dies mid-way, and the mount
+// count is not disturbed by tests running beside it.
 test::Env env(const char *tag, const std::vector<std::string> &args = {"true"}) {
+    test::private_mount_namespace();
     test::become_subreaper();
     test::Env e = test::make_env(tag, args);
     e.b.save();
@@ -98,6 +94,7 @@ struct NobodyBundle {
 };
 
 NobodyBundle nobody_bundle(const char *tag) {
+    test::private_mount_namespace();
     test::become_subreaper();
     NobodyBundle n;
     n.bin = runtime_copy();
@@ -250,7 +247,6 @@ Test(bad_host, readonly_rootfs_runs_and_stays_readonly) {
     test::Env e = env("bhro", {"sh", "-c", "touch /probe; echo touch=$?"});
     e.b.spec.root->readonly = false;
     e.b.save();
-    private_mounts();
     cr_assert_eq(mount(e.b.rootfs.c_str(), e.b.rootfs.c_str(), nullptr, MS_BIND, nullptr), 0);
     g_mounts.push_back(e.b.rootfs);
     cr_assert_eq(mount(nullptr, e.b.rootfs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
@@ -275,7 +271,6 @@ Test(bad_host, readonly_rootfs_missing_mountpoint_fails_cleanly) {
     e.b.spec.mounts.push_back(
         test::mount_entry("/oci-run-missing/dir", "tmpfs", "tmpfs", {"nosuid", "size=64k"}));
     e.b.save();
-    private_mounts();
     cr_assert_eq(mount(e.b.rootfs.c_str(), e.b.rootfs.c_str(), nullptr, MS_BIND, nullptr), 0);
     g_mounts.push_back(e.b.rootfs);
     cr_assert_eq(mount(nullptr, e.b.rootfs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
@@ -294,7 +289,6 @@ namespace {
 
 // --root on a 64 KiB tmpfs of its own (in this test's mount namespace).
 std::string small_root(const test::Env &e) {
-    private_mounts();
     std::string root = e.root + "/small";
     ::mkdir(root.c_str(), 0700);
     cr_assert_eq(mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700"),

@@ -3,7 +3,9 @@
 #include "harness.hpp"
 #include "process.hpp"
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +18,14 @@ namespace test {
 
 void become_subreaper() {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+void private_mount_namespace() {
+    static bool done = false;
+    if (done) return;
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
+        std::abort();
+    done = true;
 }
 
 std::vector<pid_t> leftover_children() {

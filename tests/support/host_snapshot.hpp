@@ -16,6 +16,12 @@ namespace test {
 // (and killed) by leftover_children().
 void become_subreaper();
 
+// This test process in a mount namespace of its own (once; mounts private
+// from then on): the mount count then changes only through what this test
+// and its oci-run runs do, not through tests running beside it, and what the
+// test mounts is gone with it.
+void private_mount_namespace();
+
 // Our children still alive (zombies are reaped on the way).
 std::vector<pid_t> leftover_children();
 
