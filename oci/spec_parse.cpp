@@ -12,7 +12,7 @@ using json::Path;
 
 namespace {
 
-constexpr int64_t kI32Min = INT32_MIN, kI32Max = INT32_MAX;
+constexpr int64_t kI32Max = INT32_MAX;
 constexpr uint64_t kU16 = UINT16_MAX, kU32 = UINT32_MAX, kU64 = UINT64_MAX;
 constexpr int64_t kI64Min = INT64_MIN, kI64Max = INT64_MAX;
 
