@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "runtime/container.hpp"
+#include "runtime/text.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -8,7 +9,6 @@
 
 #include <cstdio>
 #include <set>
-#include <sstream>
 
 extern char **environ;
 
@@ -46,28 +46,24 @@ int print_table(const std::vector<pid_t> &pids, std::vector<std::string> args) {
     ::waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return report("ps: ps " + args[0] + " failed");
-    std::istringstream in(text);
-    std::string header;
-    std::getline(in, header);
+    std::string_view body(text);
+    size_t nl = body.find('\n');
+    std::string header(body.substr(0, nl));
+    body.remove_prefix(nl == std::string_view::npos ? body.size() : nl + 1);
     // The PID column: its position in the header.
-    std::istringstream hw(header);
-    std::string w;
-    int col = -1;
-    for (int i = 0; hw >> w; i++)
-        if (w == "PID") col = i;
-    if (col < 0) return report("ps: no PID column in the output of ps " + args[0]);
+    size_t col = SIZE_MAX;
+    auto names = words(header);
+    for (size_t i = 0; i < names.size(); i++)
+        if (names[i] == "PID") col = i;
+    if (col == SIZE_MAX) return report("ps: no PID column in the output of ps " + args[0]);
     std::set<pid_t> want(pids.begin(), pids.end());
     std::printf("%s\n", header.c_str());
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream lw(line);
-        std::string field;
-        for (int i = 0; i <= col && (lw >> field); i++) {
-        }
-        if (!field.empty() &&
-            want.count(static_cast<pid_t>(std::strtol(field.c_str(), nullptr, 10))))
-            std::printf("%s\n", line.c_str());
-    }
+    for_each_line(body, [&](std::string_view line) {
+        auto f = words(line);
+        auto pid = col < f.size() ? number<pid_t>(f[col]) : std::nullopt;
+        if (pid && want.count(*pid))
+            std::printf("%.*s\n", static_cast<int>(line.size()), line.data());
+    });
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "log.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +14,6 @@
 
 #include <cerrno>
 #include <set>
-#include <sstream>
 
 namespace ocirun {
 
@@ -38,9 +38,7 @@ void sleep_ms(long ms) {
 }
 
 bool has_dotdot(const std::string &p) {
-    std::istringstream in(p);
-    std::string part;
-    while (std::getline(in, part, '/'))
+    for (const auto &part : split(p, '/'))
         if (part == "..") return true;
     return false;
 }
@@ -178,11 +176,10 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                 // offers (stats, later updates).
                 std::string avail = read_trimmed(parent + "/cgroup.controllers");
                 std::string enabled = read_trimmed(parent + "/cgroup.subtree_control");
-                std::istringstream in(avail);
-                std::string c;
                 bool parent_is_ours = i > 0 && made.size() > 1 && made[made.size() - 2] == parent;
                 std::string add;
-                while (in >> c) {
+                for (auto word : words(avail)) {
+                    std::string c(word);
                     bool want = v2_needed.count(c) || parent_is_ours;
                     if (want && (" " + enabled + " ").find(" " + c + " ") == std::string::npos)
                         add += (add.empty() ? "+" : " +") + c;
@@ -234,10 +231,8 @@ Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
         if (text.error().code == ENOENT) return pids;
         return forward(std::move(text.error()), "cgroup");
     }
-    std::istringstream in(*text);
-    long v;
-    while (in >> v)
-        pids.push_back(static_cast<pid_t>(v));
+    for (auto w : words(*text))
+        if (auto v = number<pid_t>(w)) pids.push_back(*v);
     return pids;
 }
 

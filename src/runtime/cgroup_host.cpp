@@ -3,8 +3,6 @@
 #include "oci/state.hpp"
 #include "text.hpp"
 
-#include <sstream>
-
 namespace ocirun {
 
 namespace {
@@ -70,17 +68,15 @@ bool CgroupHost::pure_v2() const {
 
 Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_view self_cgroup) {
     CgroupHost host;
-    std::istringstream in{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(in, line)) {
+    for_each_line(mountinfo, [&](std::string_view line) {
         // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
         auto dash = line.find(" - ");
-        if (dash == std::string::npos) continue;
-        auto left = split(std::string_view(line).substr(0, dash), ' ');
-        auto right = split(std::string_view(line).substr(dash + 3), ' ');
-        if (left.size() < 6 || right.size() < 3) continue;
+        if (dash == std::string_view::npos) return;
+        auto left = split(line.substr(0, dash), ' ');
+        auto right = split(line.substr(dash + 3), ' ');
+        if (left.size() < 6 || right.size() < 3) return;
         const std::string &fstype = right[0];
-        if (fstype != "cgroup" && fstype != "cgroup2") continue;
+        if (fstype != "cgroup" && fstype != "cgroup2") return;
         Hierarchy h;
         h.version = fstype == "cgroup2" ? 2 : 1;
         h.mount_root = unescape(left[3]);
@@ -95,7 +91,7 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
                 if (opt.rfind("release_agent=", 0) == 0) skip = true;
                 if (!skip && !opt.empty()) h.controllers.push_back(opt);
             }
-            if (h.controllers.empty()) continue;
+            if (h.controllers.empty()) return;
         }
         // The same hierarchy mounted twice: keep the first.
         bool dup = false;
@@ -105,15 +101,14 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
             else if (o.version == 2 && h.version == 2)
                 dup = true;
         if (!dup) host.hierarchies.push_back(std::move(h));
-    }
+    });
     // /proc/self/cgroup: "ID:controller,list:/path" (v2: "0::/path").
-    std::istringstream cg{std::string(self_cgroup)};
-    while (std::getline(cg, line)) {
+    for_each_line(self_cgroup, [&](std::string_view line) {
         auto a = line.find(':');
-        auto b = a == std::string::npos ? a : line.find(':', a + 1);
-        if (b == std::string::npos) continue;
-        std::string ctrls = line.substr(a + 1, b - a - 1);
-        std::string path = line.substr(b + 1);
+        auto b = a == std::string_view::npos ? a : line.find(':', a + 1);
+        if (b == std::string_view::npos) return;
+        std::string ctrls(line.substr(a + 1, b - a - 1));
+        std::string path(line.substr(b + 1));
         for (auto &h : host.hierarchies) {
             if (ctrls.empty()) {
                 if (h.version == 2) h.own = path;
@@ -122,7 +117,7 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
             if (h.version == 1 && !h.controllers.empty() && split(ctrls, ',') == h.controllers)
                 h.own = path;
         }
-    }
+    });
     for (auto &h : host.hierarchies)
         if (h.own.empty()) h.own.assign(1, '/'); // (not = "/": a g++ 12 -Wrestrict false positive)
     return host;
@@ -136,10 +131,8 @@ Result<CgroupHost> detect_cgroup_host() {
         if (h.version != 2) continue;
         auto text = oci::read_file(h.mount + "/cgroup.controllers");
         if (!text) return forward(std::move(text.error()), "cgroup v2");
-        std::istringstream words(*text);
-        std::string w;
-        while (words >> w)
-            h.controllers.push_back(w);
+        for (auto w : words(*text))
+            h.controllers.emplace_back(w);
     }
     return host;
 }

@@ -6,13 +6,13 @@
 #include "proc.hpp"
 #include "shim_launch.hpp"
 #include "store.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <map>
-#include <sstream>
 #include <vector>
 
 namespace ocirun {
@@ -67,11 +67,13 @@ uint64_t number(const std::string &path) {
 // "key value" lines (memory.stat, cpu.stat, memory.events).
 std::map<std::string, uint64_t> key_values(const std::string &path) {
     std::map<std::string, uint64_t> kv;
-    std::istringstream in(text(path));
-    std::string k;
-    uint64_t v;
-    while (in >> k >> v)
-        kv[k] = v;
+    std::string t = text(path);
+    auto w = words(t);
+    for (size_t i = 0; i + 1 < w.size(); i += 2) {
+        auto v = ocirun::number<uint64_t>(w[i + 1]);
+        if (!v) break;
+        kv[std::string(w[i])] = *v;
+    }
     return kv;
 }
 
@@ -84,10 +86,12 @@ void write_cpu(json::Writer &w, const Target &t) {
     if (!acct.empty() && v == 1) {
         w.kv_u64("total", number(acct + "/cpuacct.usage"));
         w.key("percpu").begin_array();
-        std::istringstream in(text(acct + "/cpuacct.usage_percpu"));
-        uint64_t n;
-        while (in >> n)
-            w.u64(n);
+        std::string percpu = text(acct + "/cpuacct.usage_percpu");
+        for (auto word : words(percpu)) {
+            auto n = ocirun::number<uint64_t>(word);
+            if (!n) break;
+            w.u64(*n);
+        }
         w.end_array();
         auto st = key_values(acct + "/cpuacct.stat");
         long hz = ::sysconf(_SC_CLK_TCK);
@@ -180,46 +184,44 @@ void write_blkio(json::Writer &w, const Target &t) {
     };
     std::vector<Entry> bytes, ios;
     auto parse_v1 = [&](const std::string &file, std::vector<Entry> &out) {
-        std::istringstream in(text(d + "/" + file));
-        std::string dev, op;
-        uint64_t value;
-        while (in >> dev) {
-            if (dev == "Total") {
-                in >> value;
-                continue;
-            }
-            if (!(in >> op >> value)) break;
-            auto colon = dev.find(':');
-            if (colon == std::string::npos) continue;
-            out.push_back({std::strtoull(dev.c_str(), nullptr, 10),
-                           std::strtoull(dev.c_str() + colon + 1, nullptr, 10), op, value});
-        }
+        // "MAJ:MIN OP VALUE" lines, and a closing "Total VALUE".
+        std::string t = text(d + "/" + file);
+        for_each_line(t, [&](std::string_view line) {
+            auto f = words(line);
+            if (f.size() != 3) return;
+            auto colon = f[0].find(':');
+            auto ma = ocirun::number<uint64_t>(f[0].substr(0, colon));
+            auto mi = colon == std::string_view::npos
+                          ? std::nullopt
+                          : ocirun::number<uint64_t>(f[0].substr(colon + 1));
+            auto value = ocirun::number<uint64_t>(f[2]);
+            if (ma && mi && value) out.push_back({*ma, *mi, std::string(f[1]), *value});
+        });
     };
     if (v == 1) {
         parse_v1("blkio.throttle.io_service_bytes_recursive", bytes);
         parse_v1("blkio.throttle.io_serviced_recursive", ios);
     } else {
-        std::istringstream in(text(d + "/io.stat"));
-        std::string line;
-        while (std::getline(in, line)) {
-            std::istringstream lw(line);
-            std::string dev, kv;
-            lw >> dev;
-            auto colon = dev.find(':');
-            if (colon == std::string::npos) continue;
-            uint64_t ma = std::strtoull(dev.c_str(), nullptr, 10);
-            uint64_t mi = std::strtoull(dev.c_str() + colon + 1, nullptr, 10);
-            while (lw >> kv) {
-                auto eq = kv.find('=');
-                if (eq == std::string::npos) continue;
-                std::string k = kv.substr(0, eq);
-                uint64_t n = std::strtoull(kv.c_str() + eq + 1, nullptr, 10);
+        // "MAJ:MIN rbytes=N wbytes=N rios=N wios=N ..." lines.
+        std::string t = text(d + "/io.stat");
+        for_each_line(t, [&](std::string_view line) {
+            auto f = words(line);
+            if (f.empty()) return;
+            auto colon = f[0].find(':');
+            if (colon == std::string_view::npos) return;
+            uint64_t ma = ocirun::number<uint64_t>(f[0].substr(0, colon)).value_or(0);
+            uint64_t mi = ocirun::number<uint64_t>(f[0].substr(colon + 1)).value_or(0);
+            for (size_t i = 1; i < f.size(); i++) {
+                auto eq = f[i].find('=');
+                if (eq == std::string_view::npos) continue;
+                std::string_view k = f[i].substr(0, eq);
+                uint64_t n = ocirun::number<uint64_t>(f[i].substr(eq + 1)).value_or(0);
                 if (k == "rbytes") bytes.push_back({ma, mi, "Read", n});
                 if (k == "wbytes") bytes.push_back({ma, mi, "Write", n});
                 if (k == "rios") ios.push_back({ma, mi, "Read", n});
                 if (k == "wios") ios.push_back({ma, mi, "Write", n});
             }
-        }
+        });
     }
     w.key("blkio").begin_object();
     for (auto [name, list] :

@@ -1,6 +1,7 @@
 #include "proc.hpp"
 
 #include "oci/state.hpp"
+#include "text.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 namespace ocirun {
 
@@ -45,20 +45,18 @@ std::vector<NetDevice> net_devices(pid_t pid) {
     std::vector<NetDevice> out;
     auto text = oci::read_file("/proc/" + std::to_string(pid) + "/net/dev");
     if (!text) return out;
-    std::istringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
+    for_each_line(*text, [&](std::string_view line) {
         auto colon = line.find(':');
-        if (colon == std::string::npos) continue; // the two header lines
+        if (colon == std::string_view::npos) return; // the two header lines
         NetDevice d;
         d.name = line.substr(0, colon);
         d.name.erase(0, d.name.find_first_not_of(' '));
-        if (d.name.empty()) continue;
-        std::istringstream f(line.substr(colon + 1));
-        for (auto &c : d.counters)
-            f >> c;
+        if (d.name.empty()) return;
+        auto fields = words(line.substr(colon + 1));
+        for (size_t i = 0; i < fields.size() && i < std::size(d.counters); i++)
+            d.counters[i] = number<uint64_t>(fields[i]).value_or(0);
         out.push_back(std::move(d));
-    }
+    });
     return out;
 }
 

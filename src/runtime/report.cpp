@@ -8,27 +8,27 @@
 #include "sandbox_policy.hpp"
 #include "shim_launch.hpp"
 #include "store.hpp"
+#include "text.hpp"
 
 #include <arpa/inet.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <sstream>
 
 namespace ocirun {
 
 namespace {
 
 std::string status_field(const std::string &status, const std::string &key) {
-    std::istringstream in(status);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(key + ":", 0) == 0) {
-            std::string v = line.substr(key.size() + 1);
+    std::string found;
+    for_each_line(status, [&](std::string_view line) {
+        if (found.empty() && line.starts_with(key + ":")) {
+            std::string_view v = line.substr(key.size() + 1);
             size_t a = v.find_first_not_of(" \t");
-            return a == std::string::npos ? "" : v.substr(a);
+            if (a != std::string_view::npos) found = v.substr(a);
         }
-    return "";
+    });
+    return found;
 }
 
 std::string link_of(const std::string &path) {
@@ -39,14 +39,12 @@ std::string link_of(const std::string &path) {
 
 // Mount options of the topmost mount at `point` in a mountinfo text ("" if none).
 std::string mount_opts(const std::string &mountinfo, const std::string &point) {
-    std::istringstream in(mountinfo);
-    std::string line, found;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string id, parent, dev, root, mp, opts;
-        if (!(f >> id >> parent >> dev >> root >> mp >> opts)) continue;
-        if (mp == point) found = opts;
-    }
+    std::string found;
+    for_each_line(mountinfo, [&](std::string_view line) {
+        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...
+        auto f = words(line);
+        if (f.size() >= 6 && f[4] == point) found = f[5];
+    });
     return found;
 }
 
@@ -64,14 +62,13 @@ bool tcp_listening(const std::string &table, const egress::IpAddr &addr, uint16_
         std::snprintf(want, sizeof want, "%08X:%04X", w[0], port);
     else
         std::snprintf(want, sizeof want, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], port);
-    std::istringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string slot, local, remote, st;
-        if (f >> slot >> local >> remote >> st && local == want && st == "0A") return true;
-    }
-    return false;
+    bool found = false;
+    for_each_line(*text, [&](std::string_view line) {
+        // SLOT LOCAL REMOTE STATE ...
+        auto f = words(line);
+        if (f.size() >= 4 && f[1] == want && f[3] == "0A") found = true;
+    });
+    return found;
 }
 
 uint64_t caps_mask(const std::vector<std::string> &caps) {
@@ -117,11 +114,9 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
     while (!uid_map.empty() && uid_map.back() == '\n')
         uid_map.pop_back();
     std::string squeezed;
-    {
-        std::istringstream in(uid_map);
-        std::string w;
-        while (in >> w)
-            squeezed += (squeezed.empty() ? "" : " ") + w;
+    for (auto w : words(uid_map)) {
+        if (!squeezed.empty()) squeezed += ' ';
+        squeezed += w;
     }
     row("user namespace", lx.find_namespace(oci::NsType::user) != nullptr || policy.present,
         own_ns("user"), "user namespace", "uid_map " + squeezed);
@@ -164,15 +159,14 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
             bool l = tcp_listening(inside, kLoopback, f.container_port);
             row("local port " + std::to_string(f.container_port), true, l && alive,
                 "forward to host 127.0.0.1:" + std::to_string(f.host_port),
-                l ? "listening on 127.0.0.1:" + std::to_string(f.container_port)
-                  : "no listener");
+                l ? "listening on 127.0.0.1:" + std::to_string(f.container_port) : "no listener");
         }
         for (const auto &p : net.publish) {
             std::string where = egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port);
-            bool l = alive && tcp_listening("/proc/" + std::to_string(rec.shim_pid) +
-                                                (p.host_addr.family == AF_INET6 ? "/net/tcp6"
-                                                                                : "/net/tcp"),
-                                            p.host_addr, p.host_port);
+            bool l = alive &&
+                     tcp_listening("/proc/" + std::to_string(rec.shim_pid) +
+                                       (p.host_addr.family == AF_INET6 ? "/net/tcp6" : "/net/tcp"),
+                                   p.host_addr, p.host_port);
             row("publish " + where, true, l,
                 "host " + where + " to container 127.0.0.1:" + std::to_string(p.container_port),
                 l ? "listening on the host" : "no listener");
@@ -182,8 +176,8 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
             row("egress proxy", true, l && alive,
                 std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce"),
                 "allow " + (net.domains.empty() ? std::string("nothing") : net.domains) +
-                    (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) +
-                    "; at most " + std::to_string(net.max_connections) + " tunnels");
+                    (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) + "; at most " +
+                    std::to_string(net.max_connections) + " tunnels");
         }
     }
     // The cgroup's pids.max.
@@ -212,13 +206,13 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
             rows.push_back({"rlimit " + r.type, "enforced", "setrlimit", "declared", ""});
             continue;
         }
-        std::istringstream in(limits);
-        std::string line, seen;
-        while (std::getline(in, line))
-            if (line.rfind(label, 0) == 0) seen = line.substr(std::string(label).size());
-        std::istringstream f(seen);
         std::string soft, hard;
-        f >> soft >> hard;
+        for_each_line(limits, [&](std::string_view line) {
+            if (!line.starts_with(label)) return;
+            auto f = words(line.substr(std::string_view(label).size()));
+            soft = f.size() > 0 ? std::string(f[0]) : "";
+            hard = f.size() > 1 ? std::string(f[1]) : "";
+        });
         auto value = [](uint64_t v) {
             return v == UINT64_MAX ? std::string("unlimited") : std::to_string(v);
         };
