@@ -147,6 +147,9 @@ void run_poststop(const oci::Spec &spec, const oci::ContainerRecord &rec) {
 // `host` is needed only for a record with cgroup directories (paused).
 oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host,
                                  const oci::ContainerRecord &rec) {
+    // A create still running (it holds the lock) may not have an init yet.
+    if (rec.state.status == oci::ContainerStatus::creating && dir.busy())
+        return oci::ContainerStatus::creating;
     if (!process_alive(rec.state.pid, rec.init_start_time)) return oci::ContainerStatus::stopped;
     if (rec.state.status == oci::ContainerStatus::creating) return oci::ContainerStatus::creating;
     if (!rec.cgroup_dirs.empty() && cgroup_frozen(host, rec.cgroup_dirs))
@@ -730,7 +733,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
 }
 
 Result<oci::State> container_state(const std::string &root, const std::string &id) {
-    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    ContainerDir dir = OCI_TRY(ContainerDir::observe(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     CgroupHost host = OCI_TRY(host_for(rec));
     rec.state.status = live_status(dir, host, rec);
@@ -887,7 +890,7 @@ Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {
     std::vector<ContainerInfo> out;
     CgroupHost host;
     for (const auto &id : OCI_TRY(list_ids(root))) {
-        auto dir = ContainerDir::open(root, id);
+        auto dir = ContainerDir::observe(root, id);
         if (!dir) continue;
         auto rec = dir->load();
         if (!rec) continue;

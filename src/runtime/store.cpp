@@ -36,7 +36,7 @@ static Status mkdir_p(const std::string &path, mode_t mode) {
 }
 
 ContainerDir::ContainerDir(ContainerDir &&o) noexcept
-    : path_(std::move(o.path_)), id_(std::move(o.id_)), fd_(o.fd_) {
+    : path_(std::move(o.path_)), id_(std::move(o.id_)), fd_(o.fd_), busy_(o.busy_) {
     o.fd_ = -1;
 }
 
@@ -46,6 +46,7 @@ ContainerDir &ContainerDir::operator=(ContainerDir &&o) noexcept {
         path_ = std::move(o.path_);
         id_ = std::move(o.id_);
         fd_ = o.fd_;
+        busy_ = o.busy_;
         o.fd_ = -1;
     }
     return *this;
@@ -55,11 +56,17 @@ ContainerDir::~ContainerDir() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-static Result<int> open_locked(const std::string &path) {
+// The directory at `path`, flock'ed with `op`; with LOCK_NB, *busy tells a
+// lock held elsewhere (the fd is then returned unlocked).
+static Result<int> open_locked(const std::string &path, int op = LOCK_EX, bool *busy = nullptr) {
     int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return fail_errno("open " + path);
-    while (::flock(fd, LOCK_EX) < 0) {
+    while (::flock(fd, op) < 0) {
         if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK && busy) {
+            *busy = true;
+            break;
+        }
         int e = errno;
         ::close(fd);
         return fail_code(e, "lock " + path);
@@ -102,11 +109,20 @@ Result<ContainerDir> ContainerDir::create(const std::string &root, const std::st
 }
 
 Result<ContainerDir> ContainerDir::open(const std::string &root, const std::string &id) {
+    return open_as(root, id, false);
+}
+
+Result<ContainerDir> ContainerDir::observe(const std::string &root, const std::string &id) {
+    return open_as(root, id, true);
+}
+
+Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::string &id,
+                                           bool reader) {
     OCI_CHECK(validate_id(id));
     ContainerDir d;
     d.id_ = id;
     d.path_ = root + "/" + id;
-    auto fd = open_locked(d.path_);
+    auto fd = reader ? open_locked(d.path_, LOCK_SH | LOCK_NB, &d.busy_) : open_locked(d.path_);
     if (!fd) {
         if (fd.error().code == ENOENT) return fail("container \"" + id + "\" does not exist");
         return forward(std::move(fd.error()));
@@ -123,6 +139,8 @@ Result<ContainerDir> ContainerDir::open(const std::string &root, const std::stri
 Result<oci::ContainerRecord> ContainerDir::load() const {
     auto text = oci::read_file(path_ + "/state.json", O_NOFOLLOW);
     if (!text) {
+        if (text.error().code == ENOENT && busy_)
+            return fail("container \"" + id_ + "\" is being created");
         if (text.error().code == ENOENT)
             return fail("container \"" + id_ + "\" has no state (its create did not finish)");
         return forward(std::move(text.error()));

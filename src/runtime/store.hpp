@@ -25,6 +25,12 @@ class ContainerDir {
     static Result<ContainerDir> create(const std::string &root, const std::string &id);
     // Open and lock an existing container's directory.
     static Result<ContainerDir> open(const std::string &root, const std::string &id);
+    // For readers (state, list): a shared lock when it is free at once, else
+    // none (busy() tells: a create, start or delete holds it). state.json is
+    // replaced by rename, so what load() reads is whole either way; waiting
+    // would queue every reader behind every create in progress.
+    static Result<ContainerDir> observe(const std::string &root, const std::string &id);
+    bool busy() const { return busy_; }
 
     const std::string &path() const { return path_; }
     const std::string &id() const { return id_; }
@@ -36,8 +42,11 @@ class ContainerDir {
     Status remove();
 
   private:
+    static Result<ContainerDir> open_as(const std::string &root, const std::string &id,
+                                        bool reader);
     std::string path_, id_;
-    int fd_ = -1; // directory fd, flock'ed
+    int fd_ = -1;       // directory fd, flock'ed
+    bool busy_ = false; // observe(): another command holds the lock
 };
 
 // IDs of the containers under root (directories with a state.json).

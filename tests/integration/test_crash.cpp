@@ -416,7 +416,9 @@ Test(crash, helper_killed_while_relaying_costs_the_forward_not_the_host) {
     ::close(conn);
     ::close(p[0]);
 
-    // The forward is gone with its listener; the container is not.
+    // The forward is gone with its listener (closed once the helper has
+    // fully exited); the container is not.
+    cr_assert(test::pid_gone(shim, 5000), "the helper %ld did not exit", shim);
     pid_t refused = in_container_netns(init, 8080, -1, true);
     cr_assert_eq(::waitpid(refused, &status, 0), refused);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "connect after the helper: %d",

@@ -727,6 +727,37 @@ Test(lifecycle, delete_force_of_created_container) {
     cr_assert(entries.empty(), "root not empty: %s", entries.empty() ? "" : entries[0].c_str());
 }
 
+// Readers do not queue behind a create in progress: while its
+// createRuntime hook runs (the create holds the container's lock), `state`
+// and `list` answer at once with "creating".
+Test(lifecycle, state_and_list_answer_during_a_create) {
+    Env e = make_env("creating", {"true"});
+    std::string release = e.b.dir + "/release";
+    ::mkfifo(release.c_str(), 0600);
+    e.b.spec.hooks.emplace();
+    e.b.spec.hooks->create_runtime.push_back(
+        {"/bin/sh", {"sh", "-c", "cat < " + release + " > /dev/null"}, {}, {}});
+    e.b.save();
+    auto c = test::spawn_oci({"--root", e.root, "create", "--bundle", e.b.dir, e.id});
+    std::string state_json = e.root + "/" + e.id + "/state.json";
+    for (int i = 0; i < 500 && !test::exists(state_json); i++)
+        ::usleep(10000);
+    auto st = test::oci_files({"--root", e.root, "state", e.id}, -1, 3000);
+    auto ls = test::oci_files({"--root", e.root, "list", "--format", "json"}, -1, 3000);
+    // The hook reads until the fifo's writer closes: then the create ends.
+    int fd = ::open(release.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    int created = test::wait_bounded(c.pid, 10000);
+    cr_assert_eq(st.status, 0, "state during create: %d %s", st.status, st.err.c_str());
+    cr_assert(contains(st.out, "\"status\": \"creating\"") ||
+                  contains(st.out, "\"status\":\"creating\""),
+              "%s", st.out.c_str());
+    cr_assert_eq(ls.status, 0, "list during create: %d %s", ls.status, ls.err.c_str());
+    cr_assert(contains(ls.out, "creating"), "%s", ls.out.c_str());
+    cr_assert_eq(created, 0, "create: %s", test::read_file(c.err_path).c_str());
+    cr_assert_str_eq(state_of(e.root, e.id).status.c_str(), "created");
+}
+
 // What a create killed before it wrote state.json leaves: a directory with
 // no record. Only --force removes it.
 Test(lifecycle, delete_force_without_state) {
