@@ -49,6 +49,29 @@ Result<std::vector<std::string>> path_list(const std::string &key, const std::st
     return out;
 }
 
+// A mount destination as the kernel reaches it inside the rootfs, for
+// comparing with the policy's paths: "//data/./x/" and "/y/../data/x" are
+// "/data/x" (".." stops at the root, as RESOLVE_IN_ROOT does).
+std::string lexical(const std::string &p) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= p.size()) {
+        size_t end = p.find('/', start);
+        if (end == std::string::npos) end = p.size();
+        std::string part = p.substr(start, end - start);
+        if (part == "..") {
+            if (!parts.empty()) parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(std::move(part));
+        }
+        start = end + 1;
+    }
+    std::string out;
+    for (const auto &part : parts)
+        out += "/" + part;
+    return out.empty() ? "/" : out;
+}
+
 bool under(const std::string &path, const std::string &dir) {
     return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
                            (dir == "/" || path[dir.size()] == '/'));
@@ -165,11 +188,12 @@ Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
             if (!(o.bind || m.type == "bind") || m.source.empty()) continue;
             // The part of mount i's source that ends up under p.
             std::string src = resolved(m.source);
+            std::string dst = lexical(m.destination);
             std::string covered;
-            if (under(m.destination, p))
+            if (under(dst, p))
                 covered = src;
-            else if (under(p, m.destination))
-                covered = src + p.substr(m.destination.size());
+            else if (under(p, dst))
+                covered = src + (dst == "/" ? p : p.substr(dst.size()));
             else
                 continue;
             for (size_t j = 0; j < spec.mounts.size(); j++) {
@@ -178,7 +202,7 @@ Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
                 MountOptions on = parse_mount_options(n.options);
                 bool ro = (on.flags & MS_RDONLY) || (on.rec_set & MOUNT_ATTR_RDONLY);
                 if (!(on.bind || n.type == "bind") || n.source.empty() || ro) continue;
-                if (under(n.destination, p)) continue; // itself made read-only
+                if (under(lexical(n.destination), p)) continue; // itself made read-only
                 std::string other = resolved(n.source);
                 if (under(other, covered) || under(covered, other))
                     return fail("annotations[dev.ocirun.deny-write]: " + p + ": mounts[" +
