@@ -13,6 +13,8 @@
 
 #include <criterion/criterion.h>
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -60,7 +62,7 @@ std::string check(const Case &c, const Place &p, const std::vector<std::string> 
     test::HostSnapshot before = test::snapshot_host();
     // Bounded: a command that wrongly went ahead may wait (events, a create
     // whose init holds its stdio).
-    auto o = test::oci_files(args, -1, 5000);
+    auto o = test::oci_files(args, -1, 10000);
     std::string what;
     if (o.status != 1) what += "exit status " + std::to_string(o.status) + "; ";
     if (count_lines(o.err) != 1 || o.err.rfind("oci-run: ", 0) != 0)
@@ -321,4 +323,24 @@ Test(bad_cli, bad_usage_leaves_an_existing_container_untouched) {
     cr_assert_eq(start.status, 0, "start: %s", start.err.c_str());
     cr_assert_str_eq(final_status.c_str(), "stopped");
     cr_assert_eq(del.status, 0, "delete: %s", del.err.c_str());
+}
+
+// A relative --root is taken from the current directory once, at start (as
+// runc uses it relative): the container made through it is found through the
+// absolute path, and removed the same way.
+Test(bad_cli, relative_root_is_taken_from_the_current_directory) {
+    Place p = make_place("relroot");
+    std::string parent = p.root.substr(0, p.root.rfind('/'));
+    std::string rel = p.root.substr(p.root.rfind('/') + 1);
+    cr_assert_eq(chdir(parent.c_str()), 0);
+    auto before = test::snapshot_host();
+    auto c = test::oci_files({"--root", rel, "create", "--bundle", p.bundle, p.id});
+    auto st = test::state_of(p.root, p.id);
+    auto del = test::oci_files({"--root", p.root, "delete", "--force", p.id});
+    std::string left = test::left_behind(before, p.root, p.id);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create with --root %s: %s", rel.c_str(), c.err.c_str());
+    cr_assert_str_eq(st.status.c_str(), "created");
+    cr_assert_eq(del.status, 0, "%s", del.err.c_str());
+    cr_assert(left.empty(), "left behind:\n%s", left.c_str());
 }

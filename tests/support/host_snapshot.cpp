@@ -76,8 +76,12 @@ std::vector<std::string> default_cgroups_of(const std::string &id) {
 
 std::vector<std::string> runtime_tmp_entries() {
     std::vector<std::string> out;
+    // Only names oci-run itself makes: the default --root of a user without
+    // XDG_RUNTIME_DIR (oci-run-UID) and write_file_atomic's temp files. Other
+    // tools' oci-run-* files come and go beside these tests.
     for (const auto &e : dir_entries("/tmp"))
-        if ((e.rfind("oci-run", 0) == 0 && e.rfind("oci-run-test-", 0) != 0) ||
+        if ((e.rfind("oci-run-", 0) == 0 && e.size() > 8 &&
+             e.find_first_not_of("0123456789", 8) == std::string::npos) ||
             e.rfind(".tmp-", 0) == 0)
             out.push_back(e);
     std::sort(out.begin(), out.end());

@@ -29,8 +29,8 @@ std::vector<pid_t> leftover_children();
 // exists: under each hierarchy, relative to our cgroup or (v2) its parent.
 std::vector<std::string> default_cgroups_of(const std::string &id);
 
-// Entries of /tmp that oci-run could have made (oci-run*, .tmp-*), except
-// the tests' own oci-run-test-* directories.
+// Entries of /tmp that oci-run could have made: oci-run-UID (the default
+// --root without XDG_RUNTIME_DIR) and .tmp-* (write_file_atomic).
 std::vector<std::string> runtime_tmp_entries();
 
 // What is on the host before a command, to compare with after it.
