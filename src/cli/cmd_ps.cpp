@@ -19,11 +19,22 @@ namespace {
 // `ps ARGS` (default -ef), filtered to the container's PIDs, as runc prints it.
 int print_table(const std::vector<pid_t> &pids, std::vector<std::string> args) {
     if (args.empty()) args = {"-ef"};
-    int out[2];
+    // ps's stderr goes to a pipe too: when it refuses its arguments its
+    // usage text would follow ours on stderr; its first line goes into our
+    // one-line error instead. It is read after stdout's EOF: what ps says
+    // there is far below a pipe's capacity.
+    int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) < 0) return report(Error{errno, "ps: pipe"});
+    if (::pipe2(err, O_CLOEXEC) < 0) {
+        int e = errno;
+        ::close(out[0]);
+        ::close(out[1]);
+        return report(Error{e, "ps: pipe"});
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     std::vector<char *> argv{const_cast<char *>("ps")};
     for (auto &a : args)
         argv.push_back(a.data());
@@ -32,20 +43,31 @@ int print_table(const std::vector<pid_t> &pids, std::vector<std::string> args) {
     int e = posix_spawnp(&pid, "ps", &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     ::close(out[1]);
+    ::close(err[1]);
     if (e != 0) {
         ::close(out[0]);
+        ::close(err[0]);
         return report(Error{e, "ps: run ps"});
     }
-    std::string text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(out[0], buf, sizeof buf)) > 0)
-        text.append(buf, static_cast<size_t>(n));
-    ::close(out[0]);
+    auto drain = [](int fd) {
+        std::string text;
+        char buf[8192];
+        ssize_t n;
+        while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+            if (n > 0) text.append(buf, static_cast<size_t>(n));
+        ::close(fd);
+        return text;
+    };
+    std::string text = drain(out[0]);
+    std::string said = drain(err[0]);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return report("ps: ps " + args[0] + " failed");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::string first = said.substr(0, said.find('\n'));
+        return report("ps: ps " + args[0] + " failed" + (first.empty() ? "" : ": " + first));
+    }
+    // A warning from a ps that succeeded is passed on as it was.
+    std::fputs(said.c_str(), stderr);
     std::string_view body(text);
     size_t nl = body.find('\n');
     std::string header(body.substr(0, nl));

@@ -304,6 +304,9 @@ Test(bad_cli, bad_usage_leaves_an_existing_container_untouched) {
         {{"--root", R, "exec", "{id}"}, "exec: missing the command"},
         {{"--root", R, "events", "--interval", "-1", "{id}"}, "events: --interval"},
         {{"--root", R, "ps", "--format", "bad", "{id}"}, "ps: --format"},
+        // What ps itself refuses: its first line in ours, not its usage text.
+        {{"--root", R, "ps", "{id}", "--bogus"}, "ps: ps --bogus failed: "},
+        {{"--root", R, "ps", "{id}", "-o"}, "ps: ps -o failed: "},
         {{"--root", R, "report", "--format", "xml", "{id}"}, "report: --format"},
         // The ID is taken: refused, and the existing container is not harmed.
         {{"--root", R, "create", "--bundle", "{bundle}", "{id}"}, "already exists"},
