@@ -9,9 +9,11 @@ what=${1:?usage: contrib/dev.sh demo|test}
 packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
     libcgroup-dev libidn2-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
 # The client suites (tests/clients) drive oci-run through real Podman and
-# containerd; they skip themselves where these are missing.
+# containerd; they skip themselves where these are missing. valgrind checks
+# the CLI paths (tests/integration/test_valgrind.cpp); gcc's libasan and
+# libubsan come with g++.
 if [ "$what" = test ]; then
-    packages="$packages podman containerd"
+    packages="$packages podman containerd valgrind"
 fi
 missing=
 for p in $packages; do
@@ -41,7 +43,23 @@ demo)
     "$build/src/oci-run" --root "$demo/state" run --bundle "$demo/bundle" demo
     ;;
 test)
-    tests/run-suites.sh "$build"
+    # The unit and integration suites run a second time against a build with
+    # AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
+    # any UB aborts). Dynamic dependencies (the sanitizer runtimes are shared
+    # libraries), -O1 (the sanitizers' usual level; it also compiles much
+    # faster) and -g1: line tables are all a report needs, and create, run
+    # and exec copy the whole binary into a sealed memfd each time, which full
+    # debug info makes much larger. Only what the suites run is built (the
+    # static test programs come from the plain build).
+    asan=${OCI_RUN_ASAN_BUILD:-build-asan}
+    if [ ! -f "$asan/build.ninja" ]; then
+        meson setup "$asan" -Dwerror=true -Dfault_injection=true -Db_sanitize=address,undefined \
+            -Db_lundef=false -Dstatic_deps=false -Doptimization=1 \
+            -Dcpp_args='-g1 -fno-sanitize-recover=undefined' \
+            -Dcpp_link_args=-fno-sanitize-recover=undefined
+    fi
+    ninja -C "$asan" src/oci-run shim/oci-run-shim tests/unit-tests tests/integration-tests
+    tests/run-suites.sh "$build" "$asan"
     ;;
 *)
     echo "usage: contrib/dev.sh demo|test" >&2

@@ -1,53 +1,168 @@
 #!/bin/sh
-# run-suites.sh BUILD_DIR: run every Criterion suite of a build and print one
-# closing line that sums them all: "N passed, N failed, N skipped".
-# Exit status is non-zero when a test failed or a suite did not run at all.
+# run-suites.sh BUILD_DIR [ASAN_BUILD_DIR]: run every Criterion suite of a
+# build, then (given a second build made with -Db_sanitize=address,undefined)
+# the unit and integration suites again against that build as `unit-asan`
+# and `integration-asan`, and print one closing line that sums them all:
+# "N passed, N failed, N skipped".
+# Exit status is non-zero when a test failed, a sanitizer reported, or a
+# suite did not run at all.
+#
+# A suite is either a Criterion binary (criterion_suite) or any script that
+# prints "suite NAME: N passed, N failed, N skipped" (script_suite); adding
+# one is one line at the bottom.
 set -u
-build=$(cd "${1:?usage: run-suites.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: run-suites.sh BUILD_DIR [ASAN_BUILD_DIR]}" && pwd)
+asan_build=
+if [ -n "${2:-}" ]; then asan_build=$(cd "$2" && pwd); fi
 src=$(cd "$(dirname "$0")/.." && pwd)
-export OCI_RUN=${OCI_RUN:-$build/src/oci-run}
-export OCI_RUN_BUNDLE_MAKER=${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}
-export OCI_RUN_ARCH_BYPASS=${OCI_RUN_ARCH_BYPASS:-$build/tests/arch-bypass}
-export OCI_RUN_SYSCALL_PROBE=${OCI_RUN_SYSCALL_PROBE:-$build/tests/syscall-probe}
-export OCI_RUN_PROFILES=${OCI_RUN_PROFILES:-$src/seccomp-profiles}
-export OCI_RUN_SHIM=${OCI_RUN_SHIM:-$build/shim/oci-run-shim}
 jobs=${OCI_RUN_TEST_JOBS:-2}
 
 total_pass=0 total_fail=0 total_skip=0 broken=0
 report=$(mktemp -d /tmp/oci-run-suites-XXXXXX)
+# Sanitizer logs are written by whatever process reports, rootless ones
+# included (as nobody), so the directory must be reachable and writable.
+chmod 755 "$report"
 trap 'rm -rf "$report"' EXIT
 
-for suite in unit integration clients; do
-    bin=$build/tests/$suite-tests
+# tally NAME PASSED FAILED SKIPPED: print the suite's line, add to the totals.
+tally() {
+    echo "suite $1: $2 passed, $3 failed, $4 skipped"
+    total_pass=$((total_pass + $2))
+    total_fail=$((total_fail + $3))
+    total_skip=$((total_skip + $4))
+}
+
+# The environment the integration suites read: the binaries of build $1,
+# where the caller has not named others (another runtime's binary, say).
+use_build() {
+    export OCI_RUN="${OCI_RUN:-$1/src/oci-run}"
+    export OCI_RUN_BUNDLE_MAKER="${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}"
+    export OCI_RUN_ARCH_BYPASS="${OCI_RUN_ARCH_BYPASS:-$1/tests/arch-bypass}"
+    export OCI_RUN_SYSCALL_PROBE="${OCI_RUN_SYSCALL_PROBE:-$1/tests/syscall-probe}"
+    export OCI_RUN_PROFILES="${OCI_RUN_PROFILES:-$src/seccomp-profiles}"
+    export OCI_RUN_SHIM="${OCI_RUN_SHIM:-$1/shim/oci-run-shim}"
+}
+
+# criterion_suite NAME BINARY: run it with --json, list skipped and failed tests.
+criterion_suite() {
+    name=$1 bin=$2
     if [ ! -x "$bin" ]; then
-        echo "suite $suite: $bin missing" >&2
+        echo "suite $name: $bin missing" >&2
         broken=1
-        continue
+        return
     fi
-    echo "== suite $suite"
-    "$bin" --jobs "$jobs" --json="$report/$suite.json"
+    echo "== suite $name"
+    "$bin" --jobs "$jobs" --json="$report/$name.json"
     rc=$?
-    if [ ! -s "$report/$suite.json" ]; then
-        echo "suite $suite: no results (exit $rc)" >&2
+    if [ ! -s "$report/$name.json" ]; then
+        echo "suite $name: no results (exit $rc)" >&2
         broken=1
-        continue
+        return
     fi
-    p=$(jq '.passed' "$report/$suite.json")
-    f=$(jq '.failed + .errored' "$report/$suite.json")
-    s=$(jq '.skipped' "$report/$suite.json")
+    p=$(jq '.passed' "$report/$name.json")
+    f=$(jq '.failed + .errored' "$report/$name.json")
+    s=$(jq '.skipped' "$report/$name.json")
     jq -r '.test_suites[] as $s | $s.tests[] | select(.status == "SKIPPED")
-           | "skipped: \($s.name)::\(.name): \((.messages // [""])[0])"' "$report/$suite.json"
+           | "skipped: \($s.name)::\(.name): \((.messages // [""])[0])"' "$report/$name.json"
     jq -r '.test_suites[] as $s | $s.tests[] | select(.status != "SKIPPED" and .status != "PASSED")
-           | "FAILED: \($s.name)::\(.name): \((.messages // [""]) | join(" / "))"' "$report/$suite.json"
-    echo "suite $suite: $p passed, $f failed, $s skipped"
-    total_pass=$((total_pass + p))
-    total_fail=$((total_fail + f))
-    total_skip=$((total_skip + s))
+           | "FAILED: \($s.name)::\(.name): \((.messages // [""]) | join(" / "))"' "$report/$name.json"
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        echo "suite $suite: exited $rc with no failed test" >&2
+        echo "suite $name: exited $rc with no failed test" >&2
         broken=1
     fi
+    suite_pass=$p suite_fail=$f suite_skip=$s
+}
+
+# script_suite NAME COMMAND...: any program whose output ends with the line
+# "suite NAME: N passed, N failed, N skipped".
+script_suite() {
+    name=$1
+    shift
+    echo "== suite $name"
+    { "$@"; echo $? >"$report/$name.rc"; } 2>&1 | tee "$report/$name.out" | grep -v "^suite $name: "
+    rc=$(cat "$report/$name.rc")
+    line=$(grep "^suite $name: [0-9]* passed, [0-9]* failed, [0-9]* skipped$" "$report/$name.out" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "suite $name: no summary line (exit $rc)" >&2
+        broken=1
+        return
+    fi
+    set -- $(echo "$line" | sed 's/^suite [^:]*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/')
+    if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then
+        echo "suite $name: exited $rc with no failed test" >&2
+        broken=1
+    fi
+    tally "$name" "$1" "$2" "$3"
+}
+
+# Print a sanitizer log with the frames in the sealed copy of oci-run (which
+# the runtime's symbolizer cannot open: "/memfd:oci-run (deleted)+0x...")
+# resolved against the build's binary.
+symbolized() {
+    while IFS= read -r l; do
+        case "$l" in
+        *"(/memfd:oci-run (deleted)+0x"*)
+            off=$(echo "$l" | sed 's/.*(deleted)+\(0x[0-9a-f]*\)).*/\1/')
+            echo "$l $(addr2line -f -C -i -p -e "$asan_build/src/oci-run" "$off" | tr '\n' ' ')"
+            ;;
+        *) echo "$l" ;;
+        esac
+    done <"$1"
+}
+
+# sanitized_suite NAME BINARY: a Criterion suite of the ASan+UBSan build.
+# Every report fails the run: the process that reported exits 86 (its test
+# fails), and its log (one file per reporting process, read here, so a
+# report from a container's init or a helper is not lost in a stderr nobody
+# reads) counts as one more failure.
+sanitized_suite() {
+    name=$1
+    logs="$report/$name-sanitizer"
+    mkdir -m 1777 "$logs"
+    suite_pass=0 suite_fail=0 suite_skip=0
+    (
+        # This build's runtime and helper, whatever the plain suites ran. The
+        # static test programs copied into containers are the plain build's
+        # (a sanitized program cannot be linked statically).
+        unset OCI_RUN OCI_RUN_SHIM
+        use_build "$asan_build"
+        export ASAN_OPTIONS="log_path=$logs/asan:exitcode=86:abort_on_error=0:halt_on_error=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
+        export UBSAN_OPTIONS="log_path=$logs/ubsan:exitcode=86:abort_on_error=0:halt_on_error=1:print_stacktrace=1"
+        # A failed assertion ends a Criterion test with its locals alive: in
+        # the integration suite, where the code under test runs in oci-run's
+        # own processes, that is noise, not a leak (the unit suite keeps it:
+        # there the runtime's code runs inside the test).
+        if [ "$name" = integration-asan ]; then
+            echo "leak:criterion_internal_test_main" >"$report/lsan.supp"
+            export LSAN_OPTIONS="suppressions=$report/lsan.supp:print_suppressions=0"
+        fi
+        criterion_suite "$@"
+        echo "$suite_pass $suite_fail $suite_skip $broken" >"$report/$name.counts"
+    )
+    [ -s "$report/$name.counts" ] && read -r suite_pass suite_fail suite_skip broken <"$report/$name.counts"
+    for log in "$logs"/*; do
+        [ -e "$log" ] || continue
+        echo "FAILED: $name: sanitizer report $(basename "$log") (first 80 lines):"
+        symbolized "$log" | head -n 80
+        suite_fail=$((suite_fail + 1))
+    done
+    tally "$name" "$suite_pass" "$suite_fail" "$suite_skip"
+}
+
+# ---- the suites ------------------------------------------------------------
+
+use_build "$build"
+for suite in unit integration clients; do
+    suite_pass=0 suite_fail=0 suite_skip=0
+    criterion_suite "$suite" "$build/tests/$suite-tests"
+    tally "$suite" "$suite_pass" "$suite_fail" "$suite_skip"
 done
+
+if [ -n "$asan_build" ]; then
+    for suite in unit integration; do
+        sanitized_suite "$suite-asan" "$asan_build/tests/$suite-tests"
+    done
+fi
 
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ] && [ "$broken" -eq 0 ] && [ "$total_pass" -gt 0 ]
