@@ -209,13 +209,18 @@ Test(valgrind, lifecycle_commands_on_a_running_container) {
     auto x = memcheck({"--root", r, "exec", id, "sh", "-c", "echo in-$(hostname); exit 3"}, true);
     cr_assert_eq(x.status, 3, "exec exited %d: %s", x.status, x.err.c_str());
     cr_assert_str_eq(x.out.c_str(), "in-oci-run\n");
+    // Criterion keeps the string's pointer past the full expression: the
+    // strings compared must outlive the assertion.
     cr_assert_eq(memcheck({"--root", r, "pause", id}).status, 0);
-    cr_assert_str_eq(test::state_of(r, id).status.c_str(), "paused");
+    std::string paused = test::state_of(r, id).status;
+    cr_assert_str_eq(paused.c_str(), "paused");
     cr_assert_eq(memcheck({"--root", r, "resume", id}).status, 0);
-    cr_assert_str_eq(test::state_of(r, id).status.c_str(), "running");
+    std::string resumed = test::state_of(r, id).status;
+    cr_assert_str_eq(resumed.c_str(), "running");
     expect_refusal(memcheck({"--root", r, "kill", id, "SIGBOGUS"}), "unknown signal");
     cr_assert_eq(oci({"--root", r, "kill", id, "KILL"}).status, 0);
-    cr_assert_str_eq(test::wait_status(r, id, "stopped", 10000).c_str(), "stopped");
+    std::string stopped = test::wait_status(r, id, "stopped", 10000);
+    cr_assert_str_eq(stopped.c_str(), "stopped");
     expect_refusal(memcheck({"--root", r, "kill", id, "KILL"}), "not running");
     auto del = memcheck({"--root", r, "delete", id});
     cr_assert_eq(del.status, 0, "%s", del.err.c_str());
