@@ -254,7 +254,8 @@ Test(crash, start_killed_after_releasing_the_init) {
     cr_assert_eq(r.status, 0, "create: %s", r.err.c_str());
     auto s = run_faulted("start:released", {"--root", c.e.root, "start", id});
     cr_assert_eq(s.status, 137, "start did not die (exit %d): %s", s.status, s.err.c_str());
-    cr_assert_str_eq(test::wait_status(c.e.root, id, "running").c_str(), "running");
+    std::string after = test::wait_status(c.e.root, id, "running");
+    cr_assert_str_eq(after.c_str(), "running");
     cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);
     assert_nothing_left(c, id, "start:released");
     remove_cgroup_parent(c.cg_parent);
@@ -423,7 +424,8 @@ Test(crash, helper_killed_while_relaying_costs_the_forward_not_the_host) {
     cr_assert_eq(::waitpid(refused, &status, 0), refused);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "connect after the helper: %d",
               status);
-    cr_assert_str_eq(test::state_of(c.e.root, id).status.c_str(), "running");
+    std::string status_now = test::state_of(c.e.root, id).status;
+    cr_assert_str_eq(status_now.c_str(), "running");
     ::close(host);
 
     cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);

@@ -755,7 +755,8 @@ Test(lifecycle, state_and_list_answer_during_a_create) {
     cr_assert_eq(ls.status, 0, "list during create: %d %s", ls.status, ls.err.c_str());
     cr_assert(contains(ls.out, "creating"), "%s", ls.out.c_str());
     cr_assert_eq(created, 0, "create: %s", test::read_file(c.err_path).c_str());
-    cr_assert_str_eq(state_of(e.root, e.id).status.c_str(), "created");
+    std::string status = state_of(e.root, e.id).status;
+    cr_assert_str_eq(status.c_str(), "created");
 }
 
 // What a create killed before it wrote state.json leaves: a directory with
