@@ -154,7 +154,8 @@ Test(lifecycle, create_start_kill_delete) {
     cr_assert_eq(s1.exit, 0, "state: %s", s1.err.c_str());
     cr_assert_str_eq(s1.status.c_str(), "created");
     cr_assert_gt(s1.pid, 0);
-    cr_assert_str_eq(pid_text.c_str(), std::to_string(s1.pid).c_str());
+    std::string init_pid = std::to_string(s1.pid);
+    cr_assert_str_eq(pid_text.c_str(), init_pid.c_str());
     cr_assert(on_host, "init %ld not on the host", s1.pid);
     cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
     cr_assert_str_eq(running.c_str(), "running");
