@@ -592,6 +592,11 @@ Status start_locked(ContainerDir &dir) {
         OCI_CHECK(attach_strace(rec.state.pid, it->second));
     std::string fifo = dir.path() + "/" + kFifo;
     std::string start_fifo = dir.path() + "/" + kStartFifo;
+    // The running record is written before the init is released: once it
+    // runs, nothing (not a full --root) may leave it recorded as created.
+    rec.started = true;
+    rec.state.status = oci::ContainerStatus::running;
+    oci::StagedFile running = OCI_TRY(dir.stage(rec));
     // Opened before the init is released, so that its answer cannot be missed.
     int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (result < 0) return fail_errno("open " + start_fifo);
@@ -612,14 +617,12 @@ Status start_locked(ContainerDir &dir) {
     }
     ::unlink(fifo.c_str());
     fault_point("start:released");
-    rec.started = true;
-    rec.state.status = oci::ContainerStatus::running;
     // The init closes the start fifo by exec'ing the process (CLOEXEC), or
     // writes "ERRNO TEXT" first when startContainer hooks or exec fail.
     std::string answer = read_until_eof(result);
     ::close(result);
     ::unlink(start_fifo.c_str());
-    OCI_CHECK(dir.save(rec));
+    OCI_CHECK(running.commit());
     if (!answer.empty()) {
         char *end = nullptr;
         long code = std::strtol(answer.c_str(), &end, 10);

@@ -154,6 +154,10 @@ Status ContainerDir::save(const oci::ContainerRecord &rec) const {
     return oci::write_file_atomic(path_ + "/state.json", oci::write_record(rec));
 }
 
+Result<oci::StagedFile> ContainerDir::stage(const oci::ContainerRecord &rec) const {
+    return oci::stage_file(path_ + "/state.json", oci::write_record(rec));
+}
+
 static void remove_tree_at(int dirfd) {
     DIR *d = ::fdopendir(::dup(dirfd));
     if (!d) return;

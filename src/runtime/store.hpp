@@ -38,6 +38,10 @@ class ContainerDir {
 
     Result<oci::ContainerRecord> load() const;
     Status save(const oci::ContainerRecord &rec) const;
+    // save() in two steps, for a change that must be recorded once made:
+    // the record is written beside state.json now, renamed over it by
+    // commit() (which needs no room on the filesystem).
+    Result<oci::StagedFile> stage(const oci::ContainerRecord &rec) const;
     // Remove the directory and everything in it; the object is then empty.
     Status remove();
 

@@ -117,8 +117,8 @@ NobodyBundle nobody_bundle(const char *tag) {
 }
 
 test::FileRun create_as_nobody(const NobodyBundle &n) {
-    return test::run_files(
-        as_nobody({n.bin, "--root", n.root, "create", "--bundle", n.dir, n.id}), -1, 10000);
+    return test::run_files(as_nobody({n.bin, "--root", n.root, "create", "--bundle", n.dir, n.id}),
+                           -1, 10000);
 }
 
 } // namespace
@@ -230,9 +230,9 @@ Test(bad_host, huge_config_is_refused_on_size) {
     auto before = test::snapshot_host();
     auto t0 = std::chrono::steady_clock::now();
     auto o = test::create(e);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::steady_clock::now() - t0)
-                  .count();
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
     expect_one_line(o, {cfg, "larger than 16 MiB"});
     expect_nothing_left(before, e.root, e.id);
     cr_assert(ms < 1000, "took %lld ms", static_cast<long long>(ms));
@@ -249,9 +249,8 @@ Test(bad_host, readonly_rootfs_runs_and_stays_readonly) {
     e.b.save();
     cr_assert_eq(mount(e.b.rootfs.c_str(), e.b.rootfs.c_str(), nullptr, MS_BIND, nullptr), 0);
     g_mounts.push_back(e.b.rootfs);
-    cr_assert_eq(mount(nullptr, e.b.rootfs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
-                       nullptr),
-                 0);
+    cr_assert_eq(
+        mount(nullptr, e.b.rootfs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr), 0);
     auto before = test::snapshot_host();
     auto o = test::oci_files({"--root", e.root, "run", "--bundle", e.b.dir, e.id}, -1, 10000);
     cr_assert_eq(o.status, 0, "run: %s", o.err.c_str());
@@ -273,9 +272,8 @@ Test(bad_host, readonly_rootfs_missing_mountpoint_fails_cleanly) {
     e.b.save();
     cr_assert_eq(mount(e.b.rootfs.c_str(), e.b.rootfs.c_str(), nullptr, MS_BIND, nullptr), 0);
     g_mounts.push_back(e.b.rootfs);
-    cr_assert_eq(mount(nullptr, e.b.rootfs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
-                       nullptr),
-                 0);
+    cr_assert_eq(
+        mount(nullptr, e.b.rootfs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr), 0);
     auto before = test::snapshot_host();
     auto o = test::create(e);
     expect_one_line(o, {"mounts[" + std::to_string(i) + "]", "Read-only file system"});
@@ -339,8 +337,8 @@ Test(bad_host, delete_on_a_full_root_still_works) {
     std::string created_id = e.id + "-c";
     test::track(root, created_id);
     auto before = test::snapshot_host();
-    auto run = test::oci_files({"--root", root, "run", "--detach", "--bundle", e.b.dir, e.id}, -1,
-                               10000);
+    auto run =
+        test::oci_files({"--root", root, "run", "--detach", "--bundle", e.b.dir, e.id}, -1, 10000);
     cr_assert_eq(run.status, 0, "run -d: %s", run.err.c_str());
     auto c =
         test::oci_files({"--root", root, "create", "--bundle", e.b.dir, created_id}, -1, 10000);
@@ -378,8 +376,8 @@ Test(bad_host, update_on_a_full_root_changes_nothing) {
     e.b.save();
     std::string root = small_root(e);
     auto before = test::snapshot_host();
-    auto run = test::oci_files({"--root", root, "run", "--detach", "--bundle", e.b.dir, e.id}, -1,
-                               10000);
+    auto run =
+        test::oci_files({"--root", root, "run", "--detach", "--bundle", e.b.dir, e.id}, -1, 10000);
     cr_assert_eq(run.status, 0, "run -d: %s", run.err.c_str());
     std::string pids_max;
     for (const auto &d : test::default_cgroups_of(e.id))
@@ -400,6 +398,35 @@ Test(bad_host, update_on_a_full_root_changes_nothing) {
     cr_assert(config_after == config_before, "config.json changed");
     for (const auto &n : entries)
         cr_assert(n.rfind(".tmp-", 0) != 0, "temp file %s left", n.c_str());
+    cr_assert_eq(del.status, 0, "delete: %s", del.err.c_str());
+    expect_nothing_left(before, root, e.id);
+}
+
+// start on a full --root: the running record is written before the init is
+// released, so start fails with the container still created and its process
+// not run; with room again, start runs it.
+Test(bad_host, start_on_a_full_root_does_not_run_the_process) {
+    test::Env e = env("bhfullstart", {"sh", "-c", "echo started > /started; sleep 60"});
+    std::string root = small_root(e);
+    auto before = test::snapshot_host();
+    auto c = test::oci_files({"--root", root, "create", "--bundle", e.b.dir, e.id}, -1, 10000);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    std::string filler = fill(root);
+    auto st = test::oci_files({"--root", root, "start", e.id});
+    std::string status = test::state_of(root, e.id).status;
+    bool ran = test::exists(e.b.rootfs + "/started");
+    auto entries = test::dir_entries(root + "/" + e.id);
+    unlink(filler.c_str());
+    auto again = test::oci_files({"--root", root, "start", e.id});
+    std::string status_again = test::wait_status(root, e.id, "running");
+    auto del = test::oci_files({"--root", root, "delete", "--force", e.id});
+    expect_one_line(st, {"start", root + "/" + e.id, "No space left on device"});
+    cr_assert_str_eq(status.c_str(), "created");
+    cr_assert(!ran, "the process ran although start failed");
+    for (const auto &n : entries)
+        cr_assert(n.rfind(".tmp-", 0) != 0, "temp file %s left", n.c_str());
+    cr_assert_eq(again.status, 0, "start with room: %s", again.err.c_str());
+    cr_assert_str_eq(status_again.c_str(), "running");
     cr_assert_eq(del.status, 0, "delete: %s", del.err.c_str());
     expect_nothing_left(before, root, e.id);
 }
