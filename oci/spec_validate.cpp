@@ -218,7 +218,7 @@ namespace {
 // (opening one can act: /dev/watchdog arms the watchdog).
 Result<int> open_config(const std::string &bundle, const std::string &path, off_t &size) {
     int dir = ::open(bundle.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return fail_errno("config.json: open " + bundle);
+    if (dir < 0) return fail_errno("bundle " + bundle);
     struct open_how how = {};
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;

@@ -1191,7 +1191,7 @@ Test(spec_load, missing_bundle_dir) {
     cr_assert(!r.has_value());
     cr_assert_eq(r.error().code, ENOENT);
     std::string e = r.error().text();
-    expect_eq(e, "config.json: open " + bundle + "/config.json: No such file or directory");
+    expect_eq(e, "bundle " + bundle + ": No such file or directory");
 }
 
 Test(spec_load, missing_config_file) {
