@@ -43,16 +43,18 @@ use_build() {
     export OCI_RUN_SHIM="${OCI_RUN_SHIM:-$1/shim/oci-run-shim}"
 }
 
-# criterion_suite NAME BINARY: run it with --json, list skipped and failed tests.
+# criterion_suite NAME BINARY [ARGS...]: run it with --json (and ARGS, such
+# as a --filter), list skipped and failed tests.
 criterion_suite() {
     name=$1 bin=$2
+    shift 2
     if [ ! -x "$bin" ]; then
         echo "suite $name: $bin missing" >&2
         broken=1
         return
     fi
     echo "== suite $name"
-    "$bin" --jobs "$jobs" --json="$report/$name.json"
+    "$bin" --jobs "$jobs" --json="$report/$name.json" "$@"
     rc=$?
     if [ ! -s "$report/$name.json" ]; then
         echo "suite $name: no results (exit $rc)" >&2
@@ -159,9 +161,18 @@ for suite in unit integration clients; do
 done
 
 if [ -n "$asan_build" ]; then
-    for suite in unit integration; do
-        sanitized_suite "$suite-asan" "$asan_build/tests/$suite-tests"
-    done
+    sanitized_suite unit-asan "$asan_build/tests/unit-tests"
+    # Under ASan the runtime is ~5x slower: the integration suites that run
+    # the runtime's own code paths once each, not the load tests
+    # (concurrency, exhaustion), the network relays' throughput tests, the
+    # rootless and pure-v2 variants or valgrind (which skips an ASan binary).
+    sanitized_suite integration-asan "$asan_build/tests/integration-tests" \
+        --filter '@(cli|lifecycle|exec|terminal|hooks|mounts|seccomp|sandbox|cve|crash|bad_input|bad_cli|bad_host)/*'
+fi
+
+# libFuzzer targets, a short smoke of each (tests/fuzz/README.md; longer by hand).
+if [ -n "${OCI_RUN_FUZZ_BUILD:-}" ]; then
+    script_suite fuzz "$src/tests/fuzz/run.sh" "$OCI_RUN_FUZZ_BUILD" "${OCI_RUN_FUZZ_SECONDS:-5}"
 fi
 
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
