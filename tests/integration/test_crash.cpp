@@ -6,6 +6,7 @@
 // The network helper killed while relaying costs the container its forward
 // and the host nothing.
 #include "support/container_env.hpp"
+#include "support/net_server.hpp"
 
 #include <criterion/criterion.h>
 
@@ -318,24 +319,6 @@ Test(crash, delete_killed_at_every_step_is_finished_by_the_next) {
 
 namespace {
 
-int listen_loopback() {
-    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert(s >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
-    cr_assert(::listen(s, 8) == 0);
-    return s;
-}
-
-uint16_t port_of(int s) {
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
-    return ntohs(a.sin_port);
-}
-
 bool readable(int fd, int ms) {
     pollfd p{fd, POLLIN, 0};
     return ::poll(&p, 1, ms) == 1;
@@ -382,8 +365,8 @@ char next_step(int report) {
 
 Test(crash, helper_killed_while_relaying_costs_the_forward_not_the_host) {
     Crash c = make_crash("crash-shim");
-    int host = listen_loopback();
-    with_helper(c, "8080:" + std::to_string(port_of(host)));
+    int host = test::listen_on("127.0.0.1", 0, 8);
+    with_helper(c, "8080:" + std::to_string(test::port_of(host)));
     std::string id = c.e.id + "-h";
     create_started(c, id);
     long init = test::state_of(c.e.root, id).pid;

@@ -7,6 +7,7 @@
 // state directory, cgroup (every hierarchy, under this test's own parent),
 // process or mount.
 #include "support/container_env.hpp"
+#include "support/net_server.hpp"
 #include "support/leftovers.hpp"
 
 #include <criterion/criterion.h>
@@ -37,6 +38,8 @@ using test::contains;
 using test::Env;
 using test::oci;
 using test::read_file;
+using test::serve;
+using test::Server;
 using test::state_of;
 
 namespace {
@@ -343,56 +346,6 @@ Test(exhaustion, eating_memory_to_the_limit) {
 
 namespace {
 
-// A test server on 127.0.0.2 (ephemeral port) answering each chunk with
-// "A:" + the chunk; a child of the test, killed by its PID.
-struct Server {
-    pid_t pid = -1;
-    uint16_t port = 0;
-    ~Server() {
-        if (pid > 0) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-        }
-    }
-};
-
-void serve(Server &srv) {
-    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert(s >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    ::inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
-    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0, "bind: %s",
-              std::strerror(errno));
-    cr_assert(::listen(s, 256) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
-    srv.port = ntohs(a.sin_port);
-    srv.pid = ::fork();
-    cr_assert(srv.pid >= 0);
-    if (srv.pid > 0) {
-        ::close(s);
-        return;
-    }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ::signal(SIGCHLD, SIG_IGN);
-    for (;;) {
-        int c = ::accept(s, nullptr, nullptr);
-        if (c < 0) continue;
-        if (::fork() == 0) {
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            char buf[4096];
-            ssize_t n;
-            while ((n = ::read(c, buf, sizeof buf)) > 0) {
-                std::string out = "A:" + std::string(buf, static_cast<size_t>(n));
-                if (::write(c, out.data(), out.size()) < 0) break;
-            }
-            ::_exit(0);
-        }
-        ::close(c);
-    }
-}
-
 // `n` connections to the proxy (127.0.0.1:3128) from inside the network
 // namespace of `pid`, all connected before any request is sent, then held
 // open until release(): what each got back first.
@@ -519,7 +472,7 @@ Test(exhaustion, proxy_connections_past_the_maximum) {
     const char *shim = std::getenv("OCI_RUN_SHIM");
     cr_assert(shim && ::access(shim, X_OK) == 0, "OCI_RUN_SHIM must name the built oci-run-shim");
     Server a;
-    serve(a);
+    serve(a, "127.0.0.2", "A:", 256);
     std::string authority = "a.test:" + std::to_string(a.port);
     Env w = witness();
     Env e = make("exproxy", {"sleep", "120"}, [&](Env &x) {
@@ -634,7 +587,7 @@ std::string connect_request(const Server &a) {
 Test(exhaustion, proxy_tunnels_past_the_callers_soft_fd_limit) {
     auto t0 = Clock::now();
     Server a;
-    serve(a);
+    serve(a, "127.0.0.2", "A:", 256);
     Env e = make("exsoft", {"sleep", "120"});
     long init = proxied_under(e, a, "128:20000", "256", 0);
     std::string limits = read_file("/proc/" + std::to_string(shim_pid(e)) + "/limits");
@@ -664,7 +617,7 @@ Test(exhaustion, proxy_tunnels_past_the_callers_soft_fd_limit) {
 Test(exhaustion, proxy_out_of_descriptors_gives_places_back) {
     auto t0 = Clock::now();
     Server a;
-    serve(a);
+    serve(a, "127.0.0.2", "A:", 256);
     Env e = make("exhard", {"sleep", "120"});
     long init = proxied_under(e, a, "64:64", "12", 64);
     long helper = shim_pid(e);

@@ -4,6 +4,7 @@
 // "remote" servers are test servers on 127.0.0.x; names resolve through a
 // hosts file given to the helper ($OCI_RUN_RESOLVE_HOSTS).
 #include "support/container_env.hpp"
+#include "support/net_server.hpp"
 
 #include <criterion/criterion.h>
 
@@ -28,7 +29,11 @@ using test::cleanup_all;
 using test::contains;
 using test::Env;
 using test::make_env;
+using test::listen_on;
+using test::port_of;
 using test::read_file;
+using test::serve;
+using test::Server;
 
 namespace {
 
@@ -36,69 +41,6 @@ void setup() {
     const char *shim = std::getenv("OCI_RUN_SHIM");
     cr_assert(shim && ::access(shim, X_OK) == 0,
               "OCI_RUN_SHIM must name the built oci-run-shim (tests/run-suites.sh sets it)");
-}
-
-// A test server on addr (ephemeral port): each connection gets `tag` + every
-// chunk it sends, until it closes. A child of the test, killed by its PID.
-struct Server {
-    pid_t pid = -1;
-    uint16_t port = 0;
-    ~Server() {
-        if (pid > 0) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-        }
-    }
-};
-
-int listen_on(const char *addr, uint16_t port) {
-    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert(s >= 0);
-    int one = 1;
-    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, addr, &a.sin_addr);
-    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0, "bind %s: %s", addr,
-              std::strerror(errno));
-    cr_assert(::listen(s, 64) == 0);
-    return s;
-}
-
-uint16_t port_of(int s) {
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
-    return ntohs(a.sin_port);
-}
-
-void serve(Server &srv, const char *addr, const std::string &tag) {
-    int s = listen_on(addr, 0);
-    srv.port = port_of(s);
-    srv.pid = ::fork();
-    cr_assert(srv.pid >= 0);
-    if (srv.pid > 0) {
-        ::close(s);
-        return;
-    }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ::signal(SIGCHLD, SIG_IGN);
-    for (;;) {
-        int c = ::accept(s, nullptr, nullptr);
-        if (c < 0) continue;
-        if (::fork() == 0) {
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            char buf[4096];
-            ssize_t n;
-            while ((n = ::read(c, buf, sizeof buf)) > 0) {
-                std::string out = tag + std::string(buf, static_cast<size_t>(n));
-                if (::write(c, out.data(), out.size()) < 0) break;
-            }
-            ::_exit(0);
-        }
-        ::close(c);
-    }
 }
 
 // In the network namespace of `pid`, one connection per request to
