@@ -6,6 +6,7 @@
 // The network helper killed while relaying costs the container its forward
 // and the host nothing.
 #include "support/container_env.hpp"
+#include "support/leftovers.hpp"
 #include "support/net_server.hpp"
 
 #include <criterion/criterion.h>
@@ -47,12 +48,8 @@ struct Crash {
     std::string cg_parent; // cgroupsPath's parent, ours alone
 };
 
-std::string cgroup_parent_name() {
-    return "oci-run-crash-" + std::to_string(::getpid());
-}
-
 Crash make_crash(const char *tag) {
-    Crash c{make_env(tag, {"sleep", "1000"}), "", cgroup_parent_name()};
+    Crash c{make_env(tag, {"sleep", "1000"}), "", test::cgroup_parent("crash")};
     c.mark = "OCI_RUN_TEST_MARK=" + c.e.id;
     c.e.b.spec.process->env.push_back(c.mark);
     c.e.b.save();
@@ -61,28 +58,8 @@ Crash make_crash(const char *tag) {
 }
 
 void use_cgroup(Crash &c, const std::string &id) {
-    c.e.b.spec.linux_->cgroups_path = "/" + c.cg_parent + "/" + id;
+    c.e.b.spec.linux_->cgroups_path = c.cg_parent + "/" + id;
     c.e.b.save();
-}
-
-// The mount points of every cgroup hierarchy on the host.
-std::vector<std::string> cgroup_mounts() {
-    std::vector<std::string> out;
-    std::istringstream in(read_file("/proc/self/mountinfo"));
-    std::string line;
-    while (std::getline(in, line)) {
-        auto dash = line.find(" - ");
-        if (dash == std::string::npos) continue;
-        std::istringstream f(line.substr(dash + 3));
-        std::string fstype;
-        f >> fstype;
-        if (fstype != "cgroup" && fstype != "cgroup2") continue;
-        std::istringstream g(line);
-        std::string id, parent, devno, root, point;
-        g >> id >> parent >> devno >> root >> point;
-        out.push_back(point);
-    }
-    return out;
 }
 
 // Live (non-zombie) processes other than this one whose environment holds `mark`.
@@ -127,10 +104,8 @@ void assert_nothing_left(const Crash &c, const std::string &id, const char *phas
     cr_assert(left.empty(), "%s: process %ld (%s) left", phase, left.empty() ? 0L : left[0],
               left.empty() ? ""
                            : read_file("/proc/" + std::to_string(left[0]) + "/cmdline").c_str());
-    for (const auto &m : cgroup_mounts()) {
-        std::string dir = m + "/" + c.cg_parent + "/" + id;
+    for (const auto &dir : test::cgroup_dirs(c.cg_parent, id))
         cr_assert(!test::exists(dir), "%s: cgroup %s left", phase, dir.c_str());
-    }
     cr_assert(!contains(read_file("/proc/self/mountinfo"), c.e.b.dir), "%s: a mount of %s left",
               phase, c.e.b.dir.c_str());
     cr_assert(!test::exists(c.e.root + "/" + id), "%s: state directory %s/%s left", phase,
@@ -138,11 +113,6 @@ void assert_nothing_left(const Crash &c, const std::string &id, const char *phas
     auto entries = test::dir_entries(c.e.root);
     cr_assert(entries.empty(), "%s: %s left in the state root", phase,
               entries.empty() ? "" : entries[0].c_str());
-}
-
-void remove_cgroup_parent(const std::string &parent) {
-    for (const auto &m : cgroup_mounts())
-        ::rmdir((m + "/" + parent).c_str());
 }
 
 // oci-run with OCI_RUN_FAULT=phase: it must have died there (SIGKILL).
@@ -199,9 +169,16 @@ void with_helper(Crash &c, const std::string &ports) {
     c.e.b.save();
 }
 
+// After each test, also when an assertion ended it: the containers, then
+// the test's cgroup parent in every hierarchy.
+void crash_fini() {
+    cleanup_all();
+    (void)test::remove_cgroup_parent(test::cgroup_parent("crash"));
+}
+
 } // namespace
 
-TestSuite(crash, .fini = cleanup_all, .timeout = 120);
+TestSuite(crash, .fini = crash_fini, .timeout = 120);
 
 Test(crash, create_killed_at_every_step_leaves_nothing_after_delete_force) {
     Crash c = make_crash("crash-create");
@@ -210,7 +187,6 @@ Test(crash, create_killed_at_every_step_leaves_nothing_after_delete_force) {
                               "create:spawned", "create:pid-saved", "create:joined",
                               "create:proceeded", "create:ready", "create:created"})
         crash_create(c, phase);
-    remove_cgroup_parent(c.cg_parent);
 }
 
 Test(crash, create_killed_during_hooks_and_after_starting_the_helper) {
@@ -221,7 +197,6 @@ Test(crash, create_killed_during_hooks_and_after_starting_the_helper) {
     with_helper(c, "9");
     for (const char *phase : {"create:hooks", "create:ready", "create:shim", "create:created"})
         crash_create(c, phase);
-    remove_cgroup_parent(c.cg_parent);
 }
 
 // The init dying mid-setup is create's to clean up: it fails with one line
@@ -240,7 +215,6 @@ Test(crash, init_killed_at_every_step_fails_create_and_leaves_nothing) {
         assert_nothing_left(c, id, phase);
         cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);
     }
-    remove_cgroup_parent(c.cg_parent);
 }
 
 // start dies after releasing the init: the process runs, state says so, and
@@ -259,7 +233,6 @@ Test(crash, start_killed_after_releasing_the_init) {
     cr_assert_str_eq(after.c_str(), "running");
     cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);
     assert_nothing_left(c, id, "start:released");
-    remove_cgroup_parent(c.cg_parent);
 }
 
 // exec dies at each step: its process goes with it (PR_SET_PDEATHSIG), the
@@ -292,7 +265,6 @@ Test(crash, exec_killed_at_every_step_takes_only_its_own_process) {
     }
     cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);
     assert_nothing_left(c, id, "exec");
-    remove_cgroup_parent(c.cg_parent);
 }
 
 // delete dies at each step (with a helper running): a second delete --force
@@ -314,7 +286,6 @@ Test(crash, delete_killed_at_every_step_is_finished_by_the_next) {
         cr_assert_eq(d.status, 0, "%s: second delete: %s", phase, d.err.c_str());
         assert_nothing_left(c, id, phase);
     }
-    remove_cgroup_parent(c.cg_parent);
 }
 
 namespace {
@@ -413,5 +384,4 @@ Test(crash, helper_killed_while_relaying_costs_the_forward_not_the_host) {
 
     cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);
     assert_nothing_left(c, id, "helper killed");
-    remove_cgroup_parent(c.cg_parent);
 }
