@@ -61,6 +61,14 @@ criterion_suite() {
         broken=1
         return
     fi
+    # Criterion writes a failure message into its JSON unescaped: a quote in
+    # one makes the report unreadable, which is a failed suite, not a pass.
+    if ! jq empty "$report/$name.json" 2>/dev/null; then
+        echo "suite $name: unreadable results (exit $rc); see the failures above" >&2
+        broken=1
+        suite_pass=0 suite_fail=1 suite_skip=0
+        return
+    fi
     p=$(jq '.passed' "$report/$name.json")
     f=$(jq '.failed + .errored' "$report/$name.json")
     s=$(jq '.skipped' "$report/$name.json")

@@ -156,13 +156,15 @@ void check_list(const FileRun &r, const std::set<std::string> &ids, Reads &reads
     }
 }
 
-// `state ID` is a whole state with a valid status, or (before its create or
-// after its delete) a one-line "does not exist".
+// `state ID` is a whole state with a valid status, or (before its create
+// has written a record, or after its delete) one line: "does not exist" or
+// "is being created".
 void check_state(const FileRun &r, const std::string &id, Reads &reads) {
     if (r.status != 0) {
         if (r.status == 1 && test::count_lines(r.err) == 1 &&
             (contains(r.err, "container \"" + id + "\" does not exist") ||
-             contains(r.err, "container \"" + id + "\" has no state"))) {
+             contains(r.err, "container \"" + id + "\" has no state") ||
+             contains(r.err, "container \"" + id + "\" is being created"))) {
             std::lock_guard<std::mutex> hold(reads.lock);
             reads.absent++;
             return;
