@@ -306,10 +306,10 @@ Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &di
             if (tries % 50 == 0) (void)signal_cgroup(host, dirs, SIGKILL);
             sleep_ms(1);
         }
-        // The default parent "oci-run" stays, as a slice does: removing it
-        // with the last container made every create/delete pair build it
-        // again, and on v1 flip the kernel's cpuset static key each time
-        // (text patching, measured as the largest single cost of `run`).
+        // The default parent "oci-run" goes once the last container leaves it.
+        std::string parent = parent_of(d);
+        if (parent.size() > 8 && parent.substr(parent.size() - 8) == "/oci-run")
+            ::rmdir(parent.c_str());
     }
     return {};
 }
