@@ -5,6 +5,7 @@
 #include "oci/spec_io.hpp"
 #include "sandbox_guard.h"
 #include "shim_launch.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -21,15 +22,10 @@ Result<std::string> normal_path(const std::string &key, const std::string &p) {
     if (p.empty() || p[0] != '/')
         return fail("annotations[" + key + "]: \"" + p + "\" is not an absolute path");
     std::string out;
-    size_t start = 1;
-    while (start <= p.size()) {
-        size_t end = p.find('/', start);
-        if (end == std::string::npos) end = p.size();
-        std::string part = p.substr(start, end - start);
+    for (const auto &part : split(p, '/')) {
         if (part == "..")
             return fail("annotations[" + key + "]: \"" + p + "\" must not contain \"..\"");
         if (!part.empty() && part != ".") out += "/" + part;
-        start = end + 1;
     }
     if (out.empty()) return fail("annotations[" + key + "]: \"" + p + "\" is the root itself");
     return out;
@@ -37,14 +33,9 @@ Result<std::string> normal_path(const std::string &key, const std::string &p) {
 
 Result<std::vector<std::string>> path_list(const std::string &key, const std::string &value) {
     std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= value.size()) {
-        size_t end = value.find(':', start);
-        if (end == std::string::npos) end = value.size();
-        std::string p = value.substr(start, end - start);
+    for (const auto &p : split(value, ':')) {
         if (p.empty()) return fail("annotations[" + key + "]: empty path in \"" + value + "\"");
         out.push_back(OCI_TRY(normal_path(key, p)));
-        start = end + 1;
     }
     return out;
 }
@@ -54,17 +45,12 @@ Result<std::vector<std::string>> path_list(const std::string &key, const std::st
 // "/data/x" (".." stops at the root, as RESOLVE_IN_ROOT does).
 std::string lexical(const std::string &p) {
     std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= p.size()) {
-        size_t end = p.find('/', start);
-        if (end == std::string::npos) end = p.size();
-        std::string part = p.substr(start, end - start);
+    for (auto &part : split(p, '/')) {
         if (part == "..") {
             if (!parts.empty()) parts.pop_back();
         } else if (!part.empty() && part != ".") {
             parts.push_back(std::move(part));
         }
-        start = end + 1;
     }
     std::string out;
     for (const auto &part : parts)
