@@ -363,14 +363,10 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         cfg.guard = &*guard;
     }
     cfg.report_pid = user_ns_fd >= 0;
-    // A PID namespace joined by path takes the init only: hooks, the network
-    // helper and anything else this process starts stay in ours (restored
-    // right after the init is spawned).
-    Fd own_pidns;
-    if (pid_ns_fd >= 0) {
-        own_pidns = OCI_TRY(open_namespace(::getpid(), "pid"));
-        if (::setns(pid_ns_fd, CLONE_NEWPID) < 0) return fail_errno("setns pid namespace");
-    }
+    // A PID namespace joined by path takes the init only (left right after
+    // the init is spawned).
+    ChildPidNamespace child_pidns;
+    if (pid_ns_fd >= 0) OCI_CHECK(child_pidns.enter(pid_ns_fd));
     if (cfg.report_pid) {
         int on = 1;
         if (::setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)
@@ -435,10 +431,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
 
     cfg.cgroup_fd = cgroup_fd.get();
     auto spawned = spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags, cgroup_fd.get());
-    if (own_pidns.valid() && ::setns(own_pidns.get(), CLONE_NEWPID) < 0) {
-        int e = errno;
+    if (auto r = child_pidns.leave(); !r) {
         if (spawned) kill_and_reap(*spawned);
-        return fail_code(e, "setns back to the runtime's pid namespace");
+        return forward(std::move(r.error()));
     }
     pid_t pid = OCI_TRY(std::move(spawned));
     fault_point("create:spawned");

@@ -240,20 +240,17 @@ Result<int> exec_in_container(const ExecOptions &o) {
     c.sync_fd = sv[1];
     // Joining the PID namespace applies to children: the forked process is
     // born inside it.
-    Fd own_pidns;
-    if (pidns.valid()) {
-        own_pidns = OCI_TRY(open_namespace(::getpid(), "pid"));
-        if (::setns(pidns.get(), CLONE_NEWPID) < 0) return fail_errno("exec: setns pid namespace");
-    }
+    ChildPidNamespace child_pidns;
+    if (pidns.valid())
+        if (auto r = child_pidns.enter(pidns.get()); !r)
+            return forward(std::move(r.error()), "exec");
     pid_t pid =
         static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-    // Only that child belongs in the container's PID namespace: whatever this
-    // process starts later (and a sanitizer's helper threads) stays in ours.
-    if (pid != 0 && own_pidns.valid() && ::setns(own_pidns.get(), CLONE_NEWPID) < 0) {
-        int e = errno;
-        if (pid > 0) kill_and_reap(pid);
-        return fail_code(e, "exec: setns back to the runtime's pid namespace");
-    }
+    if (pid != 0)
+        if (auto r = child_pidns.leave(); !r) {
+            if (pid > 0) kill_and_reap(pid);
+            return forward(std::move(r.error()), "exec");
+        }
     if (pid < 0) return fail_errno("exec: clone");
     if (pid == 0) {
         ::close(dir.fd());

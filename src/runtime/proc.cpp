@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -218,6 +219,20 @@ Result<Fd> open_namespace(pid_t pid, const char *name) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) return fail_errno("open " + path);
     return fd;
+}
+
+Status ChildPidNamespace::enter(int ns_fd) {
+    own_ = OCI_TRY(open_namespace(::getpid(), "pid"));
+    if (::setns(ns_fd, CLONE_NEWPID) < 0) return fail_errno("setns pid namespace");
+    return {};
+}
+
+Status ChildPidNamespace::leave() {
+    if (!own_.valid()) return {};
+    if (::setns(own_.get(), CLONE_NEWPID) < 0)
+        return fail_errno("setns back to the runtime's pid namespace");
+    own_.reset();
+    return {};
 }
 
 } // namespace ocirun

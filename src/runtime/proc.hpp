@@ -23,6 +23,20 @@ bool process_alive(pid_t pid, uint64_t start_time);
 // name the path.
 Result<Fd> open_namespace(pid_t pid, const char *name);
 
+// Joining a PID namespace (setns CLONE_NEWPID) places the children made next,
+// not the caller. enter() places them in `ns_fd` for one spawn; leave() puts
+// this process's own namespace back, so hooks, the network helper and a
+// sanitizer's exit-time helper are not born in the container's. leave() is a
+// no-op when enter() was not called.
+class ChildPidNamespace {
+  public:
+    Status enter(int ns_fd);
+    Status leave();
+
+  private:
+    Fd own_;
+};
+
 // State letter from /proc/PID/stat ('R', 'S', 'Z', ...), or 0 if gone.
 char process_state(pid_t pid);
 

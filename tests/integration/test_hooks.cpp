@@ -88,9 +88,10 @@ ocirun::oci::Hooks &hooks_of(Env &e) {
     return *e.b.spec.hooks;
 }
 
-std::string host_netns() {
+// This process's namespace of type `name`, as readlink shows it (+ "\n").
+std::string own_ns(const char *name) {
     char buf[128];
-    ssize_t n = ::readlink("/proc/self/ns/net", buf, sizeof buf - 1);
+    ssize_t n = ::readlink((std::string("/proc/self/ns/") + name).c_str(), buf, sizeof buf - 1);
     return n > 0 ? std::string(buf, static_cast<size_t>(n)) + "\n" : "";
 }
 
@@ -119,7 +120,7 @@ Test(hooks, each_kind_runs_at_its_point_with_the_state_on_stdin) {
     std::string stopped = wait_status(e.root, e.id, "stopped");
     auto d = oci({"--root", e.root, "delete", e.id});
     std::string after_delete = h.lines("order");
-    std::string host_net = host_netns();
+    std::string host_net = own_ns("net");
     std::map<std::string, std::string> seen; // "<kind>.<json|net|env>" -> content
     for (const char *kind : {"prestart", "createRuntime", "createContainer", "startContainer",
                              "poststart", "poststop"})
@@ -319,4 +320,28 @@ Test(hooks, runtime_killed_mid_create_leaves_what_delete_force_cleans) {
     cr_assert_eq(d.status, 0, "delete --force: %s", d.err.c_str());
     cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
     cr_assert_eq(mounts_after, mounts);
+}
+
+// A PID namespace joined by path takes the init only: the createRuntime hook
+// (run by the runtime after it spawned the init) is born in the runtime's own
+// PID namespace, as runtime-spec asks of runtime-namespace hooks.
+Test(hooks, runtime_hooks_stay_in_the_runtime_pid_namespace_when_one_is_joined) {
+    Env holder = make_env("pidholder", {"sleep", "30"});
+    auto hc = create(holder);
+    cr_assert_eq(hc.status, 0, "create: %s", hc.err.c_str());
+    long holder_pid = state_of(holder.root, holder.id).pid;
+
+    Env e = make_env("pidjoin", {"true"});
+    std::string out = test::track_dir(test::make_temp_dir("pidjoin-log")) + "/ns";
+    for (auto &ns : e.b.spec.linux_->namespaces)
+        if (ns.type == ocirun::oci::NsType::pid)
+            ns.path = "/proc/" + std::to_string(holder_pid) + "/ns/pid";
+    hooks_of(e).create_runtime = {shell_hook("readlink /proc/self/ns/pid > " + out)};
+    e.b.save();
+    auto c = create(e);
+    std::string hook_ns = read_file(out);
+    std::string own = own_ns("pid");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_str_eq(hook_ns.c_str(), own.c_str(), "the hook's PID namespace");
 }
