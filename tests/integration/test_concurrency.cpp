@@ -39,11 +39,8 @@ using test::remove_cgroup_parent;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using test::Clock;
+using test::seconds_since;
 
 // No single command may take longer: a lock left held shows up as a timeout.
 constexpr int kCommandBound = 30000;

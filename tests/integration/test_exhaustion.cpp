@@ -44,11 +44,8 @@ using test::state_of;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using test::Clock;
+using test::seconds_since;
 
 std::string parent() {
     return test::cgroup_parent("exhaust");

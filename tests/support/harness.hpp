@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ struct FileRun {
 FileRun oci_files(const std::vector<std::string> &args, int fd3 = -1, int timeout_ms = 10000);
 // The same for any program (spawn_files + wait_bounded).
 FileRun run_files(const std::vector<std::string> &argv, int fd3 = -1, int timeout_ms = 10000);
+
+// Seconds elapsed since `t` on the steady clock (figures the suites print).
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 bool contains(const std::string &hay, const std::string &needle);
 size_t count_lines(const std::string &s);
