@@ -325,7 +325,8 @@ Test(lifecycle, list_shows_id_and_status) {
     }
     cr_assert_eq(s.status, 0, "%s", s.err.c_str());
     cr_assert_eq(quiet.status, 0);
-    cr_assert_str_eq(quiet.out.c_str(), (e.id + "\n").c_str());
+    std::string only_id = e.id + "\n";
+    cr_assert_str_eq(quiet.out.c_str(), only_id.c_str());
     cr_assert_eq(empty.status, 0, "%s", empty.err.c_str());
     cr_assert_str_eq(empty.out.c_str(), "");
 }
