@@ -102,7 +102,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     return rec;
 }
 
-Result<std::string> read_file(const std::string &path, int flags) {
+Result<std::string> read_file(const std::string &path, int flags, size_t limit) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
     if (fd < 0) return fail_errno("open " + path);
     std::string text;
@@ -116,6 +116,10 @@ Result<std::string> read_file(const std::string &path, int flags) {
             return fail_code(e, "read " + path);
         }
         if (n == 0) break;
+        if (static_cast<size_t>(n) > limit - text.size()) {
+            ::close(fd);
+            return fail_code(EFBIG, path + " is larger than " + std::to_string(limit) + " bytes");
+        }
         text.append(buf, static_cast<size_t>(n));
     }
     ::close(fd);

@@ -53,8 +53,11 @@ std::string write_record(const ContainerRecord &rec);
 Result<ContainerRecord> parse_record(std::string_view text);
 
 // Read a whole file; `flags` are added to O_RDONLY | O_CLOEXEC (O_NOFOLLOW, ...).
-// Errors keep the errno (ENOENT for a missing file) and name the path.
-Result<std::string> read_file(const std::string &path, int flags = 0);
+// Errors keep the errno (ENOENT for a missing file) and name the path. More
+// than `limit` bytes (a pipe or a device that never ends, say) is an error
+// (EFBIG), found while reading, never after reading it all.
+Result<std::string> read_file(const std::string &path, int flags = 0,
+                              size_t limit = static_cast<size_t>(-1));
 
 // The current time as RFC 3339 UTC with nanoseconds ("2026-01-02T03:04:05.123456789Z").
 std::string rfc3339_now();

@@ -199,7 +199,7 @@ int cmd_update(const Globals &g, int argc, char **argv) {
     if ((rc = expect_args(cmd, argc, argv, 1)) >= 0) return rc;
     oci::Resources delta;
     if (!file.empty()) {
-        auto text = file == "-" ? oci::read_file("/dev/stdin") : oci::read_file(file);
+        auto text = oci::read_file(file == "-" ? "/dev/stdin" : file, 0, oci::kMaxConfigSize);
         if (!text) return report(text.error().wrap("update: --resources"));
         auto parsed = oci::parse_resources(*text);
         if (!parsed) return report(parsed.error().wrap("update: --resources " + file));

@@ -46,7 +46,7 @@ constexpr NsJoin kOrder[] = {
 };
 
 Result<std::string> read_text(const std::string &path, const char *what) {
-    auto text = oci::read_file(path);
+    auto text = oci::read_file(path, 0, oci::kMaxConfigSize);
     if (!text) return forward(std::move(text.error()), what);
     return text;
 }

@@ -238,6 +238,27 @@ Test(bad_host, huge_config_is_refused_on_size) {
     cr_assert(ms < 1000, "took %lld ms", static_cast<long long>(ms));
 }
 
+// exec --process and update --resources read a file the caller names, which
+// may never end (/dev/zero): each stops at 16 MiB with one line, and the
+// container is not touched.
+Test(bad_host, endless_process_and_resources_files_are_refused) {
+    test::Env e = env("bhendless", {"sleep", "60"});
+    auto before = test::snapshot_host();
+    auto run = test::oci_files({"--root", e.root, "run", "--detach", "--bundle", e.b.dir, e.id},
+                               -1, 10000);
+    cr_assert_eq(run.status, 0, "run -d: %s", run.err.c_str());
+    auto x = test::oci_files({"--root", e.root, "exec", "--process", "/dev/zero", e.id}, -1, 10000);
+    auto upd = test::oci_files({"--root", e.root, "update", "--resources", "/dev/zero", e.id}, -1,
+                               10000);
+    auto alive = test::oci({"--root", e.root, "exec", e.id, "echo", "alive"});
+    auto del = test::oci_files({"--root", e.root, "delete", "--force", e.id});
+    expect_one_line(x, {"--process", "/dev/zero", "larger than 16777216 bytes"});
+    expect_one_line(upd, {"/dev/zero", "larger than 16777216 bytes"});
+    cr_assert_str_eq(alive.out.c_str(), "alive\n", "%s", alive.err.c_str());
+    cr_assert_eq(del.status, 0, "delete: %s", del.err.c_str());
+    expect_nothing_left(before, e.root, e.id);
+}
+
 // ---- a read-only rootfs -------------------------------------------------------------
 
 // The rootfs on a read-only mount, root.readonly false: as with runc, the
