@@ -105,14 +105,15 @@ script_suite() {
     tally "$name" "$1" "$2" "$3"
 }
 
-# Print a sanitizer log with the frames in the sealed copy of oci-run (which
-# the runtime's symbolizer cannot open: "/memfd:oci-run (deleted)+0x...")
-# resolved against the build's binary.
+# Print a sanitizer log with the frames in the sealed view of oci-run (which
+# the runtime's symbolizer cannot open: "/oci-run+0x..." in its private
+# overlay, "/memfd:oci-run (deleted)+0x..." in the memfd copy) resolved
+# against the build's binary.
 symbolized() {
     while IFS= read -r l; do
         case "$l" in
-        *"(/memfd:oci-run (deleted)+0x"*)
-            off=$(echo "$l" | sed 's/.*(deleted)+\(0x[0-9a-f]*\)).*/\1/')
+        *"(/memfd:oci-run (deleted)+0x"* | *"(/oci-run+0x"*)
+            off=$(echo "$l" | sed 's/.*oci-run\( (deleted)\)\{0,1\}+\(0x[0-9a-f]*\)).*/\2/')
             echo "$l $(addr2line -f -C -i -p -e "$asan_build/src/oci-run" "$off" | tr '\n' ' ')"
             ;;
         *) echo "$l" ;;

@@ -8,9 +8,13 @@
 
 namespace ocirun {
 
-Result<Fd> detached_fs(const char *type, uint64_t attrs, const std::string &what) {
+Result<Fd> detached_fs(const char *type, uint64_t attrs, const std::string &what,
+                       const std::vector<std::pair<std::string, std::string>> &params) {
     Fd fs(::fsopen(type, FSOPEN_CLOEXEC));
     if (!fs.valid()) return fail_errno(what + ": fsopen " + type);
+    for (const auto &[key, value] : params)
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), value.c_str(), 0) < 0)
+            return fail_errno(what + ": " + type + " " + key + "=" + value);
     if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
         return fail_errno(what + ": create a " + type + " instance");
     Fd m(::fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));

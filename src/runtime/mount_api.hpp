@@ -9,11 +9,15 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ocirun {
 
-// A new, detached filesystem instance (tmpfs, proc...) with MOUNT_ATTR_* flags.
-Result<Fd> detached_fs(const char *type, uint64_t attrs, const std::string &what);
+// A new, detached filesystem instance (tmpfs, proc, overlay...) with
+// MOUNT_ATTR_* flags, its string parameters ({"lowerdir", "/a:/b"}) set first.
+Result<Fd> detached_fs(const char *type, uint64_t attrs, const std::string &what,
+                       const std::vector<std::pair<std::string, std::string>> &params = {});
 
 // A detached copy of the mount at `fd` (recursive with submounts).
 Result<Fd> clone_mount(int fd, bool recursive, const std::string &what);

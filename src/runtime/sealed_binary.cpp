@@ -1,65 +1,132 @@
 #include "sealed_binary.hpp"
 
+#include "fd.hpp"
+#include "mount_api.hpp"
+
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/mount.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <string>
+#include <vector>
 
 extern char **environ;
 
 namespace ocirun {
+
+namespace {
+
+// Set by reexec_sealed for the overlay view only, read and removed by
+// running_sealed: a memfd proves itself by its seals, an overlay file cannot.
+constexpr const char *kOverlayMark = "_OCI_RUN_SEALED_VIEW";
+
+// The second lower layer the overlay needs (with no upper layer it wants at
+// least two). Any directory works that is neither above nor below the
+// binary's: only the binary's name is looked up, in the top layer. The
+// runtime needs /sys/fs/cgroup anyway, and no binary lives in it.
+constexpr const char *kSecondLayer = "/sys/fs/cgroup";
+
+// overlayfs splits lowerdir on ':' and takes '\' as an escape.
+std::string escape_layer(const std::string &dir) {
+    std::string out;
+    for (char c : dir) {
+        if (c == ':' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// The binary of this process through a private, read-only overlay (see the
+// header), opened for exec; an invalid Fd when that cannot be had.
+Fd overlay_view() {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return Fd();
+    std::string path(buf, static_cast<size_t>(n));
+    size_t slash = path.rfind('/');
+    // A replaced or deleted binary (" (deleted)") is not there to view.
+    if (slash == std::string::npos || path.find(" (deleted)") != std::string::npos) return Fd();
+    std::string dir = slash == 0 ? "/" : path.substr(0, slash), name = path.substr(slash + 1);
+    auto mnt = detached_fs("overlay", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+                           "sealed view", {{"lowerdir", escape_layer(dir) + ":" + kSecondLayer}});
+    if (!mnt) return Fd();
+    Fd exe(::openat(mnt->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (!exe.valid() || ::fstat(exe.get(), &st) < 0 || !S_ISREG(st.st_mode)) return Fd();
+    return exe;
+}
+
+// A sealed memfd copy of /proc/self/exe.
+Result<Fd> memfd_copy() {
+    Fd bin(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+    if (!bin.valid()) return fail_errno("CVE-2019-5736 protection: open /proc/self/exe");
+    struct stat st;
+    if (::fstat(bin.get(), &st) < 0)
+        return fail_errno("CVE-2019-5736 protection: stat /proc/self/exe");
+    Fd mem(::memfd_create("oci-run", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!mem.valid()) return fail_errno("CVE-2019-5736 protection: memfd_create");
+    off_t off = 0;
+    while (off < st.st_size) {
+        ssize_t n = ::sendfile(mem.get(), bin.get(), &off, static_cast<size_t>(st.st_size - off));
+        if (n <= 0)
+            return fail_code(n < 0 ? errno : EIO,
+                             "CVE-2019-5736 protection: copy /proc/self/exe to a memfd");
+    }
+    if (::fcntl(mem.get(), F_ADD_SEALS, sealed_binary_seals()) < 0)
+        return fail_errno("CVE-2019-5736 protection: seal the memfd copy");
+    return mem;
+}
+
+} // namespace
 
 int sealed_binary_seals() {
     return F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
 }
 
 bool running_sealed() {
-    int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    int seals = ::fcntl(fd, F_GET_SEALS);
-    ::close(fd);
-    return seals >= 0 && (seals & sealed_binary_seals()) == sealed_binary_seals();
+    const char *mark = std::getenv(kOverlayMark);
+    bool overlay = mark && std::strcmp(mark, "overlay") == 0;
+    ::unsetenv(kOverlayMark);
+    Fd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return false;
+    int seals = ::fcntl(fd.get(), F_GET_SEALS);
+    if (seals >= 0 && (seals & sealed_binary_seals()) == sealed_binary_seals()) return true;
+    struct statfs sf;
+    return overlay && ::fstatfs(fd.get(), &sf) == 0 &&
+           static_cast<unsigned long>(sf.f_type) == OVERLAYFS_SUPER_MAGIC &&
+           (sf.f_flags & ST_RDONLY) != 0;
 }
 
 Error reexec_sealed(char *const argv[]) {
-    int bin = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (bin < 0) return Error{errno, "CVE-2019-5736 protection: open /proc/self/exe"};
-    struct stat st;
-    if (::fstat(bin, &st) < 0) {
-        int e = errno;
-        ::close(bin);
-        return Error{e, "CVE-2019-5736 protection: stat /proc/self/exe"};
-    }
-    int mem = ::memfd_create("oci-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (mem < 0) {
-        int e = errno;
-        ::close(bin);
-        return Error{e, "CVE-2019-5736 protection: memfd_create"};
-    }
-    off_t off = 0;
-    while (off < st.st_size) {
-        ssize_t n = ::sendfile(mem, bin, &off, static_cast<size_t>(st.st_size - off));
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            ::close(bin);
-            ::close(mem);
-            return Error{e, "CVE-2019-5736 protection: copy /proc/self/exe to a memfd"};
+    const char *force = std::getenv("OCI_RUN_SEAL");
+    if (!force || std::strcmp(force, "memfd") != 0) {
+        Fd view = overlay_view();
+        if (view.valid()) {
+            std::vector<char *> env;
+            for (char **e = environ; *e; e++)
+                env.push_back(*e);
+            std::string mark = std::string(kOverlayMark) + "=overlay";
+            env.push_back(mark.data());
+            env.push_back(nullptr);
+            // Close-on-exec: once the new image runs, only its
+            // /proc/self/exe refers to the view.
+            ::syscall(SYS_execveat, view.get(), "", argv, env.data(), AT_EMPTY_PATH);
+            // Not executable there (an exec-refusing LSM, say): the copy.
         }
     }
-    ::close(bin);
-    if (::fcntl(mem, F_ADD_SEALS, sealed_binary_seals()) < 0) {
-        int e = errno;
-        ::close(mem);
-        return Error{e, "CVE-2019-5736 protection: seal the memfd copy"};
-    }
-    // The memfd is close-on-exec: once the new image runs, only its
-    // /proc/self/exe refers to the copy.
-    ::syscall(SYS_execveat, mem, "", argv, environ, AT_EMPTY_PATH);
-    int e = errno;
-    ::close(mem);
-    return Error{e, "CVE-2019-5736 protection: execute the sealed copy"};
+    auto copy = memfd_copy();
+    if (!copy) return std::move(copy.error());
+    ::syscall(SYS_execveat, copy->get(), "", argv, environ, AT_EMPTY_PATH);
+    return Error{errno, "CVE-2019-5736 protection: execute the sealed copy"};
 }
 
 } // namespace ocirun

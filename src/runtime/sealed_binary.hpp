@@ -3,23 +3,38 @@
 // is inside the container's namespaces (the init before exec, `exec`'s child)
 // nor by exec'ing /proc/self/exe from there (a `#!/proc/self/exe` entry point).
 // The commands that put a process into a container therefore re-execute
-// themselves from a sealed memfd copy: /proc/self/exe is then that copy, which
-// cannot be written (F_SEAL_WRITE, F_SEAL_GROW, F_SEAL_SHRINK, F_SEAL_SEAL) and
-// is not the host file anyway.
+// themselves from a view of the binary that cannot be written, so that
+// /proc/self/exe is that view:
+//
+//  - as root, the binary through a private overlayfs whose only layers are
+//    the binary's directory and /sys/fs/cgroup, both lower (read-only) layers:
+//    the superblock itself is read-only, so no remount or mount_setattr of a
+//    reachable mount makes it writable, and the mount is detached (never in
+//    any mount table). Nothing is copied: the new image maps the binary's own
+//    page cache.
+//  - otherwise (no overlayfs, no privilege for it, or the overlay refused the
+//    layers), a copy in a memfd sealed against writes (F_SEAL_WRITE,
+//    F_SEAL_GROW, F_SEAL_SHRINK, F_SEAL_SEAL).
+//
+// OCI_RUN_SEAL=memfd in the environment forces the copy (both are safe; the
+// benchmark and the tests compare them).
 #pragma once
 
 #include "oci/error.hpp"
 
 namespace ocirun {
 
-// The seals a copy made by reexec_sealed carries.
+// The seals a memfd copy made by reexec_sealed carries.
 int sealed_binary_seals();
 
-// True when this process already runs from such a sealed copy.
+// True when this process already runs from a sealed view made by
+// reexec_sealed: a sealed memfd, or the overlay view (an overlayfs file on a
+// read-only superblock, with the marker the re-exec put in the environment).
+// Removes that marker from the environment either way.
 bool running_sealed();
 
-// Copy /proc/self/exe into a sealed memfd and execute it with `argv` and the
-// current environment. Returns only on failure.
+// Execute the binary of /proc/self/exe from a sealed view with `argv` and
+// the current environment. Returns only on failure.
 Error reexec_sealed(char *const argv[]);
 
 } // namespace ocirun

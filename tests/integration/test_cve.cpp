@@ -42,8 +42,21 @@ TestSuite(cve, .fini = cleanup_all, .timeout = 60);
 // opening /proc/<A's init>/exe. It holds that file open until A is gone (no
 // more ETXTBSY) and then writes through it, as the published exploit does. The
 // runtime binary that created A (a copy, so a failure cannot damage the build)
-// must be unchanged, and what B reached must be the sealed memfd copy.
-Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
+// must be unchanged, and what B reached must be the sealed view: `seal` is
+// OCI_RUN_SEAL for A's runtime ("" for the default, "memfd" for the copy).
+namespace {
+
+struct Attack {
+    test::FileRun create_a;
+    test::Output delete_a;
+    bool ready = false;
+    int run_b = -1;
+    std::string exe, rc, err;
+    bool binary_unchanged = false;
+};
+
+Attack attack_runtime_binary(const char *seal) {
+    Attack at;
     std::string bin_dir = test::track_dir(test::make_temp_dir("cve5736bin"));
     std::string runtime = bin_dir + "/oci-run";
     std::string original = read_file(test::oci_run_path());
@@ -55,7 +68,9 @@ Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
     a.b.save();
     std::string saved = test::oci_run_path();
     ::setenv("OCI_RUN", runtime.c_str(), 1);
-    auto ca = create(a);
+    if (*seal) ::setenv("OCI_RUN_SEAL", seal, 1);
+    at.create_a = create(a);
+    ::unsetenv("OCI_RUN_SEAL");
     ::setenv("OCI_RUN", saved.c_str(), 1);
     long init = state_of(a.root, a.id).pid;
 
@@ -78,22 +93,44 @@ Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
     b.b.spec.mounts.push_back(m);
     b.b.save();
     test::Spawned sb = test::spawn_oci({"--root", b.root, "run", "--bundle", b.b.dir, b.id});
-    bool ready = wait_for_file(shared + "/ready", 5000);
-    auto da = oci({"--root", a.root, "delete", "--force", a.id});
+    at.ready = wait_for_file(shared + "/ready", 5000);
+    at.delete_a = oci({"--root", a.root, "delete", "--force", a.id});
     test::write_file(shared + "/go", "");
-    int rb = test::wait_bounded(sb.pid, 10000);
-    std::string exe = read_file(shared + "/exe");
-    std::string rc = read_file(shared + "/rc");
-    std::string after = read_file(runtime);
+    at.run_b = test::wait_bounded(sb.pid, 10000);
+    at.exe = read_file(shared + "/exe");
+    at.rc = read_file(shared + "/rc");
+    at.err = read_file(shared + "/err");
+    at.binary_unchanged = read_file(runtime) == original;
     cleanup_all();
+    return at;
+}
 
-    cr_assert_eq(ca.status, 0, "create A: %s", ca.err.c_str());
-    cr_assert(ready, "B never opened A's /proc/PID/exe (exe link: %s)", exe.c_str());
-    cr_assert_eq(da.status, 0, "delete A: %s", da.err.c_str());
-    cr_assert_eq(rb, 0, "run B: %d", rb);
-    cr_assert(after == original, "the runtime binary was modified (B's write: rc %s)", rc.c_str());
-    cr_assert(!rc.empty() && rc != "0\n", "B's write through the exe link succeeded");
-    cr_assert(exe.rfind("/memfd:oci-run", 0) == 0, "A's init ran from %s", exe.c_str());
+void expect_attack_failed(const Attack &at) {
+    cr_assert_eq(at.create_a.status, 0, "create A: %s", at.create_a.err.c_str());
+    cr_assert(at.ready, "B never opened A's /proc/PID/exe (exe link: %s)", at.exe.c_str());
+    cr_assert_eq(at.delete_a.status, 0, "delete A: %s", at.delete_a.err.c_str());
+    cr_assert_eq(at.run_b, 0, "run B: %d", at.run_b);
+    cr_assert(at.binary_unchanged, "the runtime binary was modified (B's write: rc %s)",
+              at.rc.c_str());
+    cr_assert(!at.rc.empty() && at.rc != "0\n", "B's write through the exe link succeeded");
+}
+
+} // namespace
+
+// As root: the binary through a private read-only overlay, whose path is
+// "/oci-run" at the root of a mount in no mount table; the write gets EROFS.
+Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
+    Attack at = attack_runtime_binary("");
+    expect_attack_failed(at);
+    cr_assert_str_eq(at.exe.c_str(), "/oci-run\n", "A's init ran from %s", at.exe.c_str());
+    cr_assert(contains(at.err, "Read-only file system"), "B's write: %s", at.err.c_str());
+}
+
+// The sealed memfd copy (the way without overlayfs or privilege for it).
+Test(cve, cve_2019_5736_sealed_memfd_copy_cannot_be_overwritten) {
+    Attack at = attack_runtime_binary("memfd");
+    expect_attack_failed(at);
+    cr_assert(at.exe.rfind("/memfd:oci-run", 0) == 0, "A's init ran from %s", at.exe.c_str());
 }
 
 // CVE-2024-21626: a process.cwd of /proc/self/fd/N reaches whatever the init
