@@ -6,6 +6,7 @@
 #include "proc.hpp"
 #include "text.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -205,6 +206,58 @@ std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &
     for (const auto &d : dirs)
         if (u && hierarchy_of(host, d) == u) return d;
     return {};
+}
+
+bool v1_cpuset_only(const Hierarchy &h) {
+    return h.version == 1 && h.controllers.size() == 1 && h.controllers[0] == "cpuset";
+}
+
+void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs) {
+    std::erase_if(dirs, [&](const std::string &d) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        return h && v1_cpuset_only(*h);
+    });
+}
+
+namespace {
+
+// The processes in `dir` and every cgroup below it.
+void collect_procs(const std::string &dir, std::vector<pid_t> &out) {
+    if (auto text = oci::read_file(dir + "/cgroup.procs"))
+        for (auto w : words(*text))
+            if (auto v = number<pid_t>(w)) out.push_back(*v);
+    DIR *d = ::opendir(dir.c_str());
+    if (!d) return;
+    while (struct dirent *e = ::readdir(d))
+        if (e->d_type == DT_DIR && e->d_name[0] != '.') collect_procs(dir + "/" + e->d_name, out);
+    ::closedir(d);
+}
+
+} // namespace
+
+Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
+                     const std::string &cpuset_dir) {
+    OCI_CHECK(create_cgroup(host, {cpuset_dir}, {}));
+    bool was_frozen = cgroup_frozen(host, dirs);
+    if (!was_frozen)
+        if (auto r = freeze_cgroup(host, dirs, true); !r)
+            return forward(std::move(r.error()), "cgroup: add " + cpuset_dir);
+    // Every process the container has is in each of its hierarchies: the
+    // unified one (or pids) holds the whole tree, sub-cgroups included.
+    std::string from = unified_dir(host, dirs);
+    for (const auto &d : dirs)
+        if (from.empty() && hierarchy_of(host, d) && hierarchy_of(host, d)->has("pids")) from = d;
+    if (from.empty() && !dirs.empty()) from = dirs[0];
+    std::vector<pid_t> pids;
+    collect_procs(from, pids);
+    Status moved;
+    for (pid_t pid : pids) {
+        auto r = write_file(cpuset_dir + "/cgroup.procs", std::to_string(pid), "cgroup: join");
+        if (!r && r.error().code != ESRCH && moved) moved = std::move(r);
+    }
+    if (!was_frozen)
+        if (auto r = freeze_cgroup(host, dirs, false); !r && moved) moved = std::move(r);
+    return moved;
 }
 
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {

@@ -22,6 +22,23 @@ namespace ocirun {
 Result<std::vector<std::string>>
 cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const std::string &id);
 
+// A v1 hierarchy with the cpuset controller alone. The first cgroup made in
+// one flips a kernel static key machine-wide (text patching on every CPU,
+// milliseconds; again when the last is removed), so a container that takes
+// the default path (oci-run/<id> under the caller's cgroup) and sets no cpus
+// or mems has no cpuset cgroup of its own: it stays in the caller's, which its
+// own would only copy. `update` adds one when it sets cpus or mems.
+bool v1_cpuset_only(const Hierarchy &h);
+
+// Drop the directory in such a hierarchy from `dirs`.
+void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs);
+
+// Make `cpuset_dir` (in such a hierarchy; recorded by the caller first) and
+// move every process of the container (`dirs`, the cgroup it has) into it,
+// frozen meanwhile so that none forks past the move.
+Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
+                     const std::string &cpuset_dir);
+
 // Make the directories (an existing leaf is refused: it is someone else's),
 // enable on v2 the controllers `writes` need, inherit cpuset.cpus/mems on v1,
 // then apply `writes`. On error, removes what it made.

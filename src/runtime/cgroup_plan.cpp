@@ -374,6 +374,10 @@ uint64_t blkio_weight_to_io_weight(uint64_t weight) {
     return 1 + (weight - 10) * 9999 / 990;
 }
 
+bool sets_cpuset(const std::optional<oci::Resources> &r) {
+    return r && r->cpu && (!r->cpu->cpus.empty() || !r->cpu->mems.empty());
+}
+
 const Hierarchy *hierarchy_for(const CgroupWrite &w, const CgroupHost &host) {
     return w.controller.empty() ? host.unified() : host.for_controller(w.controller);
 }

@@ -29,6 +29,10 @@ inline constexpr const char *kDeviceProgram = "<eBPF device program>";
 Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host,
                                                 const std::vector<oci::Device> &devices);
 
+// Whether `r` sets cpu.cpus or cpu.mems (the container then needs a cpuset
+// cgroup of its own: runtime/cgroup.hpp v1_cpuset_only).
+bool sets_cpuset(const std::optional<oci::Resources> &r);
+
 // The hierarchy a write goes to, or nullptr.
 const Hierarchy *hierarchy_for(const CgroupWrite &w, const CgroupHost &host);
 

@@ -400,17 +400,19 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             writes = OCI_TRY(plan_resources(r, host, lx.devices));
         }
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+        if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources))
+            leave_out_v1_cpuset(host, rec.cgroup_dirs);
         OCI_CHECK(dir.save(rec));
         fault_point("create:recorded");
         OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
         fault_point("create:cgroup");
         // What the container's cgroup mount shows: its own directory in each
-        // hierarchy (runtime/rootfs.cpp mount_cgroup).
-        for (size_t i = 0; i < host.hierarchies.size() && i < rec.cgroup_dirs.size(); i++) {
-            const Hierarchy &h = host.hierarchies[i];
+        // hierarchy it has one in (runtime/rootfs.cpp mount_cgroup).
+        for (const auto &d : rec.cgroup_dirs) {
+            const Hierarchy &h = *hierarchy_of(host, d);
             CgroupView v;
             v.version = h.version;
-            v.dir = rec.cgroup_dirs[i];
+            v.dir = d;
             v.name = h.mount.substr(h.mount.rfind('/') + 1);
             for (const auto &c : h.controllers)
                 v.options += (v.options.empty() ? "" : ",") + c;

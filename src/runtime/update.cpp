@@ -119,6 +119,27 @@ Status update_container(const std::string &root, const std::string &id,
     // rather than limits applied that the container's record does not show.
     auto staged = oci::stage_file(dir.path() + "/config.json", oci::write_spec(spec, false));
     if (!staged) return forward(std::move(staged.error()), "update");
+    // cpus or mems for a container created without a v1 cpuset cgroup
+    // (runtime/cgroup.hpp v1_cpuset_only): it gets one now, recorded before
+    // it is made so that delete finds it whatever happens next.
+    if (sets_cpuset(delta))
+        for (const auto &h : host.hierarchies) {
+            if (!v1_cpuset_only(h)) continue;
+            bool has = false;
+            for (const auto &d : rec.cgroup_dirs)
+                if (hierarchy_of(host, d) == &h) has = true;
+            if (has) continue;
+            auto all = cgroup_dirs_for(host, spec.linux_->cgroups_path, id);
+            if (!all) return forward(std::move(all.error()), "update");
+            for (const auto &d : *all) {
+                if (hierarchy_of(host, d) != &h) continue;
+                std::vector<std::string> before = rec.cgroup_dirs;
+                rec.cgroup_dirs.push_back(d);
+                if (auto r = dir.save(rec); !r) return forward(std::move(r.error()), "update");
+                if (auto r = add_v1_cpuset(host, before, d); !r)
+                    return forward(std::move(r.error()), "update");
+            }
+        }
     if (auto r = apply_cgroup_writes(host, rec.cgroup_dirs, *writes); !r)
         return forward(std::move(r.error()), "update");
     if (auto r = staged->commit(); !r) return forward(std::move(r.error()), "update");

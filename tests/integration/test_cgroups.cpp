@@ -4,6 +4,7 @@
 // limits observed, pause/resume, ps, update, events, and nothing left after
 // delete. A test that needs a controller this host lacks is skipped with the
 // reason.
+#include "runtime/cgroup.hpp"
 #include "runtime/cgroup_host.hpp"
 #include "support/container_env.hpp"
 
@@ -111,23 +112,74 @@ ocirun::oci::Resources &resources(Env &e) {
 
 TestSuite(cgroups, .fini = cleanup_all, .timeout = 60);
 
+// The init is in the container's cgroup in every hierarchy but a v1 one of
+// cpuset alone, where a container that sets no cpus or mems stays in the
+// caller's cgroup (runtime/cgroup.hpp v1_cpuset_only); delete removes them.
 Test(cgroups, init_is_in_its_cgroup_everywhere_and_delete_removes_it) {
     Env e = started("cgplace", {"sh", "-c", "cat /proc/self/cgroup; sleep 30"});
     long pid = state_of(e.root, e.id).pid;
     std::vector<std::string> dirs = all_dirs(pid);
-    size_t hierarchies = host().hierarchies.size();
+    ocirun::CgroupHost h = host();
+    std::string callers_cpuset, cpuset_of_init;
+    const ocirun::Hierarchy *cs = h.for_controller("cpuset");
+    bool idle_cpuset = cs && ocirun::v1_cpuset_only(*cs);
+    if (idle_cpuset) {
+        callers_cpuset = cgroup_dir(::getpid(), "cpuset");
+        cpuset_of_init = cgroup_dir(pid, "cpuset");
+    }
     auto d = oci({"--root", e.root, "delete", "--force", e.id});
     std::string left;
     for (const auto &dir : dirs)
-        if (test::exists(dir)) left += dir + " ";
+        if (dir != cpuset_of_init && test::exists(dir)) left += dir + " ";
     cleanup_all();
-    cr_assert_eq(dirs.size(), hierarchies, "in %zu of %zu hierarchies", dirs.size(), hierarchies);
-    for (const auto &dir : dirs)
+    cr_assert_eq(dirs.size(), h.hierarchies.size(), "in %zu of %zu hierarchies", dirs.size(),
+                 h.hierarchies.size());
+    for (const auto &dir : dirs) {
+        if (idle_cpuset && dir == cpuset_of_init) continue;
         cr_assert(dir.size() > e.id.size() + 9 &&
                       dir.substr(dir.size() - e.id.size() - 9) == "/oci-run/" + e.id,
                   "init in %s", dir.c_str());
+    }
+    cr_assert_str_eq(cpuset_of_init.c_str(), callers_cpuset.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert(left.empty(), "left behind: %s", left.c_str());
+}
+
+// update --cpuset-cpus on a container without a cpuset cgroup of its own
+// (above) makes one and moves every process of the container into it, a
+// child of the init included; exec joins it after; delete removes it.
+Test(cgroups, update_cpuset_adds_the_cpuset_cgroup) {
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *cs = h.for_controller("cpuset");
+    if (!cs || !ocirun::v1_cpuset_only(*cs))
+        cr_skip_test("no v1 hierarchy of cpuset alone on this host");
+    Env e = started("cgcpuset", {"sh", "-c", "sleep 30 & wait"});
+    long pid = state_of(e.root, e.id).pid;
+    std::string before = cgroup_dir(pid, "cpuset");
+    auto u = oci({"--root", e.root, "update", "--cpuset-cpus", "0", e.id});
+    std::string procs_file = cgroup_dir(pid, "cpuset") + "/cgroup.procs";
+    std::string procs = read_file(procs_file);
+    std::string cpus = trimmed(read_file(cgroup_dir(pid, "cpuset") + "/cpuset.cpus"));
+    std::string pids_dir = cgroup_dir(pid, "pids");
+    std::string members = pids_dir.empty() ? "" : read_file(pids_dir + "/cgroup.procs");
+    auto x = oci({"--root", e.root, "exec", e.id, "cat", "/proc/self/cgroup"});
+    std::string dir = cgroup_dir(pid, "cpuset");
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool left = test::exists(dir);
+    cleanup_all();
+    cr_assert_eq(u.status, 0, "update: %s", u.err.c_str());
+    cr_assert_str_neq(before.c_str(), dir.c_str(), "the init did not move");
+    cr_assert(dir.size() > e.id.size() + 9 &&
+                  dir.substr(dir.size() - e.id.size() - 9) == "/oci-run/" + e.id,
+              "cpuset cgroup %s", dir.c_str());
+    cr_assert_str_eq(cpus.c_str(), "0");
+    cr_assert(!members.empty());
+    cr_assert_str_eq(procs.c_str(), members.c_str(), "cpuset has [%s], the container [%s]",
+                     procs.c_str(), members.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(contains(x.out, ":cpuset:/"), "%s", x.out.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(!left, "%s left after delete", dir.c_str());
 }
 
 // With a cgroup namespace the container sees its own cgroup as the root.
@@ -273,6 +325,7 @@ Test(cgroups, delete_force_of_a_paused_container) {
     Env e = started("cgpdel", {"sleep", "30"});
     long pid = state_of(e.root, e.id).pid;
     std::vector<std::string> dirs = all_dirs(pid);
+    std::erase_if(dirs, [&](const std::string &d) { return !contains(d, "/oci-run/" + e.id); });
     auto p = oci({"--root", e.root, "pause", e.id});
     auto d = oci({"--root", e.root, "delete", "--force", e.id});
     bool gone = test::pid_gone(pid);

@@ -147,6 +147,34 @@ Test(cgroup_dirs, absolute_and_refusals) {
     cr_assert(!root.has_value());
 }
 
+// A v1 hierarchy of cpuset alone is left out (when the caller decides so);
+// cpuset co-mounted with another controller, and v2's cpuset, are not.
+Test(cgroup_dirs, only_a_v1_hierarchy_of_cpuset_alone_is_left_out) {
+    CgroupHost h = hybrid();
+    auto d = cgroup_dirs_for(h, "", "c1");
+    cr_assert(d.has_value());
+    size_t n = d->size();
+    leave_out_v1_cpuset(h, *d);
+    cr_assert_eq(d->size(), n - 1);
+    for (const auto &x : *d)
+        cr_assert(x.find("/cpuset/") == std::string::npos, "%s", x.c_str());
+    for (auto &x : h.hierarchies)
+        if (x.has("cpuset")) x.controllers = {"cpu", "cpuset"};
+    auto co = cgroup_dirs_for(h, "", "c1");
+    leave_out_v1_cpuset(h, *co);
+    cr_assert_eq(co->size(), n);
+    auto v = cgroup_dirs_for(v2(), "", "c1");
+    leave_out_v1_cpuset(v2(), *v);
+    cr_assert_eq(v->size(), 1u);
+
+    std::optional<oci::Resources> r;
+    cr_assert(!sets_cpuset(r));
+    r.emplace().cpu.emplace().shares = 10;
+    cr_assert(!sets_cpuset(r));
+    r->cpu->mems = "0";
+    cr_assert(sets_cpuset(r));
+}
+
 // ---- planning ----------------------------------------------------------------
 
 Test(cgroup_plan, v1_memory_pids_cpu) {
