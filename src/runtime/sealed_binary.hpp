@@ -11,7 +11,10 @@
 //    the superblock itself is read-only, so no remount or mount_setattr of a
 //    reachable mount makes it writable, and the mount is detached (never in
 //    any mount table). Nothing is copied: the new image maps the binary's own
-//    page cache.
+//    page cache. Its mappings show the overlay's file too, so
+//    /proc/PID/map_files leads to the read-only view, not to the file below
+//    (the test checks; kernels before 6.6 mapped the file below, reachable
+//    there only with CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE on the host).
 //  - otherwise (no overlayfs, no privilege for it, or the overlay refused the
 //    layers), a copy in a memfd sealed against writes (F_SEAL_WRITE,
 //    F_SEAL_GROW, F_SEAL_SHRINK, F_SEAL_SEAL).
