@@ -13,7 +13,7 @@
 //    any mount table). Nothing is copied: the new image maps the binary's own
 //    page cache. Its mappings show the overlay's file too, so
 //    /proc/PID/map_files leads to the read-only view, not to the file below
-//    (the test checks; kernels before 6.6 mapped the file below, reachable
+//    (the test checks; older kernels mapped the file below, reachable
 //    there only with CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE on the host).
 //  - otherwise (no overlayfs, no privilege for it, or the overlay refused the
 //    layers), a copy in a memfd sealed against writes (F_SEAL_WRITE,
