@@ -172,12 +172,11 @@ done
 
 if [ -n "$asan_build" ]; then
     sanitized_suite unit-asan "$asan_build/tests/unit-tests"
-    # Under ASan the runtime is ~5x slower: the integration suites that run
-    # the runtime's own code paths once each, not the load tests
-    # (concurrency, exhaustion), the network relays' throughput tests, the
-    # rootless and pure-v2 variants or valgrind (which skips an ASan binary).
+    # Under ASan the runtime is ~5x slower: every integration suite but the
+    # load tests (concurrency, exhaustion) and valgrind (which skips an ASan
+    # binary).
     sanitized_suite integration-asan "$asan_build/tests/integration-tests" \
-        --filter '@(cli|lifecycle|exec|hooks|sandbox|cve|crash|bad_input|bad_cli|bad_host)/*'
+        --filter '@(cli|lifecycle|exec|hooks|sandbox|cve|crash|bad_input|bad_cli|bad_host|cgroups|mounts|seccomp|terminal|network|rootless)/*'
 fi
 
 # libFuzzer targets, a short smoke of each (tests/fuzz/README.md; longer by hand).
