@@ -3,6 +3,8 @@
 #include "fd.hpp"
 #include "mount_api.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -60,8 +62,28 @@ Fd overlay_view() {
                            "sealed view", {{"lowerdir", escape_layer(dir) + ":" + kSecondLayer}});
     if (!mnt) return Fd();
     Fd exe(::openat(mnt->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    struct stat st;
+    struct stat st, self;
     if (!exe.valid() || ::fstat(exe.get(), &st) < 0 || !S_ISREG(st.st_mode)) return Fd();
+    // The file found by path must be the one running: not one put there
+    // since (an upgrade, or a writable directory).
+    if (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
+        st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec)
+        return Fd();
+    // What a mapping of it shows in /proc/PID/map_files must be the overlay's
+    // file too: kernels that map the file below would hand that out there.
+    void *m = ::mmap(nullptr, 1, PROT_READ, MAP_PRIVATE, exe.get(), 0);
+    if (m == MAP_FAILED) return Fd();
+    char link[64];
+    auto start = reinterpret_cast<uintptr_t>(m);
+    std::snprintf(link, sizeof link, "/proc/self/map_files/%lx-%lx",
+                  static_cast<unsigned long>(start),
+                  static_cast<unsigned long>(start + static_cast<uintptr_t>(::getpagesize())));
+    Fd mapped(::open(link, O_PATH | O_CLOEXEC));
+    struct statfs sf;
+    bool on_overlay = mapped.valid() && ::fstatfs(mapped.get(), &sf) == 0 &&
+                      static_cast<unsigned long>(sf.f_type) == OVERLAYFS_SUPER_MAGIC;
+    ::munmap(m, 1);
+    if (!on_overlay) return Fd();
     return exe;
 }
 
@@ -92,9 +114,15 @@ int sealed_binary_seals() {
     return F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
 }
 
+// Set when this process was started through the overlay view: if it does not
+// hold up, the next re-execution takes the copy, so that a view that fails
+// the check cannot make the runtime re-execute itself forever.
+static bool g_came_through_overlay = false;
+
 bool running_sealed() {
     const char *mark = std::getenv(kOverlayMark);
     bool overlay = mark && std::strcmp(mark, "overlay") == 0;
+    g_came_through_overlay = overlay;
     ::unsetenv(kOverlayMark);
     Fd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) return false;
@@ -108,7 +136,7 @@ bool running_sealed() {
 
 Error reexec_sealed(char *const argv[]) {
     const char *force = std::getenv("OCI_RUN_SEAL");
-    if (!force || std::strcmp(force, "memfd") != 0) {
+    if (!g_came_through_overlay && (!force || std::strcmp(force, "memfd") != 0)) {
         Fd view = overlay_view();
         if (view.valid()) {
             std::vector<char *> env;
