@@ -221,27 +221,60 @@ void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs)
 
 namespace {
 
-// The processes in `dir` and every cgroup below it.
-void collect_procs(const std::string &dir, std::vector<pid_t> &out) {
-    if (auto text = oci::read_file(dir + "/cgroup.procs"))
-        for (auto w : words(*text))
-            if (auto v = number<pid_t>(w)) out.push_back(*v);
+// The processes in `dir` and every cgroup below it; a `dir` that cannot be
+// read is an error (a sub-cgroup gone meanwhile is not).
+Status collect_procs(const std::string &dir, std::vector<pid_t> &out, bool top = true) {
+    auto text = oci::read_file(dir + "/cgroup.procs");
+    if (!text) return top ? Status(forward(std::move(text.error()), "cgroup")) : Status{};
+    for (auto w : words(*text))
+        if (auto v = number<pid_t>(w)) out.push_back(*v);
     DIR *d = ::opendir(dir.c_str());
-    if (!d) return;
+    if (!d) return {};
     while (struct dirent *e = ::readdir(d))
-        if (e->d_type == DT_DIR && e->d_name[0] != '.') collect_procs(dir + "/" + e->d_name, out);
+        if (e->d_type == DT_DIR && e->d_name[0] != '.')
+            (void)collect_procs(dir + "/" + e->d_name, out, false);
     ::closedir(d);
+    return {};
 }
 
 } // namespace
 
+std::string v1_dir_of(const Hierarchy &h, pid_t pid) {
+    auto text = oci::read_file("/proc/" + std::to_string(pid) + "/cgroup");
+    if (!text) return {};
+    std::string joined;
+    for (const auto &c : h.controllers)
+        joined += (joined.empty() ? "" : ",") + c;
+    std::string found;
+    for_each_line(*text, [&](std::string_view line) {
+        size_t a = line.find(':'), b = a == std::string_view::npos ? a : line.find(':', a + 1);
+        if (b == std::string_view::npos) return;
+        if (line.substr(a + 1, b - a - 1) == joined)
+            found = h.dir_of(std::string(line.substr(b + 1)));
+    });
+    return found;
+}
+
+std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
+                               pid_t init) {
+    for (const auto &h : host.hierarchies) {
+        if (!v1_cpuset_only(h)) continue;
+        for (const auto &d : dirs)
+            if (hierarchy_of(host, d) == &h) return {};
+        return v1_dir_of(h, init);
+    }
+    return {};
+}
+
 Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
                      const std::string &cpuset_dir) {
-    OCI_CHECK(create_cgroup(host, {cpuset_dir}, {}));
+    if (::access(cpuset_dir.c_str(), F_OK) != 0) OCI_CHECK(create_cgroup(host, {cpuset_dir}, {}));
     bool was_frozen = cgroup_frozen(host, dirs);
     if (!was_frozen)
-        if (auto r = freeze_cgroup(host, dirs, true); !r)
+        if (auto r = freeze_cgroup(host, dirs, true); !r) {
+            (void)freeze_cgroup(host, dirs, false);
             return forward(std::move(r.error()), "cgroup: add " + cpuset_dir);
+        }
     // Every process the container has is in each of its hierarchies: the
     // unified one (or pids) holds the whole tree, sub-cgroups included.
     std::string from = unified_dir(host, dirs);
@@ -249,8 +282,7 @@ Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dir
         if (from.empty() && hierarchy_of(host, d) && hierarchy_of(host, d)->has("pids")) from = d;
     if (from.empty() && !dirs.empty()) from = dirs[0];
     std::vector<pid_t> pids;
-    collect_procs(from, pids);
-    Status moved;
+    Status moved = collect_procs(from, pids);
     for (pid_t pid : pids) {
         auto r = write_file(cpuset_dir + "/cgroup.procs", std::to_string(pid), "cgroup: join");
         if (!r && r.error().code != ESRCH && moved) moved = std::move(r);

@@ -14,7 +14,7 @@
 
 namespace ocirun {
 
-// Where the container's cgroup goes, in host.hierarchies order:
+// Where the container's cgroup goes, one directory per hierarchy:
 // cgroupsPath "/a/b" is absolute in each hierarchy; "a/b" is relative to this
 // process's cgroup (v1) or to its parent (v2, whose own cgroup has processes
 // and so cannot enable controllers for a child: runc does the same); empty
@@ -33,9 +33,20 @@ bool v1_cpuset_only(const Hierarchy &h);
 // Drop the directory in such a hierarchy from `dirs`.
 void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs);
 
-// Make `cpuset_dir` (in such a hierarchy; recorded by the caller first) and
-// move every process of the container (`dirs`, the cgroup it has) into it,
-// frozen meanwhile so that none forks past the move.
+// The directory of `pid`'s cgroup in v1 hierarchy `h`, or "" (no such process).
+std::string v1_dir_of(const Hierarchy &h, pid_t pid);
+
+// For a container without a cpuset cgroup of its own: the init's cpuset
+// cgroup (the create caller's), which exec'd processes join too; "" when the
+// host has no v1 hierarchy of cpuset alone or `dirs` has a directory in it.
+std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
+                               pid_t init);
+
+// Make `cpuset_dir` (in such a hierarchy; recorded by the caller first) if it
+// is not there yet, and move every process of the container (`dirs`, the
+// cgroup it has elsewhere) into it, frozen meanwhile so that none forks past
+// the move; thawed again on every way out (unless it was paused before).
+// Safe to repeat after a failure.
 Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
                      const std::string &cpuset_dir);
 

@@ -63,6 +63,18 @@ bool wants_cgroup(const oci::Spec &spec, bool rootless) {
            !r.rdma.empty() || !r.unified.empty();
 }
 
+// CAP_SYS_ADMIN without a user namespace: such a container can mount the
+// cpuset hierarchy, whose root in its cgroup namespace would be the caller's
+// cgroup if it had none of its own, so it always gets one.
+bool admin_on_host(const oci::Spec &spec) {
+    if (spec.linux_->find_namespace(oci::NsType::user) || !spec.process ||
+        !spec.process->capabilities)
+        return false;
+    for (const auto &c : spec.process->capabilities->bounding)
+        if (c == "CAP_SYS_ADMIN") return true;
+    return false;
+}
+
 // What the runtime refuses before anything is created.
 Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     const oci::Linux &lx = *spec.linux_;
@@ -400,7 +412,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
             writes = OCI_TRY(plan_resources(r, host, lx.devices));
         }
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
-        if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources))
+        if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(spec))
             leave_out_v1_cpuset(host, rec.cgroup_dirs);
         OCI_CHECK(dir.save(rec));
         fault_point("create:recorded");

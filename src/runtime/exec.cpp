@@ -45,8 +45,9 @@ constexpr NsJoin kOrder[] = {
     {oci::NsType::mount, "mnt"},
 };
 
-Result<std::string> read_text(const std::string &path, const char *what) {
-    auto text = oci::read_file(path, 0, oci::kMaxConfigSize);
+Result<std::string> read_text(const std::string &path, const char *what,
+                              size_t limit = static_cast<size_t>(-1)) {
+    auto text = oci::read_file(path, 0, limit);
     if (!text) return forward(std::move(text.error()), what);
     return text;
 }
@@ -60,7 +61,7 @@ void add_unique(std::vector<std::string> &v, const std::string &s) {
 Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) {
     oci::Process p;
     if (!o.process_file.empty()) {
-        std::string text = OCI_TRY(read_text(o.process_file, "--process"));
+        std::string text = OCI_TRY(read_text(o.process_file, "--process", oci::kMaxConfigSize));
         auto parsed = oci::parse_process(text);
         if (!parsed) return forward(std::move(parsed.error()), "--process " + o.process_file);
         p = std::move(*parsed);
@@ -271,11 +272,23 @@ Result<int> exec_in_container(const ExecOptions &o) {
     console.reset();
     ns_fds.clear();
     fault_point("exec:cloned");
-    if (!rec.cgroup_dirs.empty())
-        if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) {
+    if (!rec.cgroup_dirs.empty()) {
+        // And the init's cpuset cgroup where the container has none of its
+        // own (runtime/cgroup.hpp v1_cpuset_only), which is not ours to assume.
+        std::vector<std::string> join = rec.cgroup_dirs;
+        auto host = detect_cgroup_host();
+        if (!host) {
+            kill_and_reap(pid);
+            return forward(std::move(host.error()), "exec");
+        }
+        std::string cs = borrowed_v1_cpuset(*host, rec.cgroup_dirs, rec.state.pid);
+        if (!cs.empty() && cs != borrowed_v1_cpuset(*host, rec.cgroup_dirs, ::getpid()))
+            join.push_back(cs);
+        if (auto r = enter_cgroup(join, pid); !r) {
             kill_and_reap(pid);
             return forward(std::move(r.error()), "exec");
         }
+    }
     fault_point("exec:joined");
     if (auto r = sync::send(ours.get(), sync::Msg::proceed); !r) {
         kill_and_reap(pid);

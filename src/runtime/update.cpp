@@ -6,6 +6,8 @@
 #include "proc.hpp"
 #include "store.hpp"
 
+#include <unistd.h>
+
 namespace ocirun {
 
 namespace {
@@ -25,6 +27,39 @@ Result<int64_t> memory_usage(const CgroupHost &host, const std::vector<std::stri
         return static_cast<int64_t>(std::strtoll(t->c_str(), nullptr, 10));
     }
     return fail("no memory controller");
+}
+
+// cpus or mems for a container created without a v1 cpuset cgroup of its own
+// (runtime/cgroup.hpp v1_cpuset_only): it gets one where create would have
+// made it, oci-run/<id> under the init's cpuset cgroup (the create caller's,
+// which may not be ours), recorded before it is made so that delete finds it.
+// A failure before the directory exists takes the record back; after, the
+// directory stays recorded and the next update moves the processes again.
+Status own_v1_cpuset(const CgroupHost &host, const ContainerDir &dir, oci::ContainerRecord &rec) {
+    for (const auto &h : host.hierarchies) {
+        if (!v1_cpuset_only(h)) continue;
+        std::string have;
+        for (const auto &d : rec.cgroup_dirs)
+            if (hierarchy_of(host, d) == &h) have = d;
+        std::string init_at = v1_dir_of(h, rec.state.pid);
+        if (init_at.empty()) return fail("cannot read the init's cpuset cgroup");
+        if (init_at == have) return {};
+        std::string target = have.empty() ? init_at + "/oci-run/" + dir.id() : have;
+        std::vector<std::string> others;
+        for (const auto &d : rec.cgroup_dirs)
+            if (d != target) others.push_back(d);
+        if (have.empty()) {
+            rec.cgroup_dirs.push_back(target);
+            OCI_CHECK(dir.save(rec));
+        }
+        auto r = add_v1_cpuset(host, others, target);
+        if (!r && have.empty() && ::access(target.c_str(), F_OK) != 0) {
+            rec.cgroup_dirs.pop_back();
+            (void)dir.save(rec);
+        }
+        return r;
+    }
+    return {};
 }
 
 } // namespace
@@ -119,27 +154,9 @@ Status update_container(const std::string &root, const std::string &id,
     // rather than limits applied that the container's record does not show.
     auto staged = oci::stage_file(dir.path() + "/config.json", oci::write_spec(spec, false));
     if (!staged) return forward(std::move(staged.error()), "update");
-    // cpus or mems for a container created without a v1 cpuset cgroup
-    // (runtime/cgroup.hpp v1_cpuset_only): it gets one now, recorded before
-    // it is made so that delete finds it whatever happens next.
     if (sets_cpuset(delta))
-        for (const auto &h : host.hierarchies) {
-            if (!v1_cpuset_only(h)) continue;
-            bool has = false;
-            for (const auto &d : rec.cgroup_dirs)
-                if (hierarchy_of(host, d) == &h) has = true;
-            if (has) continue;
-            auto all = cgroup_dirs_for(host, spec.linux_->cgroups_path, id);
-            if (!all) return forward(std::move(all.error()), "update");
-            for (const auto &d : *all) {
-                if (hierarchy_of(host, d) != &h) continue;
-                std::vector<std::string> before = rec.cgroup_dirs;
-                rec.cgroup_dirs.push_back(d);
-                if (auto r = dir.save(rec); !r) return forward(std::move(r.error()), "update");
-                if (auto r = add_v1_cpuset(host, before, d); !r)
-                    return forward(std::move(r.error()), "update");
-            }
-        }
+        if (auto r = own_v1_cpuset(host, dir, rec); !r)
+            return forward(std::move(r.error()), "update");
     if (auto r = apply_cgroup_writes(host, rec.cgroup_dirs, *writes); !r)
         return forward(std::move(r.error()), "update");
     if (auto r = staged->commit(); !r) return forward(std::move(r.error()), "update");

@@ -59,7 +59,10 @@ for t in "${targets[@]}"; do
     slow_note=
     for unit in "$work/artifacts/$t-slow-unit-"*; do
         [ -e "$unit" ] || continue
-        ms=$("$bin" "$unit" 2>&1 | sed -n 's/^Executed .* in \([0-9]*\) ms$/\1/p')
+        ms=$(ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            "$bin" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 "$unit" 2>&1 |
+            sed -n 's/^Executed .* in \([0-9]*\) ms$/\1/p')
         if [ -n "$ms" ] && [ "$ms" -le 1000 ]; then
             slow_note="$slow_note ${ms}ms"
             mv "$unit" "$work/slow-under-load-$(basename "$unit")"

@@ -244,12 +244,12 @@ Test(bad_host, huge_config_is_refused_on_size) {
 Test(bad_host, endless_process_and_resources_files_are_refused) {
     test::Env e = env("bhendless", {"sleep", "60"});
     auto before = test::snapshot_host();
-    auto run = test::oci_files({"--root", e.root, "run", "--detach", "--bundle", e.b.dir, e.id},
-                               -1, 10000);
+    auto run = test::oci_files({"--root", e.root, "run", "--detach", "--bundle", e.b.dir, e.id}, -1,
+                               10000);
     cr_assert_eq(run.status, 0, "run -d: %s", run.err.c_str());
     auto x = test::oci_files({"--root", e.root, "exec", "--process", "/dev/zero", e.id}, -1, 10000);
-    auto upd = test::oci_files({"--root", e.root, "update", "--resources", "/dev/zero", e.id}, -1,
-                               10000);
+    auto upd =
+        test::oci_files({"--root", e.root, "update", "--resources", "/dev/zero", e.id}, -1, 10000);
     auto alive = test::oci({"--root", e.root, "exec", e.id, "echo", "alive"});
     auto del = test::oci_files({"--root", e.root, "delete", "--force", e.id});
     expect_one_line(x, {"--process", "/dev/zero", "larger than 16777216 bytes"});

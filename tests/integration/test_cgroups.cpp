@@ -162,8 +162,13 @@ Test(cgroups, update_cpuset_adds_the_cpuset_cgroup) {
     std::string cpus = trimmed(read_file(cgroup_dir(pid, "cpuset") + "/cpuset.cpus"));
     std::string pids_dir = cgroup_dir(pid, "pids");
     std::string members = pids_dir.empty() ? "" : read_file(pids_dir + "/cgroup.procs");
-    auto x = oci({"--root", e.root, "exec", e.id, "cat", "/proc/self/cgroup"});
+    std::string pid_file = e.root + "/x.pid";
+    auto x = test::oci_files(
+        {"--root", e.root, "exec", "--detach", "--pid-file", pid_file, e.id, "sleep", "30"});
+    long xpid = std::strtol(read_file(pid_file).c_str(), nullptr, 10);
+    std::string exec_in = xpid > 0 ? cgroup_dir(xpid, "cpuset") : "";
     std::string dir = cgroup_dir(pid, "cpuset");
+    auto again = oci({"--root", e.root, "update", "--cpuset-cpus", "0", e.id});
     auto d = oci({"--root", e.root, "delete", "--force", e.id});
     bool left = test::exists(dir);
     cleanup_all();
@@ -177,7 +182,30 @@ Test(cgroups, update_cpuset_adds_the_cpuset_cgroup) {
     cr_assert_str_eq(procs.c_str(), members.c_str(), "cpuset has [%s], the container [%s]",
                      procs.c_str(), members.c_str());
     cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    cr_assert(contains(x.out, ":cpuset:/"), "%s", x.out.c_str());
+    cr_assert_str_eq(exec_in.c_str(), dir.c_str(), "the exec'd process is in %s", exec_in.c_str());
+    cr_assert_eq(again.status, 0, "second update: %s", again.err.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(!left, "%s left after delete", dir.c_str());
+}
+
+// CAP_SYS_ADMIN without a user namespace: the container could mount the
+// cpuset hierarchy, so it gets a cpuset cgroup of its own (the root of its
+// cgroup namespace there) even with no cpus or mems set.
+Test(cgroups, admin_container_gets_its_own_cpuset_cgroup) {
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *cs = h.for_controller("cpuset");
+    if (!cs || !ocirun::v1_cpuset_only(*cs))
+        cr_skip_test("no v1 hierarchy of cpuset alone on this host");
+    Env e = started("cgadmin", {"sleep", "30"},
+                    [](Env &x) { test::add_capabilities(x, {"CAP_SYS_ADMIN"}); });
+    long pid = state_of(e.root, e.id).pid;
+    std::string dir = cgroup_dir(pid, "cpuset");
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool left = test::exists(dir);
+    cleanup_all();
+    cr_assert(dir.size() > e.id.size() + 9 &&
+                  dir.substr(dir.size() - e.id.size() - 9) == "/oci-run/" + e.id,
+              "init in %s", dir.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert(!left, "%s left after delete", dir.c_str());
 }

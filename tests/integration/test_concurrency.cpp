@@ -368,8 +368,10 @@ Test(concurrency, same_id_raced_by_two_creates) {
         int others = 0;
         bool init_seen = false;
         for (pid_t p : processes_with(tag)) {
-            if (p == st.pid) init_seen = true;
-            else if (parent_of(p) != st.pid) others++;
+            if (p == st.pid)
+                init_seen = true;
+            else if (parent_of(p) != st.pid)
+                others++;
         }
         if (!init_seen || others != 0)
             fail("the init " + std::string(init_seen ? "runs" : "is missing") + " and " +
