@@ -47,6 +47,7 @@ for t in "${targets[@]}"; do
     # -rss_limit_mb: a bound on memory; LeakSanitizer reports leaks.
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0 \
         "$bin" -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" "${dict[@]}" \
         "$corpus" >"$log" 2>&1
@@ -61,6 +62,7 @@ for t in "${targets[@]}"; do
         [ -e "$unit" ] || continue
         ms=$(ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0 \
             "$bin" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 "$unit" 2>&1 |
             sed -n 's/^Executed .* in \([0-9]*\) ms$/\1/p')
         if [ -n "$ms" ] && [ "$ms" -le 1000 ]; then
