@@ -33,7 +33,11 @@ Result<std::string> normal_path(const std::string &key, const std::string &p) {
 
 Result<std::vector<std::string>> path_list(const std::string &key, const std::string &value) {
     std::vector<std::string> out;
-    for (const auto &p : split(value, ':')) {
+    auto parts = split(value, ':');
+    if (parts.size() > kMaxPolicyPaths)
+        return fail("annotations[" + key + "]: " + std::to_string(parts.size()) +
+                    " paths, more than " + std::to_string(kMaxPolicyPaths));
+    for (const auto &p : parts) {
         if (p.empty()) return fail("annotations[" + key + "]: empty path in \"" + value + "\"");
         out.push_back(OCI_TRY(normal_path(key, p)));
     }
@@ -167,14 +171,28 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
 // writable elsewhere: writes through that alias would land under the
 // read-only path.
 Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
+    if (policy.deny_write.empty()) return {};
+    // Each mount's part once: is it a bind, read-only, from where to where.
+    struct Bind {
+        bool bind = false, ro = false;
+        std::string src, dst;
+    };
+    std::vector<Bind> binds(spec.mounts.size());
+    for (size_t i = 0; i < spec.mounts.size(); i++) {
+        const oci::Mount &m = spec.mounts[i];
+        MountOptions o = parse_mount_options(m.options);
+        Bind &b = binds[i];
+        b.bind = (o.bind || m.type == "bind") && !m.source.empty();
+        if (!b.bind) continue;
+        b.ro = (o.flags & MS_RDONLY) || (o.rec_set & MOUNT_ATTR_RDONLY);
+        b.src = resolved(m.source);
+        b.dst = lexical(m.destination);
+    }
     for (const auto &p : policy.deny_write) {
-        for (size_t i = 0; i < spec.mounts.size(); i++) {
-            const oci::Mount &m = spec.mounts[i];
-            MountOptions o = parse_mount_options(m.options);
-            if (!(o.bind || m.type == "bind") || m.source.empty()) continue;
+        for (size_t i = 0; i < binds.size(); i++) {
+            if (!binds[i].bind) continue;
             // The part of mount i's source that ends up under p.
-            std::string src = resolved(m.source);
-            std::string dst = lexical(m.destination);
+            const std::string &src = binds[i].src, &dst = binds[i].dst;
             std::string covered;
             if (under(dst, p))
                 covered = src;
@@ -182,14 +200,11 @@ Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
                 covered = src + (dst == "/" ? p : p.substr(dst.size()));
             else
                 continue;
-            for (size_t j = 0; j < spec.mounts.size(); j++) {
-                if (j == i) continue;
+            for (size_t j = 0; j < binds.size(); j++) {
+                if (j == i || !binds[j].bind || binds[j].ro) continue;
                 const oci::Mount &n = spec.mounts[j];
-                MountOptions on = parse_mount_options(n.options);
-                bool ro = (on.flags & MS_RDONLY) || (on.rec_set & MOUNT_ATTR_RDONLY);
-                if (!(on.bind || n.type == "bind") || n.source.empty() || ro) continue;
-                if (under(lexical(n.destination), p)) continue; // itself made read-only
-                std::string other = resolved(n.source);
+                if (under(binds[j].dst, p)) continue; // itself made read-only
+                const std::string &other = binds[j].src;
                 if (under(other, covered) || under(covered, other))
                     return fail("annotations[dev.ocirun.deny-write]: " + p + ": mounts[" +
                                 std::to_string(j) + "] (source " + n.source + ", destination " +

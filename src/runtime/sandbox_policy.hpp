@@ -5,9 +5,9 @@
 // operations of the mount plan (runtime/mount_plan.hpp).
 #pragma once
 
+#include "network_policy.hpp"
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
-#include "network_policy.hpp"
 #include "seccomp.hpp"
 
 #include <string>
@@ -23,7 +23,7 @@ struct SandboxPolicy {
     std::vector<std::string> protected_paths; // host paths no writable mount may reach
     bool strict = true;                       // dev.ocirun.enforcement: strict | report
     bool trace = false;                       // dev.ocirun.trace: the process runs under strace
-    NetworkPolicy net; // dev.ocirun.network and the keys that go with it
+    NetworkPolicy net;                        // dev.ocirun.network and the keys that go with it
 
     // Paths to hide, make read-only or pin: the init then locks its mounts.
     bool masks() const { return !deny.empty() || !deny_write.empty() || !deny_rename.empty(); }
@@ -32,6 +32,10 @@ struct SandboxPolicy {
 inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";
 // Written by the runtime into the state's annotations: the strace log's path.
 inline constexpr const char *kTraceLogAnnotation = "dev.ocirun.trace-log";
+// Paths one of deny, deny-write, deny-rename or protected may list: each is
+// a mount or a check in the container, and the policy checks compare them
+// with every mount (a 16 MiB config could otherwise hold millions).
+inline constexpr size_t kMaxPolicyPaths = 1024;
 
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
 

@@ -43,10 +43,28 @@ Test(sandbox_policy, errors_name_the_key) {
               std::string::npos);
     unit::expect_eq(error_of({{"dev.ocirun.what", "1"}}),
                     "annotations[dev.ocirun.what]: unknown sandbox policy key");
-    unit::expect_eq(error_of({{"dev.ocirun.publish", "8080"}}),
-                    "annotations[dev.ocirun.publish]: \"8080\": expected [HOSTADDR:]HOSTPORT:CPORT");
+    unit::expect_eq(
+        error_of({{"dev.ocirun.publish", "8080"}}),
+        "annotations[dev.ocirun.publish]: \"8080\": expected [HOSTADDR:]HOSTPORT:CPORT");
     unit::expect_eq(error_of({{"dev.ocirun.trace", "yes"}}),
                     "annotations[dev.ocirun.trace]: expected true or false, got \"yes\"");
+}
+
+// A list is bounded (each path becomes a mount or a check against every
+// mount): 1024 paths are taken, 1025 refused with the key and the count.
+Test(sandbox_policy, path_lists_are_bounded) {
+    auto list = [](size_t n) {
+        std::string v;
+        for (size_t i = 0; i < n; i++)
+            v += (i ? ":/p" : "/p") + std::to_string(i);
+        return v;
+    };
+    cr_assert_eq(parse({{"dev.ocirun.deny-write", list(kMaxPolicyPaths)}}).deny_write.size(),
+                 kMaxPolicyPaths);
+    for (const char *key : {"dev.ocirun.deny", "dev.ocirun.deny-write", "dev.ocirun.deny-rename",
+                            "dev.ocirun.protected"})
+        unit::expect_eq(error_of({{key, list(kMaxPolicyPaths + 1)}}),
+                        std::string("annotations[") + key + "]: 1025 paths, more than 1024");
 }
 
 Test(sandbox_policy, protected_overlaps) {
@@ -189,8 +207,8 @@ Test(sandbox_policy, network_errors_name_the_key) {
                     "annotations[dev.ocirun.publish]: \"1.2.3\" is not an IPv4 or [IPv6] address");
     unit::expect_eq(error_of({{"dev.ocirun.publish", "80:80,80:81"}}),
                     "annotations[dev.ocirun.publish]: host port 127.0.0.1:80 is published twice");
-    cr_assert(error_of({{"dev.ocirun.domains", "a.com,*"}}).rfind(
-                  "annotations[dev.ocirun.domains]: \"*\"", 0) == 0);
+    cr_assert(error_of({{"dev.ocirun.domains", "a.com,*"}})
+                  .rfind("annotations[dev.ocirun.domains]: \"*\"", 0) == 0);
     unit::expect_eq(error_of({{"dev.ocirun.network-mode", "watch"}}),
                     "annotations[dev.ocirun.network-mode]: expected enforce or observe, got "
                     "\"watch\"");
@@ -224,7 +242,8 @@ Test(sandbox_policy, network_gaps) {
     cr_assert(e.error().text().find("dev.ocirun.publish needs root") != std::string::npos);
     h.shim = h.privileged = true;
     cr_assert(check_policy_gaps(p, s, h).has_value());
-    std::erase_if(s.linux_->namespaces, [](const auto &n) { return n.type == oci::NsType::network; });
+    std::erase_if(s.linux_->namespaces,
+                  [](const auto &n) { return n.type == oci::NsType::network; });
     e = check_policy_gaps(p, s, h);
     cr_assert(!e.has_value());
     cr_assert(e.error().text().find("dev.ocirun.network=local needs a new network namespace") !=
