@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -186,6 +188,45 @@ Test(cgroups, update_cpuset_adds_the_cpuset_cgroup) {
     cr_assert_eq(again.status, 0, "second update: %s", again.err.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert(!left, "%s left after delete", dir.c_str());
+}
+
+// exec from a caller in another cpuset cgroup: the exec'd process joins the
+// init's (the create caller's), as it joins the container's cgroups elsewhere.
+Test(cgroups, exec_joins_the_inits_cpuset_cgroup) {
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *cs = h.for_controller("cpuset");
+    if (!cs || !ocirun::v1_cpuset_only(*cs))
+        cr_skip_test("no v1 hierarchy of cpuset alone on this host");
+    Env e = started("cgexcs", {"sleep", "30"});
+    long init = state_of(e.root, e.id).pid;
+    std::string init_cpuset = cgroup_dir(init, "cpuset");
+    // Another cpuset cgroup for the caller of exec, beside ours.
+    std::string other =
+        cgroup_dir(::getpid(), "cpuset") + "/oci-run-test-" + std::to_string(::getpid()) + "-exec";
+    ::mkdir(other.c_str(), 0755);
+    std::string parent = other.substr(0, other.rfind('/'));
+    for (const char *f : {"/cpuset.cpus", "/cpuset.mems"})
+        test::write_file(other + f, read_file(parent + f));
+    std::string pid_file = e.root + "/x.pid", err_file = e.root + "/x.err";
+    // The detached process keeps the stdio it is given: /dev/null, so that
+    // the shell's output pipes close when oci-run exits.
+    auto x = test::run(std::vector<std::string>{
+        "sh", "-c",
+        "echo $$ > " + other + "/cgroup.procs && exec " + test::oci_run_path() + " --root " +
+            e.root + " exec --detach --pid-file " + pid_file + " " + e.id +
+            " sleep 30 </dev/null >/dev/null 2>" + err_file});
+    long xpid = std::strtol(read_file(pid_file).c_str(), nullptr, 10);
+    std::string exec_in = xpid > 0 ? cgroup_dir(xpid, "cpuset") : "";
+    std::string exec_err = read_file(err_file);
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    bool removed = ::rmdir(other.c_str()) == 0;
+    cleanup_all();
+    cr_assert_eq(x.status, 0, "exec: %s", exec_err.c_str());
+    cr_assert_str_neq(init_cpuset.c_str(), other.c_str());
+    cr_assert_str_eq(exec_in.c_str(), init_cpuset.c_str(), "the exec'd process is in %s",
+                     exec_in.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(removed, "%s: %s", other.c_str(), std::strerror(errno));
 }
 
 // CAP_SYS_ADMIN without a user namespace: the container could mount the
