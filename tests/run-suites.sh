@@ -183,6 +183,7 @@ fi
 
 # libFuzzer targets, a short smoke of each (tests/fuzz/README.md; longer by hand).
 if [ -n "${OCI_RUN_FUZZ_BUILD:-}" ]; then
+    export FUZZ_CLEAN=1
     script_suite fuzz "$src/tests/fuzz/run.sh" "$OCI_RUN_FUZZ_BUILD" "${OCI_RUN_FUZZ_SECONDS:-5}"
 fi
 

@@ -83,4 +83,6 @@ for t in "${targets[@]}"; do
 done
 
 echo "suite fuzz: $passed passed, $failed failed, 0 skipped"
+# FUZZ_CLEAN=1 (the test command's smoke): nothing to keep when all passed.
+if [ $failed -eq 0 ] && [ -n "${FUZZ_CLEAN:-}" ]; then rm -rf "$work"; fi
 [ $failed -eq 0 ]
