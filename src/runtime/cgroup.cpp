@@ -221,6 +221,19 @@ void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs)
 
 namespace {
 
+// The directory to list the container's processes from. One hierarchy is
+// enough: prefer v2, then pids, then any.
+std::string procs_dir(const CgroupHost &host, const std::vector<std::string> &dirs) {
+    std::string dir = unified_dir(host, dirs);
+    if (dir.empty())
+        for (const auto &d : dirs) {
+            const Hierarchy *h = hierarchy_of(host, d);
+            if (h && h->has("pids")) dir = d;
+        }
+    if (dir.empty() && !dirs.empty()) dir = dirs[0];
+    return dir;
+}
+
 // The processes in `dir` and every cgroup below it; a `dir` that cannot be
 // read is an error (a sub-cgroup gone meanwhile is not).
 Status collect_procs(const std::string &dir, std::vector<pid_t> &out, bool top = true) {
@@ -275,14 +288,10 @@ Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dir
             (void)freeze_cgroup(host, dirs, false);
             return forward(std::move(r.error()), "cgroup: add " + cpuset_dir);
         }
-    // Every process the container has is in each of its hierarchies: the
-    // unified one (or pids) holds the whole tree, sub-cgroups included.
-    std::string from = unified_dir(host, dirs);
-    for (const auto &d : dirs)
-        if (from.empty() && hierarchy_of(host, d) && hierarchy_of(host, d)->has("pids")) from = d;
-    if (from.empty() && !dirs.empty()) from = dirs[0];
+    // Every process the container has is in each of its hierarchies, sub-
+    // cgroups included.
     std::vector<pid_t> pids;
-    Status moved = collect_procs(from, pids);
+    Status moved = collect_procs(procs_dir(host, dirs), pids);
     for (pid_t pid : pids) {
         auto r = write_file(cpuset_dir + "/cgroup.procs", std::to_string(pid), "cgroup: join");
         if (!r && r.error().code != ESRCH && moved) moved = std::move(r);
@@ -301,14 +310,7 @@ Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {
 
 Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
                                        const std::vector<std::string> &dirs) {
-    // One hierarchy is enough: prefer v2, then pids, then any.
-    std::string dir = unified_dir(host, dirs);
-    if (dir.empty())
-        for (const auto &d : dirs) {
-            const Hierarchy *h = hierarchy_of(host, d);
-            if (h && h->has("pids")) dir = d;
-        }
-    if (dir.empty() && !dirs.empty()) dir = dirs[0];
+    std::string dir = procs_dir(host, dirs);
     std::vector<pid_t> pids;
     if (dir.empty()) return pids;
     auto text = oci::read_file(dir + "/cgroup.procs");
