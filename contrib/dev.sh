@@ -47,10 +47,10 @@ test)
     # AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
     # any UB aborts). Dynamic dependencies (the sanitizer runtimes are shared
     # libraries), -O1 (the sanitizers' usual level; it also compiles much
-    # faster) and -g1: line tables are all a report needs, and create, run
-    # and exec copy the whole binary into a sealed memfd each time, which full
-    # debug info makes much larger. Only what the suites run is built (the
-    # static test programs come from the plain build).
+    # faster) and -g1: line tables are all a report needs, and the tests that
+    # force the sealed memfd (OCI_RUN_SEAL=memfd) copy the whole binary, which
+    # full debug info makes much larger. Only what the suites run is built
+    # (the static test programs come from the plain build).
     asan=${OCI_RUN_ASAN_BUILD:-build-asan}
     if [ ! -f "$asan/build.ninja" ]; then
         meson setup "$asan" -Dwerror=true -Dfault_injection=true -Db_sanitize=address,undefined \
