@@ -139,11 +139,23 @@ Test(spec_parse, nesting_too_deep) {
     const size_t levels = 1000000;
     std::string doc = "{\"ociVersion\": \"1.2.1\",\n\"x\": " + std::string(levels, '[') +
                       std::string(levels, ']') + "}";
-    EXPECT_PARSE_ERR(doc.c_str(), "invalid JSON: line 2, column 517: nested deeper than 512 levels");
+    EXPECT_PARSE_ERR(doc.c_str(),
+                     "invalid JSON: line 2, column 517: nested deeper than 512 levels");
     // Brackets inside strings are not nesting; 512 levels are accepted.
-    std::string ok = "{\"ociVersion\": \"1.2.1\", \"s\": \"[[[\\\"[[\", \"x\": " +
-                     std::string(511, '[') + std::string(511, ']') + "}";
+    std::string ok =
+        "{\"ociVersion\": \"1.2.1\", \"s\": \"[[[\\\"[[\", \"x\": " + std::string(511, '[') +
+        std::string(511, ']') + "}";
     cr_assert(parse_spec(ok).has_value(), "%s", ok.c_str());
+    // A syntax error before the bracket too deep is the error reported.
+    std::string bad = "{\"ociVersion\": \"1.2.1\", \"a\": nope, \"x\": " + std::string(600, '[') +
+                      std::string(600, ']') + "}";
+    EXPECT_PARSE_ERR(bad.c_str(), "invalid JSON: line 1, column 30: lexical error: invalid string "
+                                  "in json text.");
+    // After it, the depth is (yajl never reads past the bracket too deep).
+    std::string late = "{\"ociVersion\": \"1.2.1\", \"x\": " + std::string(600, '[') +
+                       std::string(600, ']') + ", \"a\": nope}";
+    EXPECT_PARSE_ERR(late.c_str(),
+                     "invalid JSON: line 1, column 541: nested deeper than 512 levels");
 }
 
 Test(spec_parse, syntax_missing_comma_points_at_token) {
