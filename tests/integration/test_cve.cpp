@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -72,7 +73,13 @@ std::string write_through_map_files(long pid) {
         if (line.find("oci-run") == std::string::npos) continue;
         found++;
         std::string range = line.substr(0, line.find(' '));
-        std::string link = "/proc/" + std::to_string(pid) + "/map_files/" + range;
+        // maps pads addresses to 8 digits; map_files names them without
+        // leading zeros (a non-PIE binary maps at 0x400000).
+        unsigned long lo = 0, hi = 0;
+        std::sscanf(range.c_str(), "%lx-%lx", &lo, &hi);
+        char name[64];
+        std::snprintf(name, sizeof name, "%lx-%lx", lo, hi);
+        std::string link = "/proc/" + std::to_string(pid) + "/map_files/" + name;
         int fd = ::open(link.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
         int e = errno;
         if (fd >= 0) {
