@@ -346,8 +346,12 @@ Test(bad_host, create_on_a_full_root_fails_cleanly) {
     // And once there is room again, the same ID is created normally.
     unlink(filler.c_str());
     auto again = test::oci_files({"--root", root, "create", "--bundle", e.b.dir, e.id}, -1, 10000);
-    test::cleanup_all();
+    // Deleted here, while the small --root is mounted: the suite's fini
+    // unmounts it before it removes the test's directories (a cleanup_all
+    // here found the mount in the way and left the --root directory behind).
+    auto del = test::oci_files({"--root", root, "delete", "--force", e.id});
     cr_assert_eq(again.status, 0, "%s", again.err.c_str());
+    cr_assert_eq(del.status, 0, "delete --force: %s", del.err.c_str());
 }
 
 // Containers made before the filesystem filled up can still be inspected,
