@@ -64,7 +64,7 @@ test)
             -Dcpp_args='-g1 -fno-sanitize-recover=undefined' \
             -Dcpp_link_args='-fno-sanitize-recover=undefined -no-pie'
     fi
-    ninja -C "$asan" src/oci-run shim/oci-run-shim tests/unit-tests tests/integration-tests
+    ninja -C "$asan" src/oci-run src/oci-run-exec-stage shim/oci-run-shim tests/unit-tests tests/integration-tests
     # The libFuzzer targets (tests/fuzz): clang 16 (libstdc++ 12's <expected>
     # is beyond Debian's default clang 14), only the targets built.
     fuzz=${OCI_RUN_FUZZ_BUILD:-build-fuzz}

@@ -15,6 +15,10 @@ struct Globals {
     bool debug = false;
     bool systemd_cgroup = false;
     std::string rootless = "auto"; // true | false | auto
+    // Commands that enter a container: whether this process runs from a
+    // sealed view, and the arguments to re-execute it with.
+    bool sealed = false;
+    char **argv = nullptr;
 };
 
 struct Command {
@@ -24,6 +28,8 @@ struct Command {
     const char *help;  // option lines, already indented
     int (*run)(const Globals &g, int argc, char **argv);
     bool enters_container = false; // runs from a sealed copy (runtime/sealed_binary.hpp)
+    bool seals_late = false;       // ... unless the init can use the exec stage, which the
+                                   // command finds out (runtime/exec_stage.hpp)
 };
 
 // Print "oci-run: <context>: <error>" on stderr and in the log; returns 1.

@@ -5,9 +5,7 @@ namespace ocirun::cli {
 int cmd_create(const Globals &g, int argc, char **argv) {
     const Command &cmd = *find_command("create");
     static const struct option opts[] = {OCIRUN_CREATE_OPTIONS, {nullptr, 0, nullptr, 0}};
-    CreateOptions o;
-    o.root = g.root;
-    o.rootless = g.rootless == "true" || (g.rootless == "auto" && ::geteuid() != 0);
+    CreateOptions o = create_options(g);
     int rc = parse_flags(cmd, argc, argv, opts, false,
                          [&](int c, const char *arg) { return create_flag(cmd, o, c, arg); });
     if (rc >= 0) return rc;

@@ -9,9 +9,7 @@ int cmd_run(const Globals &g, int argc, char **argv) {
                                          {"detach", no_argument, nullptr, DETACH},
                                          {"keep", no_argument, nullptr, KEEP},
                                          {nullptr, 0, nullptr, 0}};
-    CreateOptions o;
-    o.root = g.root;
-    o.rootless = g.rootless == "true" || (g.rootless == "auto" && ::geteuid() != 0);
+    CreateOptions o = create_options(g);
     bool detach = false, keep = false;
     int rc = parse_flags(cmd, argc, argv, opts, false, [&](int c, const char *arg) {
         if (c == DETACH)

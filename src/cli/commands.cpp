@@ -17,7 +17,7 @@ const Command kCommands[] = {
      "  --no-pivot              MS_MOVE + chroot instead of pivot_root\n"
      "  --no-new-keyring        keep the caller's session keyring\n"
      "  --preserve-fds N        pass N extra fds (from 3) to the container\n",
-     cmd_create, true},
+     cmd_create, true, true},
     {"start", "run the user process of a created container", "ID", "", cmd_start},
     {"run", "create and start a container", "[options] ID",
      "  -b, --bundle DIR        bundle directory (default: current directory)\n"
@@ -30,7 +30,7 @@ const Command kCommands[] = {
      "  --no-pivot              MS_MOVE + chroot instead of pivot_root\n"
      "  --no-new-keyring        keep the caller's session keyring\n"
      "  --preserve-fds N        pass N extra fds (from 3) to the container\n",
-     cmd_run, true},
+     cmd_run, true, true},
     {"state", "print a container's state as JSON", "ID", "", cmd_state},
     {"kill", "send a signal to a container's init", "[options] ID [SIGNAL]",
      "  -a, --all               signal every process in the container: its cgroup, or\n"

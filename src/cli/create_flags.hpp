@@ -3,6 +3,7 @@
 
 #include "cli.hpp"
 #include "runtime/container.hpp"
+#include "runtime/sealed_binary.hpp"
 
 #include <cstdlib>
 #include <unistd.h>
@@ -36,6 +37,18 @@ inline int check_systemd_cgroup(const Globals &g, const Command &cmd) {
                       ": --systemd-cgroup: systemd is not running on this host "
                       "(/run/systemd/system is missing)");
     return report(std::string(cmd.name) + ": --systemd-cgroup: not implemented yet");
+}
+
+// What create and run share beyond the flags: the state directory, rootless
+// mode, and how to run sealed (runtime/exec_stage.hpp).
+inline CreateOptions create_options(const Globals &g) {
+    CreateOptions o;
+    o.root = g.root;
+    o.rootless = g.rootless == "true" || (g.rootless == "auto" && ::geteuid() != 0);
+    o.sealed = g.sealed;
+    char **argv = g.argv;
+    o.reseal = [argv] { return reexec_sealed(argv); };
+    return o;
 }
 
 // Returns 0 when handled, -1 when `c` is not a create flag, or an exit code.

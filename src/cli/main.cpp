@@ -173,9 +173,10 @@ int main(int argc, char **argv) {
     }
     const cli::Command *cmd = cli::find_command(name);
     if (!cmd) return unknown(name);
-    if (cmd->enters_container && !running_sealed()) {
-        Error e = reexec_sealed(argv);
-        return cli::report(e);
+    if (cmd->enters_container) {
+        g.sealed = running_sealed();
+        g.argv = argv;
+        if (!g.sealed && !cmd->seals_late) return cli::report(reexec_sealed(argv));
     }
     // The command sees argv[0] = its name.
     int cargc = argc - optind;

@@ -1,6 +1,7 @@
 #include "container.hpp"
 
 #include "cgroup.hpp"
+#include "exec_stage.hpp"
 #include "fault.hpp"
 #include "fd.hpp"
 #include "hooks.hpp"
@@ -262,6 +263,28 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
     std::string rootfs = OCI_TRY(absolute_path(rootfs_in, "root.path"));
     const oci::Linux &lx = *spec.linux_;
+    std::optional<SeccompFilter> filter;
+    if (lx.seccomp) {
+        static const std::vector<std::string> none;
+        const auto &caps = spec.process->capabilities ? spec.process->capabilities->bounding : none;
+        filter = OCI_TRY(compile_seccomp(*lx.seccomp, caps));
+    }
+    // The sandbox policy from the annotations: checked below, then part of
+    // the plan.
+    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    // CVE-2019-5736: the init execs the process through the exec stage, or
+    // this process re-executes from its sealed view first (exec_stage.hpp).
+    // Only the empty state directory exists yet: the sealed runtime makes it
+    // again.
+    std::string stage;
+    if (!o.sealed) {
+        stage = exec_stage_for(spec, filter ? &*filter : nullptr, policy.present);
+        if (stage.empty()) {
+            (void)dir.remove();
+            if (!o.reseal) return fail("CVE-2019-5736 protection: no way to run sealed");
+            return forward(o.reseal());
+        }
+    }
 
     Fds fds;
     std::string fifo = dir.path() + "/" + kFifo;
@@ -284,13 +307,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     fault_point("create:fifos");
 
     InitConfig cfg;
-    std::optional<SeccompFilter> filter;
-    if (lx.seccomp) {
-        static const std::vector<std::string> none;
-        const auto &caps = spec.process->capabilities ? spec.process->capabilities->bounding : none;
-        filter = OCI_TRY(compile_seccomp(*lx.seccomp, caps));
-        cfg.seccomp = &*filter;
-    }
+    if (filter) cfg.seccomp = &*filter;
+    cfg.exec_stage = stage;
     const bool has_hooks = spec.hooks && !spec.hooks->empty();
     cfg.spec = &spec;
     cfg.id = o.id;
@@ -333,8 +351,6 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
-    // The sandbox policy from the annotations: checked, then part of the plan.
-    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
     const HostFacts host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
         OCI_CHECK(check_protected(policy, spec, rootfs));

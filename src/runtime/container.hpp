@@ -5,6 +5,7 @@
 #include "oci/error.hpp"
 #include "oci/state.hpp"
 
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -25,6 +26,13 @@ struct CreateOptions {
     // or cgroupsPath), as an unprivileged user without a delegated subtree
     // needs; otherwise every container gets one.
     bool rootless = false;
+    // CVE-2019-5736 (runtime/exec_stage.hpp): `sealed` when this process
+    // already runs from a sealed view of the runtime. Otherwise the init
+    // execs the process through the exec stage where it can, and `reseal`
+    // (which returns only on failure) re-executes this process sealed where
+    // it cannot.
+    bool sealed = true;
+    std::function<Error()> reseal;
 };
 
 // Set everything up and leave the init waiting for start. Returns its PID.

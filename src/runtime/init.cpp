@@ -1,5 +1,6 @@
 #include "init.hpp"
 
+#include "exec_stage.hpp"
 #include "fault.hpp"
 #include "fd.hpp"
 #include "hooks.hpp"
@@ -172,6 +173,10 @@ bool filter_at(const InitConfig &cfg, FilterPoint at) {
     return cfg.seccomp && filter_point(*cfg.spec->process, *cfg.seccomp) == at;
 }
 
+StageFds stage_fds(const InitConfig &cfg) {
+    return {cfg.fifo_read_fd, cfg.fifo_write_fd, cfg.start_result_fd};
+}
+
 // A sandbox policy's masks must survive a process that holds every
 // capability in its user namespace. The init moves into a nested user
 // namespace and a new mount namespace owned by it: every mount, copied from
@@ -276,10 +281,22 @@ Status pass_listeners(const InitConfig &cfg) {
     return {};
 }
 
-Status setup(const InitConfig &cfg, int &host_pid) {
+// The process's exec through oci-run-exec-stage: everything it needs but
+// the fds, fixed while the init may still report an error. The filters that
+// go in after start are loaded by the stage (exec_stage_for left it only
+// those).
+Status prepare_stage(const InitConfig &cfg, ExecStage &stage) {
+    std::vector<const SeccompFilter *> filters;
+    if (filter_at(cfg, FilterPoint::before_exec)) filters.push_back(cfg.seccomp);
+    if (cfg.guard && cfg.spec->process->no_new_privileges) filters.push_back(cfg.guard);
+    return prepare_exec_stage(stage, *cfg.spec->process, filters, stage_fds(cfg));
+}
+
+Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &stage_view) {
     const oci::Spec &spec = *cfg.spec;
     const oci::Process &proc = *spec.process;
     OCI_CHECK(wait_for_parent(cfg));
+    if (!stage_view) return forward(std::move(stage_view.error()));
     fault_point("init:setup");
     OCI_CHECK(join_namespaces(cfg));
     OCI_CHECK(enter_time_namespace(cfg));
@@ -312,6 +329,7 @@ Status setup(const InitConfig &cfg, int &host_pid) {
     OCI_CHECK(apply_cwd_umask(proc));
     OCI_CHECK(find_executable(proc));
     OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
+    if (stage.view.valid()) OCI_CHECK(prepare_stage(cfg, stage));
     if (filter_at(cfg, FilterPoint::before_ready))
         OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
     return {};
@@ -334,7 +352,18 @@ void run_init(const InitConfig &cfg) {
     if (!cfg.new_userns) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int host_pid = 0;
     if (cfg.report_pid && !sync::send(cfg.sync_fd, sync::Msg::init_hello)) ::_exit(1);
-    auto r = setup(cfg, host_pid);
+    // The stage's sealed view is made now, while the runtime finishes the
+    // cgroups and id maps (the init waits for those anyway); a failure is
+    // reported once it can be.
+    ExecStage stage;
+    Status stage_view;
+    if (!cfg.exec_stage.empty()) {
+        if (auto v = open_exec_stage(cfg.exec_stage))
+            stage.view = std::move(*v);
+        else
+            stage_view = forward(std::move(v.error()));
+    }
+    auto r = setup(cfg, host_pid, stage, stage_view);
     if (!r) {
         sync::send_error(cfg.sync_fd, r.error());
         ::_exit(1);
@@ -347,7 +376,9 @@ void run_init(const InitConfig &cfg) {
     ::close(cfg.sync_fd);
     Error e;
     const oci::Spec &spec = *cfg.spec;
-    if (auto w = wait_for_start(cfg); !w)
+    if (stage.view.valid())
+        e = enter_exec_stage(stage, *spec.process, stage_fds(cfg));
+    else if (auto w = wait_for_start(cfg); !w)
         e = w.error();
     else if (auto h = spec.hooks
                           ? run_hooks(spec.hooks->start_container, "startContainer",

@@ -40,14 +40,16 @@ struct InitConfig {
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
-    bool lock_mounts = false; // a sandbox policy masks paths: lock them (nested user ns)
-    bool loopback_up = false; // a new netns: bring its lo up
+    bool lock_mounts = false;           // a sandbox policy masks paths: lock them (nested user ns)
+    bool loopback_up = false;           // a new netns: bring its lo up
     std::vector<uint16_t> listen_ports; // listen on 127.0.0.1:PORT, pass each to the runtime
     struct NetDevice {
         std::string name;             // in the container
         std::vector<IfAddress> addrs; // what it had on the host
     };
     std::vector<NetDevice> net_devices; // linux.netDevices, moved in by the runtime
+    std::string exec_stage; // the stage that execs the process (runtime/exec_stage.hpp),
+                            // or "": the init execs it (the runtime runs sealed)
 };
 
 // Never returns: execs the process or exits after reporting the error.

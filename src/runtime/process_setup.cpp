@@ -123,26 +123,16 @@ std::vector<char *> exec_strings(const std::vector<std::string> &strings) {
     return v;
 }
 
-namespace {
-
-// The process's PATH (or the default), and the files exec_process tries for
-// args[0], in order: the name itself when it has a slash.
-struct Candidates {
-    std::string dirs;
-    std::vector<std::string> files;
-};
-
-Candidates candidates(const oci::Process &p) {
+ExecCandidates exec_candidates(const oci::Process &p) {
     const std::string &prog = p.args[0];
     if (prog.find('/') != std::string::npos) return {"", {prog}};
     const char *path = env_path(p.env);
-    Candidates c{path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", {}};
+    ExecCandidates c{path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                     {}};
     for (const std::string &dir : split(c.dirs, ':'))
         c.files.push_back((dir.empty() ? "." : dir) + "/" + prog);
     return c;
 }
-
-} // namespace
 
 Status find_executable(const oci::Process &p) {
     const std::string &prog = p.args[0];
@@ -152,7 +142,7 @@ Status find_executable(const oci::Process &p) {
         if (!S_ISREG(st.st_mode)) return EACCES;
         return ::access(file.c_str(), X_OK) < 0 ? errno : 0;
     };
-    Candidates c = candidates(p);
+    ExecCandidates c = exec_candidates(p);
     if (c.dirs.empty()) {
         int e = usable(prog);
         return e == 0 ? Status{} : fail_code(e, "exec " + prog);
@@ -171,7 +161,7 @@ Status find_executable(const oci::Process &p) {
 Error exec_process(const oci::Process &p) {
     std::vector<char *> argv = exec_strings(p.args), envp = exec_strings(p.env);
     const std::string &prog = p.args[0];
-    Candidates c = candidates(p);
+    ExecCandidates c = exec_candidates(p);
     int last = ENOENT;
     for (const std::string &file : c.files) {
         ::execve(file.c_str(), argv.data(), envp.data());

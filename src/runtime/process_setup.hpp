@@ -27,6 +27,13 @@ Status mark_fds_cloexec(int preserve_fds);
 // so a missing or non-executable program fails `create`, as in runc, and
 // not only `start`.
 Status find_executable(const oci::Process &p);
+// The process's PATH (or the default), and the files exec_process tries for
+// args[0], in order: the name itself when it has a slash (dirs is then "").
+struct ExecCandidates {
+    std::string dirs;
+    std::vector<std::string> files;
+};
+ExecCandidates exec_candidates(const oci::Process &p);
 // Look args[0] up in the process's PATH and execve; returns only on error.
 Error exec_process(const oci::Process &p);
 

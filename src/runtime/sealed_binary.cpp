@@ -47,13 +47,10 @@ std::string escape_layer(const std::string &dir) {
     return out;
 }
 
-// The binary of this process through a private, read-only overlay (see the
-// header), opened for exec; an invalid Fd when that cannot be had.
-Fd overlay_view() {
-    char buf[4096];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return Fd();
-    std::string path(buf, static_cast<size_t>(n));
+// `path` through a private, read-only overlay (see the header), opened for
+// exec; an invalid Fd when that cannot be had. `running`: path is this
+// process's binary, which the file found must still be.
+Fd overlay_view(const std::string &path, bool running) {
     size_t slash = path.rfind('/');
     // A replaced or deleted binary (" (deleted)") is not there to view.
     if (slash == std::string::npos || path.find(" (deleted)") != std::string::npos) return Fd();
@@ -66,8 +63,9 @@ Fd overlay_view() {
     if (!exe.valid() || ::fstat(exe.get(), &st) < 0 || !S_ISREG(st.st_mode)) return Fd();
     // The file found by path must be the one running: not one put there
     // since (an upgrade, or a writable directory).
-    if (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
-        st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec)
+    if (running &&
+        (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
+         st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec))
         return Fd();
     // What a mapping of it shows in /proc/PID/map_files must be the overlay's
     // file too: kernels that map the file below would hand that out there.
@@ -87,21 +85,20 @@ Fd overlay_view() {
     return exe;
 }
 
-// A sealed memfd copy of /proc/self/exe.
-Result<Fd> memfd_copy() {
-    Fd bin(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
-    if (!bin.valid()) return fail_errno("CVE-2019-5736 protection: open /proc/self/exe");
+// A sealed memfd copy of `path`, named `name`.
+Result<Fd> memfd_copy(const std::string &path, const char *name) {
+    Fd bin(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!bin.valid()) return fail_errno("CVE-2019-5736 protection: open " + path);
     struct stat st;
-    if (::fstat(bin.get(), &st) < 0)
-        return fail_errno("CVE-2019-5736 protection: stat /proc/self/exe");
-    Fd mem(::memfd_create("oci-run", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (::fstat(bin.get(), &st) < 0) return fail_errno("CVE-2019-5736 protection: stat " + path);
+    Fd mem(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!mem.valid()) return fail_errno("CVE-2019-5736 protection: memfd_create");
     off_t off = 0;
     while (off < st.st_size) {
         ssize_t n = ::sendfile(mem.get(), bin.get(), &off, static_cast<size_t>(st.st_size - off));
         if (n <= 0)
             return fail_code(n < 0 ? errno : EIO,
-                             "CVE-2019-5736 protection: copy /proc/self/exe to a memfd");
+                             "CVE-2019-5736 protection: copy " + path + " to a memfd");
     }
     if (::fcntl(mem.get(), F_ADD_SEALS, sealed_binary_seals()) < 0)
         return fail_errno("CVE-2019-5736 protection: seal the memfd copy");
@@ -134,10 +131,30 @@ bool running_sealed() {
            (sf.f_flags & ST_RDONLY) != 0;
 }
 
-Error reexec_sealed(char *const argv[]) {
+// The path of this process's binary, or "" when it has none.
+static std::string own_path() {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return "";
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+static bool memfd_forced() {
     const char *force = std::getenv("OCI_RUN_SEAL");
-    if (!g_came_through_overlay && (!force || std::strcmp(force, "memfd") != 0)) {
-        Fd view = overlay_view();
+    return force && std::strcmp(force, "memfd") == 0;
+}
+
+Result<Fd> sealed_view_of(const std::string &path, const char *memfd_name) {
+    if (!memfd_forced()) {
+        Fd view = overlay_view(path, false);
+        if (view.valid()) return view;
+    }
+    return memfd_copy(path, memfd_name);
+}
+
+Error reexec_sealed(char *const argv[]) {
+    if (!g_came_through_overlay && !memfd_forced()) {
+        Fd view = overlay_view(own_path(), true);
         if (view.valid()) {
             std::vector<char *> env;
             for (char **e = environ; *e; e++)
@@ -151,7 +168,7 @@ Error reexec_sealed(char *const argv[]) {
             // Not executable there (an exec-refusing LSM, say): the copy.
         }
     }
-    auto copy = memfd_copy();
+    auto copy = memfd_copy("/proc/self/exe", "oci-run");
     if (!copy) return std::move(copy.error());
     ::syscall(SYS_execveat, copy->get(), "", argv, environ, AT_EMPTY_PATH);
     return Error{errno, "CVE-2019-5736 protection: execute the sealed copy"};

@@ -23,7 +23,10 @@
 // benchmark and the tests compare them).
 #pragma once
 
+#include "fd.hpp"
 #include "oci/error.hpp"
+
+#include <string>
 
 namespace ocirun {
 
@@ -39,5 +42,10 @@ bool running_sealed();
 // Execute the binary of /proc/self/exe from a sealed view with `argv` and
 // the current environment. Returns only on failure.
 Error reexec_sealed(char *const argv[]);
+
+// Another program (the exec stage, runtime/exec_stage.hpp) through a sealed
+// view made the same way, opened for execveat; a memfd copy is named
+// `memfd_name`.
+Result<Fd> sealed_view_of(const std::string &path, const char *memfd_name);
 
 } // namespace ocirun

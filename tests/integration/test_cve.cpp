@@ -40,14 +40,17 @@ bool wait_for_file(const std::string &path, int timeout_ms) {
 
 TestSuite(cve, .fini = cleanup_all, .timeout = 60);
 
-// CVE-2019-5736. Container A is created: its init runs the runtime's code in
-// A's namespaces until `start`. Container B shares the host's PID namespace
-// and has CAP_SYS_PTRACE, so PR_SET_DUMPABLE alone would not stop it from
-// opening /proc/<A's init>/exe. It holds that file open until A is gone (no
-// more ETXTBSY) and then writes through it, as the published exploit does. The
-// runtime binary that created A (a copy, so a failure cannot damage the build)
-// must be unchanged, and what B reached must be the sealed view: `seal` is
-// OCI_RUN_SEAL for A's runtime ("" for the default, "memfd" for the copy).
+// CVE-2019-5736. Container A is created: its init waits for `start` in A's
+// namespaces, running the exec stage (runtime/exec_stage.hpp) or, where the
+// stage cannot be used, the runtime's own code. Container B shares the
+// host's PID namespace and has CAP_SYS_PTRACE, so PR_SET_DUMPABLE alone would
+// not stop it from opening /proc/<A's init>/exe. It holds that file open
+// until A is gone (no more ETXTBSY) and then writes through it, as the
+// published exploit does. The runtime binary and the stage that created A
+// (copies, so a failure cannot damage the build) must be unchanged, and what
+// B reached must be the sealed view: `seal` is OCI_RUN_SEAL for A's runtime
+// ("" for the default, "memfd" for the copy); `host_pid` puts A in the host's
+// PID namespace, where the stage is not used.
 namespace {
 
 struct Attack {
@@ -95,16 +98,25 @@ std::string write_through_map_files(long pid) {
     return out;
 }
 
-Attack attack_runtime_binary(const char *seal) {
+Attack attack_runtime_binary(const char *seal, bool host_pid = false) {
     Attack at;
     std::string bin_dir = test::track_dir(test::make_temp_dir("cve5736bin"));
-    std::string runtime = bin_dir + "/oci-run";
+    std::string runtime = bin_dir + "/oci-run", stage = bin_dir + "/oci-run-exec-stage";
     std::string original = read_file(test::oci_run_path());
+    std::string built_stage = test::oci_run_path();
+    built_stage = built_stage.substr(0, built_stage.rfind('/') + 1) + "oci-run-exec-stage";
+    std::string original_stage = read_file(built_stage);
     cr_assert(original.size() > 1000, "cannot read %s", test::oci_run_path().c_str());
+    cr_assert(original_stage.size() > 1000, "cannot read %s", built_stage.c_str());
     test::write_file(runtime, original);
+    test::write_file(stage, original_stage);
     ::chmod(runtime.c_str(), 0755);
+    ::chmod(stage.c_str(), 0755);
 
     Env a = make_env("cveA", {"true"});
+    if (host_pid)
+        std::erase_if(a.b.spec.linux_->namespaces,
+                      [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
     a.b.save();
     std::string saved = test::oci_run_path();
     ::setenv("OCI_RUN", runtime.c_str(), 1);
@@ -141,7 +153,7 @@ Attack attack_runtime_binary(const char *seal) {
     at.exe = read_file(shared + "/exe");
     at.rc = read_file(shared + "/rc");
     at.err = read_file(shared + "/err");
-    at.binary_unchanged = read_file(runtime) == original;
+    at.binary_unchanged = read_file(runtime) == original && read_file(stage) == original_stage;
     cleanup_all();
     return at;
 }
@@ -160,14 +172,16 @@ void expect_attack_failed(const Attack &at) {
 
 } // namespace
 
-// As root: the binary through a private read-only overlay, whose path is
-// "/oci-run" at the root of a mount in no mount table; the write gets EROFS.
+// As root: the exec stage through a private read-only overlay, whose path is
+// "/oci-run-exec-stage" at the root of a mount in no mount table; the write
+// gets EROFS.
 Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
     if (!contains(read_file("/proc/filesystems"), "\toverlay\n"))
         cr_skip_test("no overlayfs on this host: the memfd copy is used (tested below)");
     Attack at = attack_runtime_binary("");
     expect_attack_failed(at);
-    cr_assert_str_eq(at.exe.c_str(), "/oci-run\n", "A's init ran from %s", at.exe.c_str());
+    cr_assert_str_eq(at.exe.c_str(), "/oci-run-exec-stage\n", "A's init ran from %s",
+                     at.exe.c_str());
     cr_assert(contains(at.err, "Read-only file system"), "B's write: %s", at.err.c_str());
 }
 
@@ -175,7 +189,32 @@ Test(cve, cve_2019_5736_runtime_binary_cannot_be_overwritten) {
 Test(cve, cve_2019_5736_sealed_memfd_copy_cannot_be_overwritten) {
     Attack at = attack_runtime_binary("memfd");
     expect_attack_failed(at);
-    cr_assert(at.exe.rfind("/memfd:oci-run", 0) == 0, "A's init ran from %s", at.exe.c_str());
+    cr_assert(at.exe.rfind("/memfd:oci-run-exec-stage", 0) == 0, "A's init ran from %s",
+              at.exe.c_str());
+}
+
+// A in the host's PID namespace: no exec stage, the runtime re-executed
+// itself from its sealed view before making A (and so A's init is that).
+Test(cve, cve_2019_5736_sealed_runtime_where_the_stage_is_not_used) {
+    if (!contains(read_file("/proc/filesystems"), "\toverlay\n"))
+        cr_skip_test("no overlayfs on this host: the memfd copy is used (tested above)");
+    Attack at = attack_runtime_binary("", true);
+    expect_attack_failed(at);
+    cr_assert_str_eq(at.exe.c_str(), "/oci-run\n", "A's init ran from %s", at.exe.c_str());
+    cr_assert(contains(at.err, "Read-only file system"), "B's write: %s", at.err.c_str());
+}
+
+// The other way to the binary: a process of /proc/self/exe (or a
+// `#!/proc/self/exe` script) runs whatever the init exec'd from. That is the
+// exec stage's sealed view, which refuses to run without the init's
+// arguments; the runtime's binary would have said "missing command".
+Test(cve, cve_2019_5736_proc_self_exe_entry_point_runs_the_sealed_stage) {
+    Env e = make_env("selfexe", {"/proc/self/exe"});
+    auto o = run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 127, "status %d: %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "oci-run-exec-stage: run by oci-run's container init only"), "%s",
+              o.err.c_str());
 }
 
 // CVE-2024-21626: a process.cwd of /proc/self/fd/N reaches whatever the init
