@@ -228,14 +228,19 @@ Status move_net_devices(const oci::Linux &lx, pid_t init) {
 
 // Start the container's init: one clone into all new namespaces or, with a
 // user namespace joined by path, through an intermediate that joins it first.
+// `runtime_fds`: the runtime's own ends (sync socket, run's start channel),
+// closed in the child.
 Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
-                         int user_ns_fd, unsigned long flags, int cgroup_fd) {
+                         std::initializer_list<int> runtime_fds, int user_ns_fd,
+                         unsigned long flags, int cgroup_fd) {
     pid_t pid = static_cast<pid_t>(
         clone_into(user_ns_fd >= 0 ? 0 : flags, user_ns_fd >= 0 ? -1 : cgroup_fd));
     if (pid < 0) return fail_errno("clone");
     if (pid == 0) {
         ::close(dir.fd()); // the lock belongs to the runtime, not the container
         ::close(parent_sock);
+        for (int fd : runtime_fds)
+            if (fd >= 0) ::close(fd);
         if (user_ns_fd >= 0) spawn_init_in_user_ns(cfg, user_ns_fd, flags);
         run_init(cfg);
     }
@@ -254,7 +259,19 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
     return hello->sender;
 }
 
-Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
+// run starts the container itself: instead of the exec and start fifos in
+// the state directory, which a separate `start` opens, a socket and a pipe
+// it holds (two files fewer to make and remove on the state directory's
+// filesystem; with the socket, an init that dies before start makes the
+// release fail with EPIPE).
+struct StartHere {
+    Fd release; // one byte releases the init
+    Fd result;  // EOF once the process is exec'd, or "ERRNO TEXT"
+};
+
+// `made`: the record as saved at the end, and `here`, for run's start.
+Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
+                          oci::ContainerRecord *made = nullptr, StartHere *here = nullptr) {
     fault_point("create:dir");
     std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
@@ -287,15 +304,27 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     }
 
     Fds fds;
-    std::string fifo = dir.path() + "/" + kFifo;
-    if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
-    int fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    int fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
-    if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
-    std::string start_fifo = dir.path() + "/" + kStartFifo;
-    if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
-    int start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-    if (start_result < 0) return fail_errno("open " + start_fifo);
+    int fifo_r, fifo_w = -1, start_result;
+    if (here) {
+        int rel[2], res[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rel) < 0)
+            return fail_errno("socketpair");
+        here->release.reset(rel[0]);
+        fifo_r = fds.add(rel[1]);
+        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("pipe");
+        here->result.reset(res[0]);
+        start_result = fds.add(res[1]);
+    } else {
+        std::string fifo = dir.path() + "/" + kFifo;
+        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
+        fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
+        if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
+        std::string start_fifo = dir.path() + "/" + kStartFifo;
+        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
+        start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (start_result < 0) return fail_errno("open " + start_fifo);
+    }
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return fail_errno("socketpair");
@@ -460,7 +489,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     } cgroup_guard{host, rec.cgroup_dirs};
 
     cfg.cgroup_fd = cgroup_fd.get();
-    auto spawned = spawn_init(cfg, dir, fds, sv[0], user_ns_fd, flags, cgroup_fd.get());
+    auto spawned = spawn_init(cfg, dir, fds, sv[0],
+                              {here ? here->release.get() : -1, here ? here->result.get() : -1},
+                              user_ns_fd, flags, cgroup_fd.get());
     if (auto r = child_pidns.leave(); !r) {
         if (spawned) kill_and_reap(*spawned);
         return forward(std::move(r.error()));
@@ -477,16 +508,6 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         if (hooks_started) run_poststop(spec, rec);
         return forward(std::move(e));
     };
-
-    rec.state.pid = pid;
-    rec.init_start_time = process_start_time(pid);
-    if (auto r = dir.save(rec); !r) return abort_child(r.error());
-    fault_point("create:pid-saved");
-    // exec reads the container's configuration from here, not from a bundle
-    // that may have changed since.
-    if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
-        !r)
-        return abort_child(r.error());
 
     // Before proceed: the init turns non-dumpable once it has it, and from
     // then on only root could write its /proc files.
@@ -505,6 +526,17 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
     fault_point("create:joined");
     if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
     fault_point("create:proceeded");
+    // While the init sets up (until then it dies with this process, which
+    // leaves the record without a PID: delete --force knows that case).
+    rec.state.pid = pid;
+    rec.init_start_time = process_start_time(pid);
+    if (auto r = dir.save(rec); !r) return abort_child(r.error());
+    fault_point("create:pid-saved");
+    // exec reads the container's configuration from here, not from a bundle
+    // that may have changed since.
+    if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
+        !r)
+        return abort_child(r.error());
     auto msg = sync::receive(sv[0], "the container's init");
     std::vector<Fd> listeners; // the init's sockets for the network helper
     while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
@@ -561,6 +593,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir) {
         return abort_child(r.error().wrap("--pid-file"));
     cgroup_guard.keep = true;
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
+    if (made) *made = rec;
     return pid;
 }
 
@@ -618,12 +651,21 @@ Status attach_strace(pid_t init, const std::string &log_path) {
     return fail("trace: strace did not attach to the init within 5 s");
 }
 
-Status start_locked(ContainerDir &dir) {
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
-    CgroupHost host = OCI_TRY(host_for(rec));
-    oci::ContainerStatus st = live_status(dir, host, rec);
-    if (st != oci::ContainerStatus::created)
-        return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) + ", not created");
+// `made`: run's record, straight from create under the same lock (an init
+// that died since shows when the release finds no reader), and its `here`.
+Status start_locked(ContainerDir &dir, oci::ContainerRecord *made = nullptr,
+                    StartHere *here = nullptr) {
+    oci::ContainerRecord rec;
+    if (made) {
+        rec = std::move(*made);
+    } else {
+        rec = OCI_TRY(dir.load());
+        CgroupHost host = OCI_TRY(host_for(rec));
+        oci::ContainerStatus st = live_status(dir, host, rec);
+        if (st != oci::ContainerStatus::created)
+            return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
+                        ", not created");
+    }
     if (auto it = rec.state.annotations.find(kTraceLogAnnotation);
         it != rec.state.annotations.end())
         OCI_CHECK(attach_strace(rec.state.pid, it->second));
@@ -634,31 +676,45 @@ Status start_locked(ContainerDir &dir) {
     rec.started = true;
     rec.state.status = oci::ContainerStatus::running;
     oci::StagedFile running = OCI_TRY(dir.stage(rec));
-    // Opened before the init is released, so that its answer cannot be missed.
-    int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (result < 0) return fail_errno("open " + start_fifo);
-    int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
+    std::string answer;
+    if (here) {
+        char c = '0';
+        if (::send(here->release.get(), &c, 1, MSG_NOSIGNAL) != 1) {
+            if (errno == EPIPE) return fail("container \"" + dir.id() + "\": its init is gone");
+            return fail_errno("start: release the init");
+        }
+        here->release.reset();
+        fault_point("start:released");
+        answer = read_until_eof(here->result.get());
+        here->result.reset();
+    } else {
+        // Opened before the init is released, so that its answer cannot be
+        // missed.
+        int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (result < 0) return fail_errno("open " + start_fifo);
+        int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            ::close(result);
+            if (e == ENXIO) return fail("container \"" + dir.id() + "\": its init is gone");
+            return fail_code(e, "open " + fifo);
+        }
+        char c = '0';
+        ssize_t n = ::write(fd, &c, 1);
         int e = errno;
+        ::close(fd);
+        if (n != 1) {
+            ::close(result);
+            return fail_code(e, "start: write " + fifo);
+        }
+        ::unlink(fifo.c_str());
+        fault_point("start:released");
+        // The init closes the start fifo by exec'ing the process (CLOEXEC),
+        // or writes "ERRNO TEXT" first when startContainer hooks or exec fail.
+        answer = read_until_eof(result);
         ::close(result);
-        if (e == ENXIO) return fail("container \"" + dir.id() + "\": its init is gone");
-        return fail_code(e, "open " + fifo);
+        ::unlink(start_fifo.c_str());
     }
-    char c = '0';
-    ssize_t n = ::write(fd, &c, 1);
-    int e = errno;
-    ::close(fd);
-    if (n != 1) {
-        ::close(result);
-        return fail_code(e, "start: write " + fifo);
-    }
-    ::unlink(fifo.c_str());
-    fault_point("start:released");
-    // The init closes the start fifo by exec'ing the process (CLOEXEC), or
-    // writes "ERRNO TEXT" first when startContainer hooks or exec fail.
-    std::string answer = read_until_eof(result);
-    ::close(result);
-    ::unlink(start_fifo.c_str());
     OCI_CHECK(running.commit());
     if (!answer.empty()) {
         char *end = nullptr;
@@ -746,7 +802,9 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     int master = -1;
     {
         ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
-        auto p = create_impl(opts, dir);
+        oci::ContainerRecord made;
+        StartHere here;
+        auto p = create_impl(opts, dir, &made, &here);
         if (!p) {
             (void)dir.remove();
             return forward(std::move(p.error()), "run");
@@ -754,7 +812,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         pid = *p;
         if (console.ours >= 0) master = console.master();
         if (!detach) forward_signals_to(pid);
-        if (auto r = start_locked(dir); !r) {
+        if (auto r = start_locked(dir, &made, &here); !r) {
             if (master >= 0) ::close(master);
             kill_and_reap(pid);
             if (auto d = remove_container(dir, true); !d) log::warning(d.error().text());
