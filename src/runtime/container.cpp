@@ -587,7 +587,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
     listeners.clear();
 
     rec.state.status = oci::ContainerStatus::created;
-    if (auto r = dir.save(rec); !r) return abort_child(r.error());
+    // run goes on to start under the same lock, which records it running:
+    // no one can see it created in between (a run that dies here leaves it
+    // creating, which delete --force removes).
+    if (!here)
+        if (auto r = dir.save(rec); !r) return abort_child(r.error());
     fault_point("create:created");
     if (auto r = write_pid_file(o.pid_file, pid); !r)
         return abort_child(r.error().wrap("--pid-file"));
