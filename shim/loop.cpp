@@ -25,9 +25,17 @@ bool Loop::watch(int fd, uint32_t events, Handler *h) {
     struct epoll_event ev {};
     ev.events = events;
     if (slots_[i]) {
-        slots_[i]->h = h;
+        // The slot takes the handler only once epoll has the fd: a caller
+        // that deletes its handler after a failed watch leaves nothing
+        // pointing at it.
         ev.data.ptr = slots_[i];
-        return ::epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+        int r = ::epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+        // ENOENT: the fd was closed while watched (epoll dropped it) and its
+        // number is in use again: a new registration.
+        if (r < 0 && errno == ENOENT) r = ::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+        if (r < 0) return false;
+        slots_[i]->h = h;
+        return true;
     }
     Slot *s;
     if (!free_.empty()) {
