@@ -595,6 +595,17 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
     fault_point("create:created");
     if (auto r = write_pid_file(o.pid_file, pid); !r)
         return abort_child(r.error().wrap("--pid-file"));
+    // Through the exec stage, the init runs the runtime's binary until it
+    // execs the stage, right after ready: create returns once it has (its
+    // end of the sync socket closes with that exec, or with the init), so
+    // nothing that joins the container's namespaces afterwards meets it.
+    if (!stage.empty()) {
+        for (;;) {
+            char b;
+            ssize_t n = ::recv(sv[0], &b, 1, 0);
+            if (n == 0 || (n < 0 && errno != EINTR)) break;
+        }
+    }
     cgroup_guard.keep = true;
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
     if (made) *made = rec;

@@ -3,12 +3,20 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <unistd.h>
 
 #ifdef OCI_RUN_FAULT_INJECTION
 namespace ocirun {
 
 void fault_point(const char *phase) {
+    const char *slow = std::getenv("OCI_RUN_FAULT_DELAY");
+    if (slow != nullptr && std::strcmp(slow, phase) == 0) {
+        struct timespec ts {
+            0, 300 * 1000 * 1000
+        };
+        ::nanosleep(&ts, nullptr);
+    }
     const char *want = std::getenv("OCI_RUN_FAULT");
     if (want == nullptr || std::strcmp(want, phase) != 0) return;
     ::raise(SIGKILL);

@@ -373,12 +373,15 @@ void run_init(const InitConfig &cfg) {
     if (!sync::send(cfg.sync_fd, sync::Msg::ready)) {
         ::_exit(1);
     }
-    ::close(cfg.sync_fd);
+    // With the stage, the sync socket stays open until its exec closes it
+    // (CLOEXEC): the runtime waits for that before create returns.
+    if (!stage.view.valid()) ::close(cfg.sync_fd);
     Error e;
     const oci::Spec &spec = *cfg.spec;
-    if (stage.view.valid())
+    if (stage.view.valid()) {
+        fault_point("init:staging");
         e = enter_exec_stage(stage, *spec.process, stage_fds(cfg));
-    else if (auto w = wait_for_start(cfg); !w)
+    } else if (auto w = wait_for_start(cfg); !w)
         e = w.error();
     else if (auto h = spec.hooks
                           ? run_hooks(spec.hooks->start_container, "startContainer",

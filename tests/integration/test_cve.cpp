@@ -204,6 +204,26 @@ Test(cve, cve_2019_5736_sealed_runtime_where_the_stage_is_not_used) {
     cr_assert(contains(at.err, "Read-only file system"), "B's write: %s", at.err.c_str());
 }
 
+// When create returns, the init already runs the sealed stage: create waits
+// for the stage's exec, so nothing that joins the container afterwards can
+// meet the init running the runtime's binary. The init is held 300 ms right
+// before that exec (OCI_RUN_FAULT_DELAY, a -Dfault_injection build).
+Test(cve, cve_2019_5736_create_returns_with_the_init_in_the_sealed_stage) {
+    Env e = make_env("stagenow", {"true"});
+    e.b.save();
+    ::setenv("OCI_RUN_FAULT_DELAY", "init:staging", 1);
+    auto c = create(e);
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    long pid = state_of(e.root, e.id).pid;
+    char buf[256] = "";
+    ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
+    std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(exe == "/oci-run-exec-stage" || exe.rfind("/memfd:oci-run-exec-stage", 0) == 0,
+              "the init ran %s when create returned", exe.c_str());
+}
+
 // The other way to the binary: a process of /proc/self/exe (or a
 // `#!/proc/self/exe` script) runs whatever the init exec'd from. That is the
 // exec stage's sealed view, which refuses to run without the init's

@@ -11,11 +11,13 @@
 //   unknown container. For exec, the runtime side and exec's child up to its
 //   execve (namespaces joined, identity, capabilities, seccomp) run under
 //   memcheck.
-// - create, run and exec re-execute from a sealed memfd copy; valgrind 3.19
-//   cannot execveat a memfd (it resolves the fd to "/memfd:... (deleted)"
-//   and fails with ENOENT), so the test makes the sealed copy itself and
-//   hands valgrind its /proc path: valgrind answers /proc/self/exe with that
-//   copy, which oci-run sees sealed, so the command runs whole under memcheck.
+// - create, run and exec re-execute from a sealed memfd copy (create and
+//   run only where the exec stage cannot be used, runtime/exec_stage.hpp);
+//   valgrind 3.19 cannot execveat a memfd (it resolves the fd to
+//   "/memfd:... (deleted)" and fails with ENOENT), so the test makes the
+//   sealed copy itself and hands valgrind its /proc path: valgrind answers
+//   /proc/self/exe with that copy, which oci-run sees sealed (and so takes
+//   no exec stage), so the command runs whole under memcheck.
 // - Not checked: whatever opens a file through openat2, which 3.19 does not
 //   know (ENOSYS): config.json is opened beneath the bundle or state
 //   directory with it (so a malformed config and update are out of reach),
