@@ -289,9 +289,13 @@ Test(hooks, missing_hook_binary_names_the_path) {
 Test(hooks, runtime_killed_mid_create_leaves_what_delete_force_cleans) {
     Env e = make_env("crash", {"sleep", "30"});
     HookLog h = hook_log(e);
-    // The second hook holds create until the runtime is gone, then ends too.
-    hooks_of(e).create_runtime = {hook(h.script, "createRuntime"),
-                                  shell_hook("while kill -0 $PPID; do sleep 0.05; done")};
+    // The second hook holds create until the runtime is gone, then ends too
+    // (at once if the runtime was gone before it started, and within 10 s
+    // whatever happens: it must not outlive the test).
+    hooks_of(e).create_runtime = {
+        hook(h.script, "createRuntime"),
+        shell_hook("i=0; while [ $PPID != 1 ] && [ $i -lt 200 ] && kill -0 $PPID; do "
+                   "i=$((i + 1)); sleep 0.05; done")};
     e.b.save();
     size_t mounts = test::mount_count();
     test::Spawned c = test::spawn_oci({"--root", e.root, "create", "--bundle", e.b.dir, e.id});
