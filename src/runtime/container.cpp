@@ -280,6 +280,19 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
         spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
     std::string rootfs = OCI_TRY(absolute_path(rootfs_in, "root.path"));
     const oci::Linux &lx = *spec.linux_;
+    // CVE-2019-5736: the init execs the process through the exec stage, or
+    // this process re-executes from its sealed view first (exec_stage.hpp).
+    // Only the empty state directory exists yet: the sealed runtime makes it
+    // again.
+    std::string stage;
+    if (!o.sealed) {
+        stage = exec_stage_for(spec);
+        if (stage.empty()) {
+            (void)dir.remove();
+            if (!o.reseal) return fail("CVE-2019-5736 protection: no way to run sealed");
+            return forward(o.reseal());
+        }
+    }
     std::optional<SeccompFilter> filter;
     if (lx.seccomp) {
         static const std::vector<std::string> none;
@@ -289,19 +302,6 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
     // The sandbox policy from the annotations: checked below, then part of
     // the plan.
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
-    // CVE-2019-5736: the init execs the process through the exec stage, or
-    // this process re-executes from its sealed view first (exec_stage.hpp).
-    // Only the empty state directory exists yet: the sealed runtime makes it
-    // again.
-    std::string stage;
-    if (!o.sealed) {
-        stage = exec_stage_for(spec, filter ? &*filter : nullptr, policy.present);
-        if (stage.empty()) {
-            (void)dir.remove();
-            if (!o.reseal) return fail("CVE-2019-5736 protection: no way to run sealed");
-            return forward(o.reseal());
-        }
-    }
 
     Fds fds;
     int fifo_r, fifo_w = -1, start_result;

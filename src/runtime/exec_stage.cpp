@@ -30,6 +30,14 @@ std::string find_stage() {
     return ::access(OCIRUN_EXEC_STAGE_PATH, X_OK) == 0 ? OCIRUN_EXEC_STAGE_PATH : "";
 }
 
+// Any rule that may notify (whatever capabilities it is conditional on).
+bool may_notify(const oci::Seccomp &s) {
+    if (s.default_action == "SCMP_ACT_NOTIFY") return true;
+    for (const auto &sc : s.syscalls)
+        if (sc.action == "SCMP_ACT_NOTIFY") return true;
+    return false;
+}
+
 bool new_pid_namespace(const oci::Spec &spec) {
     for (const auto &ns : spec.linux_->namespaces)
         if (ns.type == oci::NsType::pid) return ns.path.empty();
@@ -38,16 +46,15 @@ bool new_pid_namespace(const oci::Spec &spec) {
 
 } // namespace
 
-std::string exec_stage_for(const oci::Spec &spec, const SeccompFilter *filter, bool /*guard*/) {
-    // (The sandbox guard filters none of the stage's system calls, wherever
-    // it goes in: seccomp-profiles/sandbox-guard.json.)
+std::string exec_stage_for(const oci::Spec &spec) {
+    const auto &seccomp = spec.linux_->seccomp;
     const char *why = nullptr;
     if (!new_pid_namespace(spec))
         why = "the PID namespace is not a new one";
     else if (spec.hooks &&
              (!spec.hooks->create_container.empty() || !spec.hooks->start_container.empty()))
         why = "hooks run in the container's namespaces";
-    else if (filter && (!spec.process->no_new_privileges || filter->notify))
+    else if (seccomp && (!spec.process->no_new_privileges || may_notify(*seccomp)))
         why = "the seccomp filter goes in before the exec";
     if (why) {
         log::debug(std::string("exec stage not used: ") + why);

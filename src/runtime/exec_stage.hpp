@@ -33,10 +33,11 @@
 
 namespace ocirun {
 
-// The stage's path for this container, or "" (see above). `filter`: the
-// compiled process.seccomp filter, if any; `guard`: a sandbox policy's guard
-// is loaded too.
-std::string exec_stage_for(const oci::Spec &spec, const SeccompFilter *filter, bool guard);
+// The stage's path for this container, or "" (see above); decided from the
+// spec alone, before anything is compiled or made. (A sandbox policy's guard
+// filters none of the stage's system calls, wherever it goes in:
+// seccomp-profiles/sandbox-guard.json.)
+std::string exec_stage_for(const oci::Spec &spec);
 
 // The init's side. Made before the init sets up (`view`: the sealed stage)
 // and completed once the process is known (prepare_exec_stage).
