@@ -265,13 +265,13 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
 // filesystem; with the socket, an init that dies before start makes the
 // release fail with EPIPE).
 struct StartHere {
-    Fd release; // one byte releases the init
-    Fd result;  // EOF once the process is exec'd, or "ERRNO TEXT"
+    Fd release;               // one byte releases the init
+    Fd result;                // EOF once the process is exec'd, or "ERRNO TEXT"
+    oci::ContainerRecord rec; // as create left it, for start under the same lock
 };
 
-// `made`: the record as saved at the end, and `here`, for run's start.
-Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
-                          oci::ContainerRecord *made = nullptr, StartHere *here = nullptr) {
+// `here`: run's start channel, and where the record goes.
+Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *here = nullptr) {
     fault_point("create:dir");
     std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
@@ -608,7 +608,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir,
     }
     cgroup_guard.keep = true;
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
-    if (made) *made = rec;
+    if (here) here->rec = rec;
     return pid;
 }
 
@@ -666,13 +666,12 @@ Status attach_strace(pid_t init, const std::string &log_path) {
     return fail("trace: strace did not attach to the init within 5 s");
 }
 
-// `made`: run's record, straight from create under the same lock (an init
-// that died since shows when the release finds no reader), and its `here`.
-Status start_locked(ContainerDir &dir, oci::ContainerRecord *made = nullptr,
-                    StartHere *here = nullptr) {
+// `here`: run's, with the record straight from create under the same lock
+// (an init that died since shows when the release finds no reader).
+Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
     oci::ContainerRecord rec;
-    if (made) {
-        rec = std::move(*made);
+    if (here) {
+        rec = std::move(here->rec);
     } else {
         rec = OCI_TRY(dir.load());
         CgroupHost host = OCI_TRY(host_for(rec));
@@ -684,8 +683,6 @@ Status start_locked(ContainerDir &dir, oci::ContainerRecord *made = nullptr,
     if (auto it = rec.state.annotations.find(kTraceLogAnnotation);
         it != rec.state.annotations.end())
         OCI_CHECK(attach_strace(rec.state.pid, it->second));
-    std::string fifo = dir.path() + "/" + kFifo;
-    std::string start_fifo = dir.path() + "/" + kStartFifo;
     // The running record is written before the init is released: once it
     // runs, nothing (not a full --root) may leave it recorded as created.
     rec.started = true;
@@ -703,6 +700,8 @@ Status start_locked(ContainerDir &dir, oci::ContainerRecord *made = nullptr,
         answer = read_until_eof(here->result.get());
         here->result.reset();
     } else {
+        std::string fifo = dir.path() + "/" + kFifo;
+        std::string start_fifo = dir.path() + "/" + kStartFifo;
         // Opened before the init is released, so that its answer cannot be
         // missed.
         int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -817,9 +816,8 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     int master = -1;
     {
         ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
-        oci::ContainerRecord made;
         StartHere here;
-        auto p = create_impl(opts, dir, &made, &here);
+        auto p = create_impl(opts, dir, &here);
         if (!p) {
             (void)dir.remove();
             return forward(std::move(p.error()), "run");
@@ -827,7 +825,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         pid = *p;
         if (console.ours >= 0) master = console.master();
         if (!detach) forward_signals_to(pid);
-        if (auto r = start_locked(dir, &made, &here); !r) {
+        if (auto r = start_locked(dir, &here); !r) {
             if (master >= 0) ::close(master);
             kill_and_reap(pid);
             if (auto d = remove_container(dir, true); !d) log::warning(d.error().text());

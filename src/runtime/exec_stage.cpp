@@ -20,12 +20,10 @@ namespace {
 std::string find_stage() {
     const char *env = std::getenv("OCI_RUN_EXEC_STAGE");
     if (env && *env) return ::access(env, X_OK) == 0 ? env : "";
-    char buf[4096];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n > 0 && static_cast<size_t>(n) < sizeof buf - 1) {
-        std::string self(buf, static_cast<size_t>(n));
-        std::string next = self.substr(0, self.rfind('/') + 1) + "oci-run-exec-stage";
-        if (self.find('/') != std::string::npos && ::access(next.c_str(), X_OK) == 0) return next;
+    std::string self = own_binary_path();
+    if (size_t slash = self.rfind('/'); slash != std::string::npos) {
+        std::string next = self.substr(0, slash + 1) + "oci-run-exec-stage";
+        if (::access(next.c_str(), X_OK) == 0) return next;
     }
     return ::access(OCIRUN_EXEC_STAGE_PATH, X_OK) == 0 ? OCIRUN_EXEC_STAGE_PATH : "";
 }
@@ -39,9 +37,8 @@ bool may_notify(const oci::Seccomp &s) {
 }
 
 bool new_pid_namespace(const oci::Spec &spec) {
-    for (const auto &ns : spec.linux_->namespaces)
-        if (ns.type == oci::NsType::pid) return ns.path.empty();
-    return false;
+    const oci::Namespace *pid = spec.linux_->find_namespace(oci::NsType::pid);
+    return pid && pid->path.empty();
 }
 
 } // namespace

@@ -131,8 +131,7 @@ bool running_sealed() {
            (sf.f_flags & ST_RDONLY) != 0;
 }
 
-// The path of this process's binary, or "" when it has none.
-static std::string own_path() {
+std::string own_binary_path() {
     char buf[4096];
     ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return "";
@@ -154,7 +153,7 @@ Result<Fd> sealed_view_of(const std::string &path, const char *memfd_name) {
 
 Error reexec_sealed(char *const argv[]) {
     if (!g_came_through_overlay && !memfd_forced()) {
-        Fd view = overlay_view(own_path(), true);
+        Fd view = overlay_view(own_binary_path(), true);
         if (view.valid()) {
             std::vector<char *> env;
             for (char **e = environ; *e; e++)
