@@ -7,7 +7,7 @@
 
 #include <cstdio>
 #include <ctime>
-#include <random>
+#include <sys/random.h>
 
 namespace ocirun::oci {
 
@@ -131,18 +131,26 @@ std::string rfc3339_now() {
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
+    // Not strftime: it reads /etc/localtime (tzset) even for a UTC format.
     char buf[64];
-    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    std::snprintf(buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
     return buf;
 }
 
 Result<StagedFile> stage_file(const std::string &path, std::string_view content, int mode) {
     auto slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    // A random suffix (getrandom: std::random_device probes the CPU with
+    // cpuid first, which traps to the hypervisor in a VM) for O_EXCL.
+    unsigned suffix = 0;
+    if (::getrandom(&suffix, sizeof suffix, GRND_NONBLOCK) != sizeof suffix) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        suffix = static_cast<unsigned>(ts.tv_nsec);
+    }
     char tmp[64];
-    std::snprintf(tmp, sizeof tmp, "/.tmp-%d-%08x", getpid(),
-                  static_cast<unsigned>(std::random_device{}()));
+    std::snprintf(tmp, sizeof tmp, "/.tmp-%d-%08x", getpid(), suffix);
     std::string tmp_path = dir + tmp;
     int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
     // Errors name `path`, the file the caller knows: the temp name is ours.

@@ -341,6 +341,7 @@ void run_init(const InitConfig &cfg) {
     // A host cgroup directory must not stay reachable as /proc/self/fd/N
     // (CVE-2024-21626); it was only needed by clone3.
     if (cfg.cgroup_fd >= 0) ::close(cfg.cgroup_fd);
+    forbid_netlink_loading();
     // Die with the runtime while setting up; cleared once ready.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     // Non-dumpable: no process in the container without CAP_SYS_PTRACE can

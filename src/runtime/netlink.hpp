@@ -1,5 +1,6 @@
-// Netlink (rtnetlink over libmnl) for the container's network namespace:
-// loopback up, and the host interfaces linux.netDevices moves in.
+// The container's network namespace: loopback up (an ioctl), and the host
+// interfaces linux.netDevices moves in (rtnetlink over libmnl, which is
+// loaded with dlopen the first time it is needed: few containers need it).
 #pragma once
 
 #include "oci/error.hpp"
@@ -12,6 +13,12 @@ namespace ocirun {
 
 // Bring the loopback interface of the caller's network namespace up.
 Status loopback_up();
+
+// From now on, a netlink call that would load libmnl fails instead. The
+// container's init calls it first: after pivot_root, the library would come
+// from the container's rootfs. What the init needs was loaded before the
+// fork, by interface_addresses.
+void forbid_netlink_loading();
 
 // An address of an interface (what moving it to another namespace drops).
 struct IfAddress {
