@@ -63,7 +63,7 @@ std::string exec_stage_for(const oci::Spec &spec) {
 }
 
 Result<Fd> open_exec_stage(const std::string &path) {
-    return sealed_view_of(path, "oci-run-exec-stage");
+    return sealed_copy_of(path, "oci-run-exec-stage");
 }
 
 Status prepare_exec_stage(ExecStage &stage, const oci::Process &p,

@@ -5,7 +5,7 @@
 // sealed runtime for that: only the exec must not come from the host binary
 // (a `#!/proc/self/exe` entry point would run it in the container). So the
 // init ends by exec'ing oci-run-exec-stage (src/exec_stage/) from a sealed
-// view (runtime/sealed_binary.hpp), which waits for `start`, loads the last
+// memfd copy (runtime/sealed_binary.hpp), which waits for `start`, loads the last
 // seccomp filters and execs the process. That is one small exec instead of
 // the whole runtime's sealed re-execution before anything else.
 //
@@ -47,7 +47,7 @@ struct ExecStage {
     std::vector<std::string> args;
 };
 
-// The sealed view of the stage at `path`.
+// A sealed copy of the stage at `path`.
 Result<Fd> open_exec_stage(const std::string &path);
 
 struct StageFds {

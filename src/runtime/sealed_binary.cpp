@@ -47,10 +47,9 @@ std::string escape_layer(const std::string &dir) {
     return out;
 }
 
-// `path` through a private, read-only overlay (see the header), opened for
-// exec; an invalid Fd when that cannot be had. `running`: path is this
-// process's binary, which the file found must still be.
-Fd overlay_view(const std::string &path, bool running) {
+// `path`, this process's binary, through a private, read-only overlay (see
+// the header), opened for exec; an invalid Fd when that cannot be had.
+Fd overlay_view(const std::string &path) {
     size_t slash = path.rfind('/');
     // A replaced or deleted binary (" (deleted)") is not there to view.
     if (slash == std::string::npos || path.find(" (deleted)") != std::string::npos) return Fd();
@@ -63,9 +62,8 @@ Fd overlay_view(const std::string &path, bool running) {
     if (!exe.valid() || ::fstat(exe.get(), &st) < 0 || !S_ISREG(st.st_mode)) return Fd();
     // The file found by path must be the one running: not one put there
     // since (an upgrade, or a writable directory).
-    if (running &&
-        (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
-         st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec))
+    if (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
+        st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec)
         return Fd();
     // What a mapping of it shows in /proc/PID/map_files must be the overlay's
     // file too: kernels that map the file below would hand that out there.
@@ -143,17 +141,13 @@ static bool memfd_forced() {
     return force && std::strcmp(force, "memfd") == 0;
 }
 
-Result<Fd> sealed_view_of(const std::string &path, const char *memfd_name) {
-    if (!memfd_forced()) {
-        Fd view = overlay_view(path, false);
-        if (view.valid()) return view;
-    }
+Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name) {
     return memfd_copy(path, memfd_name);
 }
 
 Error reexec_sealed(char *const argv[]) {
     if (!g_came_through_overlay && !memfd_forced()) {
-        Fd view = overlay_view(own_binary_path(), true);
+        Fd view = overlay_view(own_binary_path());
         if (view.valid()) {
             std::vector<char *> env;
             for (char **e = environ; *e; e++)

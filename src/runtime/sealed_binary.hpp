@@ -47,9 +47,10 @@ std::string own_binary_path();
 // the current environment. Returns only on failure.
 Error reexec_sealed(char *const argv[]);
 
-// Another program (the exec stage, runtime/exec_stage.hpp) through a sealed
-// view made the same way, opened for execveat; a memfd copy is named
-// `memfd_name`.
-Result<Fd> sealed_view_of(const std::string &path, const char *memfd_name);
+// A sealed memfd copy of another program (the exec stage,
+// runtime/exec_stage.hpp), named `memfd_name`, for execveat. Always the copy:
+// for a program of a few KB it is cheaper than the overlay, whose teardown
+// when the container's process exits waits for an RCU grace period.
+Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name);
 
 } // namespace ocirun
