@@ -3,8 +3,12 @@
 // busybox bundle, interleaved (A B C A B C ...), with the unshare floor.
 //
 //   startup [--iterations N] [--scale N] [--json] [--no-heap] [--heap-lib PATH]
-//           [--oci-run PATH] [--runc PATH|none] [--crun PATH|none]
-//           [--bundle-maker PATH]
+//           [--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none]
+//           [--crun PATH|none] [--bundle-maker PATH]
+//
+// The heap count preloads a library into the runtime, which a static binary
+// does not load: --oci-run-heap names the same code linked dynamically (the
+// build's oci-run-dynamic) for that row.
 //
 // Figures, not assertions: medians and p90 in milliseconds, ratios to crun.
 // crun 1.8 refuses a hybrid cgroup host; there it runs in a private mount
@@ -42,7 +46,8 @@ struct Options {
     int scale = 100;
     bool json = false;
     bool heap = true;
-    std::string heap_lib; // bench/heap_count.cpp, built as a shared library
+    std::string heap_lib;     // bench/heap_count.cpp, built as a shared library
+    std::string oci_run_heap; // oci-run linked dynamically, for the heap count
     std::string oci_run, runc = "runc", crun = "crun", bundle_maker;
 };
 
@@ -338,6 +343,8 @@ int main(int argc, char **argv) {
             o.heap_lib = value();
         else if (a == "--oci-run")
             o.oci_run = value();
+        else if (a == "--oci-run-heap")
+            o.oci_run_heap = value();
         else if (a == "--runc")
             o.runc = value();
         else if (a == "--crun")
@@ -347,7 +354,8 @@ int main(int argc, char **argv) {
         else if (a == "-h" || a == "--help") {
             std::printf("usage: startup [--iterations N] [--scale N] [--json] [--no-heap] "
                         "[--heap-lib PATH] "
-                        "[--oci-run PATH] [--runc PATH|none] [--crun PATH|none] "
+                        "[--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none] "
+                        "[--crun PATH|none] "
                         "[--bundle-maker PATH]\n");
             return 0;
         } else
@@ -472,7 +480,9 @@ int main(int argc, char **argv) {
                 ::unlink(log.c_str());
                 ::setenv("LD_PRELOAD", o.heap_lib.c_str(), 1);
                 ::setenv("OCI_RUN_BENCH_HEAP_LOG", log.c_str(), 1);
-                Result r = run(rt_args(rt, {"create", "--bundle", dir + "/base", cid}),
+                Runtime counted = rt;
+                if (rt.name == "oci-run" && !o.oci_run_heap.empty()) counted.path = o.oci_run_heap;
+                Result r = run(rt_args(counted, {"create", "--bundle", dir + "/base", cid}),
                                rt.private_mnt, true);
                 ::unsetenv("LD_PRELOAD");
                 ::unsetenv("OCI_RUN_BENCH_HEAP_LOG");
@@ -548,6 +558,10 @@ int main(int argc, char **argv) {
                     "xN = ratio to crun's median\n",
                     o.iterations);
         if (!note.empty()) std::printf("note: %s\n", note.c_str());
+        if (o.heap && !o.oci_run_heap.empty())
+            std::printf("note: oci-run's heap is counted on %s, the same code linked dynamically "
+                        "(a preloaded counter cannot reach a static binary)\n",
+                        o.oci_run_heap.c_str());
         std::printf("floor: unshare --fork of the same namespaces running /bin/true\n\n");
         print_table(t, names, have_crun);
     }

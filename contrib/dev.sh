@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 what=${1:?usage: contrib/dev.sh demo|test}
 
 packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
-    libcgroup-dev libidn2-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
+    libidn2-dev libunistring-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
 # The client suites (tests/clients) drive oci-run through real Podman and
 # containerd; they skip themselves where these are missing. valgrind checks
 # the CLI paths (tests/integration/test_valgrind.cpp); gcc's libasan and

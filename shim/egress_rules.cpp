@@ -98,10 +98,23 @@ Result<Host> ipv6_host(std::string_view raw) {
     return address_host(a);
 }
 
-// libidn2, and the 1.7 MB libunistring under it, are loaded on the first
-// name that is not ASCII: every create checks the domain patterns, and
-// oci-run starts twice per create (runtime/sealed_binary.hpp), so linking
-// them cost two mappings and relocations of both on every start.
+#ifdef OCIRUN_IDN2_LINKED
+// The static oci-run links libidn2 and libunistring in: nothing to load, and
+// only the pages a conversion touches are read.
+Result<std::string> to_punycode(const std::string &s, std::string_view raw) {
+    char *out = nullptr;
+    int rc = ::idn2_to_ascii_8z(s.c_str(), &out, IDN2_NONTRANSITIONAL);
+    if (rc != IDN2_OK)
+        return fail("invalid internationalised name " + quote(raw) + ": " + ::idn2_strerror(rc));
+    std::string r = out;
+    ::idn2_free(out);
+    return r;
+}
+#else
+// Elsewhere (the helper, a dynamically linked oci-run) libidn2, and the
+// 1.7 MB libunistring under it, are loaded on the first name that is not
+// ASCII: every create checks the domain patterns, and linking them would
+// cost every start two mappings and the relocations of both.
 struct Idn2 {
     int (*to_ascii_8z)(const char *, char **, int) = nullptr;
     const char *(*strerror)(int) = nullptr;
@@ -114,7 +127,8 @@ const Idn2 &idn2() {
         Idn2 l;
         void *h = ::dlopen("libidn2.so.0", RTLD_NOW | RTLD_LOCAL);
         if (h) {
-            l.to_ascii_8z = reinterpret_cast<decltype(l.to_ascii_8z)>(::dlsym(h, "idn2_to_ascii_8z"));
+            l.to_ascii_8z =
+                reinterpret_cast<decltype(l.to_ascii_8z)>(::dlsym(h, "idn2_to_ascii_8z"));
             l.strerror = reinterpret_cast<decltype(l.strerror)>(::dlsym(h, "idn2_strerror"));
             l.free = reinterpret_cast<decltype(l.free)>(::dlsym(h, "idn2_free"));
         }
@@ -141,6 +155,7 @@ Result<std::string> to_punycode(const std::string &s, std::string_view raw) {
     lib.free(out);
     return r;
 }
+#endif
 
 // Labels of a name: none empty, none over 63 characters, none starting or
 // ending with "-".

@@ -12,10 +12,16 @@
 //
 // It answers on the ready fd with "ready PID" once everything listens, or
 // "error TEXT".
+//
+//   oci-run-shim --netdev NAME NEWNAME
+//
+// is another job, run and waited for by create: moving a linux.netDevices
+// interface into the container (netdev.hpp).
 #include "egress_log.hpp"
 #include "egress_proxy.hpp"
 #include "forward.hpp"
 #include "loop.hpp"
+#include "netdev.hpp"
 #include "relay.hpp"
 
 #include <arpa/inet.h>
@@ -199,6 +205,7 @@ void raise_fd_limit() {
 } // namespace
 
 int main(int argc, char **argv) {
+    if (argc > 1 && std::strcmp(argv[1], "--netdev") == 0) return netdev_main(argc, argv);
     // Nothing in the container may ptrace this process or open its
     // /proc/PID files, even with the same uid.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

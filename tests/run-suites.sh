@@ -41,6 +41,10 @@ use_build() {
     export OCI_RUN_SYSCALL_PROBE="${OCI_RUN_SYSCALL_PROBE:-$1/tests/syscall-probe}"
     export OCI_RUN_PROFILES="${OCI_RUN_PROFILES:-$src/seccomp-profiles}"
     export OCI_RUN_SHIM="${OCI_RUN_SHIM:-$1/shim/oci-run-shim}"
+    # The valgrind suite's binary: the static oci-run's dynamically linked twin.
+    if [ -x "$1/src/oci-run-dynamic" ]; then
+        export OCI_RUN_DYNAMIC="${OCI_RUN_DYNAMIC:-$1/src/oci-run-dynamic}"
+    fi
 }
 
 # criterion_suite NAME BINARY [ARGS...]: run it with --json (and ARGS, such
@@ -135,7 +139,7 @@ sanitized_suite() {
         # This build's runtime and helper, whatever the plain suites ran. The
         # static test programs copied into containers are the plain build's
         # (a sanitized program cannot be linked statically).
-        unset OCI_RUN OCI_RUN_SHIM
+        unset OCI_RUN OCI_RUN_SHIM OCI_RUN_DYNAMIC
         use_build "$asan_build"
         export ASAN_OPTIONS="log_path=$logs/asan:exitcode=86:abort_on_error=0:halt_on_error=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
         export UBSAN_OPTIONS="log_path=$logs/ubsan:exitcode=86:abort_on_error=0:halt_on_error=1:print_stacktrace=1"

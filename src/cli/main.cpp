@@ -27,12 +27,9 @@ void print_version() {
                 "commit: %s\n"
                 "spec: %s\n"
                 "libseccomp: %u.%u.%u\n"
-                "yajl: %d.%d.%d\n"
-                "libmnl: %s\n"
-                "libcgroup: %s\n",
+                "yajl: %d.%d.%d\n",
                 OCIRUN_VERSION, OCIRUN_COMMIT, oci::kSpecVersion, v->major, v->minor, v->micro,
-                y / 10000, (y / 100) % 100, y % 100, OCIRUN_LIBMNL_VERSION,
-                OCIRUN_LIBCGROUP_VERSION);
+                y / 10000, (y / 100) % 100, y % 100);
 }
 
 void print_help() {

@@ -215,14 +215,11 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
     return spawn_shim(l);
 }
 
-// linux.netDevices: into the init's network namespace, renamed on the way;
-// the init gives them their addresses back and sets them up.
+// linux.netDevices: into the init's network namespace, renamed on the way,
+// with the addresses they had, and up.
 Status move_net_devices(const oci::Linux &lx, pid_t init) {
-    if (lx.net_devices.empty()) return {};
-    auto netns = open_namespace(init, "net");
-    if (!netns) return forward(std::move(netns.error()), "linux.netDevices");
     for (const auto &[name, dev] : lx.net_devices)
-        OCI_CHECK(move_interface(name, netns->get(), dev.name));
+        OCI_CHECK(move_net_device(name, dev.name, init));
     return {};
 }
 
@@ -405,13 +402,12 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     // The proxy is the only way out: the process is told where it is.
     if (policy.net.proxy()) add_proxy_env(spec.process->env);
     const bool want_shim = policy.net.helper() && host_facts.shim;
-    // The host interfaces to move in, with the addresses the move drops.
+    // The host interfaces to move in (after the clone): there now.
     if (!lx.net_devices.empty() && policy.net.own_namespace())
         return fail("config.json: linux.netDevices: dev.ocirun.network=" + policy.net.mode +
                     " allows loopback only");
     for (const auto &[name, dev] : lx.net_devices)
-        cfg.net_devices.push_back(
-            {dev.name.empty() ? name : dev.name, OCI_TRY(interface_addresses(name))});
+        OCI_CHECK(check_interface(name));
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;

@@ -316,8 +316,6 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "network namespace");
-    for (const auto &d : cfg.net_devices)
-        OCI_CHECK(configure_interface(d.name, d.addrs));
     OCI_CHECK(pass_listeners(cfg));
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
     OCI_CHECK(set_personality(spec));
@@ -341,7 +339,6 @@ void run_init(const InitConfig &cfg) {
     // A host cgroup directory must not stay reachable as /proc/self/fd/N
     // (CVE-2024-21626); it was only needed by clone3.
     if (cfg.cgroup_fd >= 0) ::close(cfg.cgroup_fd);
-    forbid_netlink_loading();
     // Die with the runtime while setting up; cleared once ready.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     // Non-dumpable: no process in the container without CAP_SYS_PTRACE can

@@ -3,7 +3,6 @@
 // as the checklist.
 #pragma once
 
-#include "netlink.hpp"
 #include "oci/spec.hpp"
 #include "rootfs.hpp"
 #include "seccomp.hpp"
@@ -43,11 +42,6 @@ struct InitConfig {
     bool lock_mounts = false;           // a sandbox policy masks paths: lock them (nested user ns)
     bool loopback_up = false;           // a new netns: bring its lo up
     std::vector<uint16_t> listen_ports; // listen on 127.0.0.1:PORT, pass each to the runtime
-    struct NetDevice {
-        std::string name;             // in the container
-        std::vector<IfAddress> addrs; // what it had on the host
-    };
-    std::vector<NetDevice> net_devices; // linux.netDevices, moved in by the runtime
     std::string exec_stage; // the stage that execs the process (runtime/exec_stage.hpp),
                             // or "": the init execs it (the runtime runs sealed)
 };

@@ -485,7 +485,10 @@ Test(network, delete_force_stops_the_helper) {
 }
 
 // linux.netDevices: a host interface moves in under its new name with its
-// addresses, and is up; one that does not exist is an error naming it.
+// addresses, and is up; one that does not exist is an error naming it, and so
+// is a move the kernel refuses (a name the container's namespace already
+// has), which leaves nothing behind. (The kernel moves the interface before
+// it renames it: the refused veth goes with the container's namespace.)
 Test(network, net_devices_move_a_host_interface_in) {
     std::string host_if = "ocrt" + std::to_string(::getpid() % 100000);
     std::string peer = host_if + "p";
@@ -496,6 +499,14 @@ Test(network, net_devices_move_a_host_interface_in) {
                    " && ip addr add "
                    "192.0.2.10/24 dev " +
                    host_if + " && ip -6 addr add 2001:db8::10/64 dev " + host_if);
+    std::string clash_if = host_if + "c";
+    auto made_clash = sh("ip link add " + clash_if + " type veth peer name " + clash_if + "p");
+    Env clash = make_env("netdev3", {"true"});
+    clash.b.spec.linux_->net_devices[clash_if].name = "lo";
+    auto refused = test::run(clash);
+    auto clash_left = test::dir_entries(clash.root);
+    auto clash_after =
+        sh("ip link show " + clash_if + "p 2>&1; ip link del " + clash_if + "p 2>/dev/null; true");
     Env e = make_env(
         "netdev", {"sh", "-c", "ip -o addr show eth1; cat /sys/class/net/eth1/flags; ip -o link"});
     e.b.spec.linux_->net_devices[host_if].name = "eth1";
@@ -508,6 +519,13 @@ Test(network, net_devices_move_a_host_interface_in) {
     auto after = sh("ip link show " + peer + " 2>&1; ip link del " + peer + " 2>/dev/null; true");
     cleanup_all();
     cr_assert_eq(made.status, 0, "%s", made.err.c_str());
+    cr_assert_eq(made_clash.status, 0, "%s", made_clash.err.c_str());
+    cr_assert_eq(refused.status, 1, "%s", refused.err.c_str());
+    cr_assert(contains(refused.err, "linux.netDevices[" + clash_if + "]: network helper") &&
+                  contains(refused.err, "as lo: File exists"),
+              "%s", refused.err.c_str());
+    cr_assert(clash_left.empty());
+    cr_assert(contains(clash_after.out, "does not exist"), "%s", clash_after.out.c_str());
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
     cr_assert(contains(o.out, "eth1    inet 192.0.2.10/24 scope global eth1") &&
                   contains(o.out, "inet6 2001:db8::10/64 scope global"),
@@ -520,6 +538,27 @@ Test(network, net_devices_move_a_host_interface_in) {
               "%s", missing.err.c_str());
     cr_assert(left.empty());
     cr_assert(contains(after.out, "does not exist"), "%s", after.out.c_str());
+}
+
+// Domain patterns are checked when the container is made, internationalised
+// names through libidn2 (linked into the static oci-run, loaded by a dynamic
+// one): a valid one is taken, an invalid one refused with its reason.
+Test(network, international_domain_patterns_are_checked_at_create) {
+    Env ok = make_env("netidn", {"true"});
+    ok.b.spec.annotations["dev.ocirun.domains"] = "b\xc3\xbc"
+                                                  "cher.test";
+    auto good = test::run(ok);
+    Env bad = make_env("netidn2", {"true"});
+    bad.b.spec.annotations["dev.ocirun.domains"] = "-\xc3\xbc.test";
+    auto refused = test::run(bad);
+    auto left = test::dir_entries(bad.root);
+    cleanup_all();
+    cr_assert_eq(good.status, 0, "%s", good.err.c_str());
+    cr_assert_eq(refused.status, 1, "%s", refused.err.c_str());
+    cr_assert(contains(refused.err, "dev.ocirun.domains") &&
+                  contains(refused.err, "invalid internationalised name"),
+              "%s", refused.err.c_str());
+    cr_assert(left.empty());
 }
 
 // Any new network namespace gets its loopback up (as runc and crun do), with

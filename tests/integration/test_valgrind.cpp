@@ -33,13 +33,17 @@
 // - The bundle has no process.rlimits: valgrind 3.19 refuses any
 //   setrlimit(RLIMIT_NOFILE) whose hard limit is not its own (EPERM), which
 //   would stop exec's child before it reaches the code under test.
-// - libstdc++ is linked statically by default, so memcheck sees its
-//   operator new as plain malloc: leaks are found, new/delete mismatches
-//   are not.
+// - The binary checked is $OCI_RUN_DYNAMIC when set: the build's
+//   oci-run-dynamic, the same objects as the static oci-run linked against
+//   the shared C library, since memcheck cannot replace malloc in a static
+//   binary (a static one is skipped, with that reason). libstdc++ is linked
+//   statically into it, so memcheck sees operator new as plain malloc: leaks
+//   are found, new/delete mismatches are not.
 #include "support/container_env.hpp"
 
 #include <criterion/criterion.h>
 
+#include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -47,6 +51,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -62,16 +67,44 @@ namespace {
 constexpr int kValgrindError = 97; // not a status oci-run exits with
 constexpr int kTimeoutMs = 180000; // memcheck is slow, more so on a loaded host
 
+// The binary under memcheck (see the header comment).
+const std::string &checked_binary() {
+    static const std::string path = [] {
+        const char *d = std::getenv("OCI_RUN_DYNAMIC");
+        return std::string(d && *d ? d : test::oci_run_path());
+    }();
+    return path;
+}
+
+// A dynamically linked executable has a PT_INTERP program header.
+bool has_interpreter(const std::string &elf) {
+    Elf64_Ehdr eh;
+    if (elf.size() < sizeof eh) return false;
+    std::memcpy(&eh, elf.data(), sizeof eh);
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        size_t off = eh.e_phoff + i * static_cast<size_t>(eh.e_phentsize);
+        if (off + sizeof ph > elf.size()) return false;
+        std::memcpy(&ph, elf.data() + off, sizeof ph);
+        if (ph.p_type == PT_INTERP) return true;
+    }
+    return false;
+}
+
 // Skip (with the reason) when the run cannot be made here.
 void need_valgrind() {
     if (test::find_in_path("valgrind").empty())
         cr_skip_test("valgrind is not installed (apt-get install valgrind)");
     // valgrind cannot run a binary built with AddressSanitizer; the plain
     // build's run of this suite covers these paths.
-    static const bool asan = contains(test::read_file(test::oci_run_path()), "__asan_init");
-    if (asan)
+    static const std::string bin = test::read_file(checked_binary());
+    if (contains(bin, "__asan_init"))
         cr_skip_test("%s is built with AddressSanitizer, which valgrind cannot run",
-                     test::oci_run_path().c_str());
+                     checked_binary().c_str());
+    if (!has_interpreter(bin))
+        cr_skip_test("%s is a static binary, whose malloc memcheck cannot follow: set "
+                     "OCI_RUN_DYNAMIC to the build's oci-run-dynamic",
+                     checked_binary().c_str());
 }
 
 // A sealed memfd copy of the binary under test, as oci-run makes for itself
@@ -84,8 +117,8 @@ struct SealedCopy {
 const SealedCopy &sealed_copy() {
     static SealedCopy copy;
     if (copy.fd >= 0) return copy;
-    int bin = open(test::oci_run_path().c_str(), O_RDONLY | O_CLOEXEC);
-    cr_assert(bin >= 0, "open %s: %s", test::oci_run_path().c_str(), strerror(errno));
+    int bin = open(checked_binary().c_str(), O_RDONLY | O_CLOEXEC);
+    cr_assert(bin >= 0, "open %s: %s", checked_binary().c_str(), strerror(errno));
     struct stat st;
     cr_assert_eq(fstat(bin, &st), 0);
     int mem = memfd_create("oci-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -118,7 +151,7 @@ Checked memcheck(const std::vector<std::string> &args, bool sealed = false) {
                                   "--errors-for-leak-kinds=definite",
                                   "--show-leak-kinds=definite",
                                   "--log-file=" + logs + "/vg.%p.log",
-                                  sealed ? sealed_copy().path : test::oci_run_path()};
+                                  sealed ? sealed_copy().path : checked_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     test::Spawned s = test::spawn_files(argv);
     cr_assert(s.pid > 0, "spawn valgrind");
@@ -239,7 +272,8 @@ Test(valgrind, create_and_run_refuse_bad_input) {
     expect_refusal(rn, missing.c_str());
     auto bad_id = memcheck({"--root", e.root, "create", "--bundle", e.b.dir, "../up"}, true);
     expect_refusal(bad_id, "invalid container ID");
-    auto flags = memcheck({"--root", e.root, "run", "--keep", "-d", "--bundle", e.b.dir, e.id}, true);
+    auto flags =
+        memcheck({"--root", e.root, "run", "--keep", "-d", "--bundle", e.b.dir, e.id}, true);
     expect_refusal(flags, "--keep and --detach");
     cr_assert(test::dir_entries(e.root).empty(), "a refused create left state in %s",
               e.root.c_str());
