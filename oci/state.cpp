@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <sys/random.h>
@@ -129,12 +130,23 @@ Result<std::string> read_file(const std::string &path, int flags, size_t limit) 
 std::string rfc3339_now() {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    // Not strftime: it reads /etc/localtime (tzset) even for a UTC format.
+    return rfc3339(ts);
+}
+
+std::string rfc3339(const struct timespec &ts) {
+    // Calendar arithmetic, not gmtime_r or strftime: glibc loads the time
+    // zone (/etc/localtime) on their first call, even for UTC.
+    using namespace std::chrono;
+    sys_seconds secs{seconds{ts.tv_sec}};
+    auto day = floor<days>(secs);
+    year_month_day ymd{day};
+    hh_mm_ss<seconds> hms{secs - day};
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02lld.%09ldZ",
+                  static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                  static_cast<unsigned>(ymd.day()), static_cast<long>(hms.hours().count()),
+                  static_cast<long>(hms.minutes().count()),
+                  static_cast<long long>(hms.seconds().count()), ts.tv_nsec);
     return buf;
 }
 

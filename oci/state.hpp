@@ -5,6 +5,7 @@
 #include "error.hpp"
 #include "spec.hpp"
 
+#include <ctime>
 #include <string>
 
 namespace ocirun::json {
@@ -61,6 +62,9 @@ Result<std::string> read_file(const std::string &path, int flags = 0,
 
 // The current time as RFC 3339 UTC with nanoseconds ("2026-01-02T03:04:05.123456789Z").
 std::string rfc3339_now();
+
+// `ts` (CLOCK_REALTIME) the same way.
+std::string rfc3339(const struct timespec &ts);
 
 // Write `path` atomically: a temp file in the same directory, then rename.
 // A reader sees the old or the new content, never a mix. No fsync: what these

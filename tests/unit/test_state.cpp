@@ -366,3 +366,20 @@ Test(state, staged_file_dropped_without_commit_leaves_the_target) {
     expect_eq(content, "old");
     cr_assert_eq(names.size(), 1u, "temp file left behind");
 }
+
+// Timestamps: calendar arithmetic (no time zone database), checked against
+// fixed dates and against gmtime_r over 200 years.
+Test(state, rfc3339_timestamps) {
+    expect_eq(rfc3339({0, 0}), "1970-01-01T00:00:00.000000000Z");
+    expect_eq(rfc3339({951782400, 5}), "2000-02-29T00:00:00.000000005Z");
+    expect_eq(rfc3339({1798761599, 999999999}), "2026-12-31T23:59:59.999999999Z");
+    for (time_t t = 0; t < 200L * 366 * 86400; t += 86400 * 37 + 3607) {
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        char want[64];
+        std::snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.000000042Z",
+                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                      tm.tm_sec);
+        expect_eq(rfc3339({t, 42}), want);
+    }
+}
