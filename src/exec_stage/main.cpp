@@ -164,6 +164,10 @@ extern "C" [[noreturn]] void stage_main(long *sp) {
     // As the init was: no process in the container without CAP_SYS_PTRACE
     // can open /proc/PID/exe or ptrace this one.
     sys(__NR_prctl, PR_SET_DUMPABLE, 0);
+    // What ps shows while the container is created (the exec of a memfd
+    // would show "memfd:oci-run-e").
+    static const char name[] = "oci-run-stage";
+    sys(__NR_prctl, PR_SET_NAME, reinterpret_cast<long>(name));
 
     // Wait for `start`.
     long flags = sys(__NR_fcntl, fifo_r, F_GETFL);

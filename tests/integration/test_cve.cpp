@@ -205,8 +205,8 @@ Test(cve, cve_2019_5736_sealed_runtime_memfd_copy_cannot_be_overwritten) {
 
 // When create returns, the init already runs the sealed stage: create waits
 // for the stage's exec, so nothing that joins the container afterwards can
-// meet the init running the runtime's binary. The init is held 300 ms right
-// before that exec (OCI_RUN_FAULT_DELAY, a -Dfault_injection build).
+// meet the init running the runtime's binary. ps shows it as oci-run-stage. The init is held 300 ms
+// right before that exec (OCI_RUN_FAULT_DELAY, a -Dfault_injection build).
 Test(cve, cve_2019_5736_create_returns_with_the_init_in_the_sealed_stage) {
     Env e = make_env("stagenow", {"true"});
     e.b.save();
@@ -217,10 +217,12 @@ Test(cve, cve_2019_5736_create_returns_with_the_init_in_the_sealed_stage) {
     char buf[256] = "";
     ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
     std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    std::string comm = read_file("/proc/" + std::to_string(pid) + "/comm");
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert(exe.rfind("/memfd:oci-run-exec-stage", 0) == 0,
               "the init ran %s when create returned", exe.c_str());
+    cr_assert_str_eq(comm.c_str(), "oci-run-stage\n", "what ps shows of the init");
 }
 
 // The other way to the binary: a process of /proc/self/exe (or a
