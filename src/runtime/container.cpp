@@ -265,6 +265,9 @@ struct StartHere {
     Fd release;               // one byte releases the init
     Fd result;                // EOF once the process is exec'd, or "ERRNO TEXT"
     oci::ContainerRecord rec; // as create left it, for start under the same lock
+    // The running record, written while the init sets up (not with a network
+    // helper, whose PID comes later): start only renames it into place.
+    std::optional<oci::StagedFile> running;
 };
 
 // `here`: run's start channel, and where the record goes.
@@ -533,6 +536,14 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
         !r)
         return abort_child(r.error());
+    if (here && !want_shim) {
+        oci::ContainerRecord running = rec;
+        running.started = true;
+        running.state.status = oci::ContainerStatus::running;
+        auto staged = dir.stage(running);
+        if (!staged) return abort_child(staged.error());
+        here->running.emplace(std::move(*staged));
+    }
     auto msg = sync::receive(sv[0], "the container's init");
     std::vector<Fd> listeners; // the init's sockets for the network helper
     while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
@@ -683,7 +694,8 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
     // runs, nothing (not a full --root) may leave it recorded as created.
     rec.started = true;
     rec.state.status = oci::ContainerStatus::running;
-    oci::StagedFile running = OCI_TRY(dir.stage(rec));
+    oci::StagedFile running =
+        here && here->running ? std::move(*here->running) : OCI_TRY(dir.stage(rec));
     std::string answer;
     if (here) {
         char c = '0';
