@@ -47,7 +47,8 @@ demo)
 test)
     # The unit and integration suites run a second time against a build with
     # AddressSanitizer and UndefinedBehaviorSanitizer (-fno-sanitize-recover:
-    # any UB aborts). Dynamic dependencies (the sanitizer runtimes are shared
+    # any UB aborts): its unit suite, and the plain build's integration suite
+    # driving its oci-run, helper and stage. Dynamic dependencies (the sanitizer runtimes are shared
     # libraries), -O1 (the sanitizers' usual level; it also compiles much
     # faster) and -g1: line tables are all a report needs, and the tests that
     # force the sealed memfd (OCI_RUN_SEAL=memfd) copy the whole binary, which
@@ -64,7 +65,7 @@ test)
             -Dcpp_args='-g1 -fno-sanitize-recover=undefined' \
             -Dcpp_link_args='-fno-sanitize-recover=undefined -no-pie'
     fi
-    ninja -C "$asan" src/oci-run src/oci-run-exec-stage shim/oci-run-shim tests/unit-tests tests/integration-tests
+    ninja -C "$asan" src/oci-run src/oci-run-exec-stage shim/oci-run-shim tests/unit-tests
     # The libFuzzer targets (tests/fuzz): clang 16 (libstdc++ 12's <expected>
     # is beyond Debian's default clang 14), only the targets built.
     fuzz=${OCI_RUN_FUZZ_BUILD:-build-fuzz}

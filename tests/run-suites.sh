@@ -1,8 +1,9 @@
 #!/bin/sh
 # run-suites.sh BUILD_DIR [ASAN_BUILD_DIR]: run every Criterion suite of a
 # build, then (given a second build made with -Db_sanitize=address,undefined)
-# the unit and integration suites again against that build as `unit-asan`
-# and `integration-asan`, and print one closing line that sums them all:
+# that build's unit suite as `unit-asan` and the integration suite again
+# against that build's binaries as `integration-asan`, and print one closing
+# line that sums them all:
 # "N passed, N failed, N skipped".
 # Exit status is non-zero when a test failed, a sanitizer reported, or a
 # suite did not run at all.
@@ -143,17 +144,6 @@ sanitized_suite() {
         use_build "$asan_build"
         export ASAN_OPTIONS="log_path=$logs/asan:exitcode=86:abort_on_error=0:halt_on_error=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
         export UBSAN_OPTIONS="log_path=$logs/ubsan:exitcode=86:abort_on_error=0:halt_on_error=1:print_stacktrace=1"
-        # A failed assertion ends a Criterion test with its locals alive: in
-        # the integration suite, where the code under test runs in oci-run's
-        # own processes, that is noise, not a leak (the unit suite keeps it:
-        # there the runtime's code runs inside the test). Criterion's runner
-        # keeps a few of its own allocations to the end, too: suppressed by
-        # library, which hides any leak of the test process itself; oci-run's
-        # and the helper's processes have no Criterion frame, so theirs count.
-        if [ "$name" = integration-asan ]; then
-            printf 'leak:criterion_internal_test_main\nleak:libcriterion.so\n' >"$report/lsan.supp"
-            export LSAN_OPTIONS="suppressions=$report/lsan.supp:print_suppressions=0"
-        fi
         criterion_suite "$@"
         echo "$suite_pass $suite_fail $suite_skip $broken" >"$report/$name.counts"
     )
@@ -183,7 +173,10 @@ if [ -n "$asan_build" ]; then
     # binary). (Exhaustion cannot run sanitized anyway: with the helper out
     # of descriptors, UBSan's vptr check cannot make the pipe it probes
     # memory with and reports a valid object as one with an invalid vptr.)
-    sanitized_suite integration-asan "$asan_build/tests/integration-tests" \
+    # The code under test runs in the sanitized oci-run, helper and stage the
+    # suite starts; the test program itself is the plain build's (the unit
+    # suite is where the runtime's code runs inside the test, sanitized).
+    sanitized_suite integration-asan "$build/tests/integration-tests" \
         --filter '@(cli|lifecycle|exec|hooks|sandbox|cve|crash|bad_input|bad_cli|bad_host|cgroups|mounts|seccomp|terminal|network|rootless)/*'
 fi
 
