@@ -4,7 +4,7 @@
 //
 //   startup [--iterations N] [--scale N] [--json] [--no-heap] [--heap-lib PATH]
 //           [--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none]
-//           [--crun PATH|none] [--bundle-maker PATH]
+//           [--crun PATH|none] [--settle-ms N] [--bundle-maker PATH]
 //
 // The heap count preloads a library into the runtime, which a static binary
 // does not load: --oci-run-heap names the same code linked dynamically (the
@@ -88,12 +88,20 @@ struct Result {
     std::string err;
 };
 
+// The pause before each timed command (--settle-ms): the kernel finishes a
+// runtime's cgroup and namespace teardown in the background (workqueues, RCU
+// callbacks), and whatever ran next paid for it: the heavier the previous
+// runtime (runc's Go runtime and its cgroups), the more. Every runtime and
+// the floor get the same pause.
+int g_settle_ms = 25;
+
 // Run argv (stdio on /dev/null, stderr kept in a file when `capture_err`:
 // not a pipe, since `create` hands its stdio to the container's init, which
 // would hold a pipe open), optionally in the private mount namespace; time
 // it and take its rusage.
 Result run(const std::vector<std::string> &argv, bool private_mnt = false,
            bool capture_err = false) {
+    if (g_settle_ms > 0) ::usleep(static_cast<useconds_t>(g_settle_ms) * 1000);
     int errfd = -1;
     if (capture_err) {
         char path[] = "/tmp/oci-run-bench-err-XXXXXX";
@@ -295,7 +303,8 @@ void print_table(const Table &t, const std::vector<std::string> &names, bool hav
 }
 
 void print_json(const Table &t, const Options &o, const std::vector<Runtime> &rts) {
-    std::printf("{\"iterations\":%d,\"scale\":%d,\"runtimes\":[", o.iterations, o.scale);
+    std::printf("{\"iterations\":%d,\"scale\":%d,\"settleMs\":%d,\"runtimes\":[", o.iterations,
+                o.scale, g_settle_ms);
     for (size_t i = 0; i < rts.size(); i++)
         std::printf("%s{\"name\":\"%s\",\"path\":\"%s\",\"privateMountNamespace\":%s}",
                     i ? "," : "", rts[i].name.c_str(), rts[i].path.c_str(),
@@ -345,6 +354,8 @@ int main(int argc, char **argv) {
             o.oci_run = value();
         else if (a == "--oci-run-heap")
             o.oci_run_heap = value();
+        else if (a == "--settle-ms")
+            g_settle_ms = std::max(0, std::atoi(value().c_str()));
         else if (a == "--runc")
             o.runc = value();
         else if (a == "--crun")
@@ -355,7 +366,7 @@ int main(int argc, char **argv) {
             std::printf("usage: startup [--iterations N] [--scale N] [--json] [--no-heap] "
                         "[--heap-lib PATH] "
                         "[--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none] "
-                        "[--crun PATH|none] "
+                        "[--crun PATH|none] [--settle-ms N] "
                         "[--bundle-maker PATH]\n");
             return 0;
         } else
@@ -574,7 +585,10 @@ int main(int argc, char **argv) {
             std::printf("note: oci-run's heap is counted on %s, the same code linked dynamically "
                         "(a preloaded counter cannot reach a static binary)\n",
                         o.oci_run_heap.c_str());
-        std::printf("floor: unshare --fork of the same namespaces running /bin/true\n\n");
+        std::printf("floor: unshare --fork of the same namespaces running /bin/true\n");
+        std::printf("each timed command starts after a %d ms pause (--settle-ms), in a turning "
+                    "order\n\n",
+                    g_settle_ms);
         print_table(t, names, have_crun);
     }
     std::system(("rm -rf " + sh_quote(dir)).c_str());
