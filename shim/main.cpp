@@ -13,7 +13,7 @@
 // It answers on the ready fd with "ready PID" once everything listens, or
 // "error TEXT".
 //
-//   oci-run-shim --netdev NAME NEWNAME
+//   oci-run-shim --netdev NAME NEWNAME NETNS
 //
 // is another job, run and waited for by create: moving a linux.netDevices
 // interface into the container (netdev.hpp).

@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -169,6 +170,19 @@ Status move_and_configure(const std::string &name, const std::string &new_name,
                           const std::string &netns) {
     int ns = ::open(netns.c_str(), O_RDONLY | O_CLOEXEC);
     if (ns < 0) return fail_errno("linux.netDevices[" + name + "]: open " + netns);
+    // Never "into" the namespace the interface is in: that would only rename
+    // it on the host.
+    struct stat target, own;
+    if (::fstat(ns, &target) < 0 || ::stat("/proc/self/ns/net", &own) < 0) {
+        int e = errno;
+        ::close(ns);
+        return fail_code(e, "linux.netDevices[" + name + "]: stat " + netns);
+    }
+    if (target.st_dev == own.st_dev && target.st_ino == own.st_ino) {
+        ::close(ns);
+        return fail("linux.netDevices[" + name + "]: " + netns +
+                    " is the host's network namespace, not the container's");
+    }
     auto addrs = interface_addresses(name);
     if (!addrs) {
         ::close(ns);

@@ -36,16 +36,17 @@ tally() {
 # The environment the integration suites read: the binaries of build $1,
 # where the caller has not named others (another runtime's binary, say).
 use_build() {
+    # The valgrind suite's binary: the static oci-run's dynamically linked
+    # twin, unless the caller named another runtime.
+    if [ -z "${OCI_RUN:-}" ] && [ -x "$1/src/oci-run-dynamic" ]; then
+        export OCI_RUN_DYNAMIC="${OCI_RUN_DYNAMIC:-$1/src/oci-run-dynamic}"
+    fi
     export OCI_RUN="${OCI_RUN:-$1/src/oci-run}"
     export OCI_RUN_BUNDLE_MAKER="${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}"
     export OCI_RUN_ARCH_BYPASS="${OCI_RUN_ARCH_BYPASS:-$1/tests/arch-bypass}"
     export OCI_RUN_SYSCALL_PROBE="${OCI_RUN_SYSCALL_PROBE:-$1/tests/syscall-probe}"
     export OCI_RUN_PROFILES="${OCI_RUN_PROFILES:-$src/seccomp-profiles}"
     export OCI_RUN_SHIM="${OCI_RUN_SHIM:-$1/shim/oci-run-shim}"
-    # The valgrind suite's binary: the static oci-run's dynamically linked twin.
-    if [ -x "$1/src/oci-run-dynamic" ]; then
-        export OCI_RUN_DYNAMIC="${OCI_RUN_DYNAMIC:-$1/src/oci-run-dynamic}"
-    fi
 }
 
 # criterion_suite NAME BINARY [ARGS...]: run it with --json (and ARGS, such

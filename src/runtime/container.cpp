@@ -215,11 +215,16 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
     return spawn_shim(l);
 }
 
-// linux.netDevices: into the init's network namespace, renamed on the way,
-// with the addresses they had, and up.
+// linux.netDevices: into the container's network namespace, renamed on the
+// way, with the addresses they had, and up. One joined by path is named by
+// that path: the init enters it only after proceed.
 Status move_net_devices(const oci::Linux &lx, pid_t init) {
+    if (lx.net_devices.empty()) return {};
+    const oci::Namespace *net = lx.find_namespace(oci::NsType::network);
+    std::string netns =
+        net && !net->path.empty() ? net->path : "/proc/" + std::to_string(init) + "/ns/net";
     for (const auto &[name, dev] : lx.net_devices)
-        OCI_CHECK(move_net_device(name, dev.name, init));
+        OCI_CHECK(move_net_device(name, dev.name, netns));
     return {};
 }
 
@@ -411,6 +416,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
                     " allows loopback only");
     for (const auto &[name, dev] : lx.net_devices)
         OCI_CHECK(check_interface(name));
+    if (!lx.net_devices.empty()) OCI_CHECK(check_net_device_helper());
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;

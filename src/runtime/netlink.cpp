@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace ocirun {
 
@@ -31,11 +33,21 @@ Status check_interface(const std::string &name) {
     return {};
 }
 
-Status move_net_device(const std::string &name, const std::string &new_name, pid_t init) {
+Status check_net_device_helper() {
+    std::string path = shim_path();
+    if (::access(path.c_str(), X_OK) < 0)
+        return fail_errno("linux.netDevices needs the network helper " + path);
+    return {};
+}
+
+Status move_net_device(const std::string &name, const std::string &new_name,
+                       const std::string &netns) {
     oci::Hook helper;
     helper.path = shim_path();
-    helper.args = {"oci-run-shim", "--netdev", name, new_name.empty() ? name : new_name,
-                   "/proc/" + std::to_string(init) + "/ns/net"};
+    helper.args = {"oci-run-shim", "--netdev", name, new_name.empty() ? name : new_name, netns};
+    // A sanitized build's helper reports where the runner reads.
+    for (const char *var : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
+        if (const char *v = std::getenv(var)) helper.env.push_back(std::string(var) + "=" + v);
     helper.timeout = 30;
     return run_program(helper, "linux.netDevices[" + name + "]: network helper", "");
 }

@@ -7,7 +7,6 @@
 #include "oci/error.hpp"
 
 #include <string>
-#include <sys/types.h>
 
 namespace ocirun {
 
@@ -17,9 +16,14 @@ Status loopback_up();
 // linux.netDevices[name] exists in the caller's network namespace.
 Status check_interface(const std::string &name);
 
-// Move the host interface `name` into the network namespace of `init` (a
-// child of the caller that has not been reaped) as `new_name` (the same
-// name when empty), with the addresses it had, and set it up there.
-Status move_net_device(const std::string &name, const std::string &new_name, pid_t init);
+// The helper that moves interfaces is installed (before anything is made).
+Status check_net_device_helper();
+
+// Move the host interface `name` into the network namespace at `netns` (a
+// joined one's path, or /proc/<init>/ns/net of an unreaped child) as
+// `new_name` (the same name when empty), with the addresses it had, and set
+// it up there.
+Status move_net_device(const std::string &name, const std::string &new_name,
+                       const std::string &netns);
 
 } // namespace ocirun

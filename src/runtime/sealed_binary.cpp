@@ -47,9 +47,10 @@ std::string escape_layer(const std::string &dir) {
     return out;
 }
 
-// `path`, this process's binary, through a private, read-only overlay (see
-// the header), opened for exec; an invalid Fd when that cannot be had.
-Fd overlay_view(const std::string &path) {
+// `path` through a private, read-only overlay (see the header), opened for
+// exec; an invalid Fd when that cannot be had. `running`: path is this
+// process's binary, which the file found must still be.
+Fd overlay_view(const std::string &path, bool running) {
     size_t slash = path.rfind('/');
     // A replaced or deleted binary (" (deleted)") is not there to view.
     if (slash == std::string::npos || path.find(" (deleted)") != std::string::npos) return Fd();
@@ -62,8 +63,9 @@ Fd overlay_view(const std::string &path) {
     if (!exe.valid() || ::fstat(exe.get(), &st) < 0 || !S_ISREG(st.st_mode)) return Fd();
     // The file found by path must be the one running: not one put there
     // since (an upgrade, or a writable directory).
-    if (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
-        st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec)
+    if (running &&
+        (::stat("/proc/self/exe", &self) < 0 || st.st_size != self.st_size ||
+         st.st_mtim.tv_sec != self.st_mtim.tv_sec || st.st_mtim.tv_nsec != self.st_mtim.tv_nsec))
         return Fd();
     // What a mapping of it shows in /proc/PID/map_files must be the overlay's
     // file too: kernels that map the file below would hand that out there.
@@ -83,13 +85,19 @@ Fd overlay_view(const std::string &path) {
     return exe;
 }
 
+constexpr unsigned kMfdExec = 0x0010U; // MFD_EXEC (linux/memfd.h, 6.3)
+
 // A sealed memfd copy of `path`, named `name`.
 Result<Fd> memfd_copy(const std::string &path, const char *name) {
     Fd bin(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!bin.valid()) return fail_errno("CVE-2019-5736 protection: open " + path);
     struct stat st;
     if (::fstat(bin.get(), &st) < 0) return fail_errno("CVE-2019-5736 protection: stat " + path);
-    Fd mem(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    // MFD_EXEC: under vm.memfd_noexec=1 (Linux 6.3+) a memfd made without it
+    // cannot be executed; kernels before 6.3 do not know the flag (EINVAL).
+    Fd mem(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | kMfdExec));
+    if (!mem.valid() && errno == EINVAL)
+        mem.reset(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!mem.valid()) return fail_errno("CVE-2019-5736 protection: memfd_create");
     off_t off = 0;
     while (off < st.st_size) {
@@ -142,12 +150,18 @@ static bool memfd_forced() {
 }
 
 Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name) {
-    return memfd_copy(path, memfd_name);
+    auto copy = memfd_copy(path, memfd_name);
+    if (copy || memfd_forced()) return copy;
+    // Where memfds cannot be executed (vm.memfd_noexec=2 refuses MFD_EXEC),
+    // the overlay view, as root.
+    Fd view = overlay_view(path, false);
+    if (view.valid()) return view;
+    return copy;
 }
 
 Error reexec_sealed(char *const argv[]) {
     if (!g_came_through_overlay && !memfd_forced()) {
-        Fd view = overlay_view(own_binary_path());
+        Fd view = overlay_view(own_binary_path(), true);
         if (view.valid()) {
             std::vector<char *> env;
             for (char **e = environ; *e; e++)

@@ -48,9 +48,10 @@ std::string own_binary_path();
 Error reexec_sealed(char *const argv[]);
 
 // A sealed memfd copy of another program (the exec stage,
-// runtime/exec_stage.hpp), named `memfd_name`, for execveat. Always the copy:
-// for a program of a few KB it is cheaper than the overlay, whose teardown
-// when the container's process exits waits for an RCU grace period.
+// runtime/exec_stage.hpp), named `memfd_name`, for execveat: for a program of
+// a few KB it is cheaper than the overlay, whose teardown when the
+// container's process exits waits for an RCU grace period. The overlay view
+// only where no memfd can be made (vm.memfd_noexec=2), as root.
 Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name);
 
 } // namespace ocirun

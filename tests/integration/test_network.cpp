@@ -540,6 +540,34 @@ Test(network, net_devices_move_a_host_interface_in) {
     cr_assert(contains(after.out, "does not exist"), "%s", after.out.c_str());
 }
 
+// linux.netDevices with a network namespace joined by path: the interface
+// goes into that namespace (not the runtime's, which the init is still in
+// when it is moved), with its address, and stays there when the container
+// is gone.
+Test(network, net_devices_into_a_joined_namespace) {
+    std::string tag = std::to_string(::getpid() % 100000);
+    std::string ns = "ocrtns" + tag, host_if = "ocrtj" + tag;
+    auto sh = [](const std::string &cmd) {
+        return test::run(std::vector<std::string>{"sh", "-c", cmd});
+    };
+    auto made = sh("ip netns add " + ns + " && ip link add " + host_if + " type veth peer name " +
+                   host_if + "p && ip addr add 192.0.2.20/24 dev " + host_if);
+    Env e = make_env("netdevj", {"sh", "-c", "ip -o addr show eth2"});
+    for (auto &n : e.b.spec.linux_->namespaces)
+        if (n.type == ocirun::oci::NsType::network) n.path = "/run/netns/" + ns;
+    e.b.spec.linux_->net_devices[host_if].name = "eth2";
+    auto o = test::run(e);
+    auto in_ns = sh("ip -n " + ns + " -o addr show eth2");
+    auto on_host = sh("ip link show " + host_if + " 2>&1");
+    sh("ip netns del " + ns + "; ip link del " + host_if + "p 2>/dev/null; true");
+    cleanup_all();
+    cr_assert_eq(made.status, 0, "%s", made.err.c_str());
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "eth2    inet 192.0.2.20/24 scope global eth2"), "%s", o.out.c_str());
+    cr_assert(contains(in_ns.out, "192.0.2.20/24"), "%s", in_ns.out.c_str());
+    cr_assert(contains(on_host.out, "does not exist"), "%s", on_host.out.c_str());
+}
+
 // Domain patterns are checked when the container is made, internationalised
 // names through libidn2 (linked into the static oci-run, loaded by a dynamic
 // one): a valid one is taken, an invalid one refused with its reason.
