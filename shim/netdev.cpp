@@ -1,6 +1,7 @@
 #include "netdev.hpp"
 
 #include "oci/error.hpp"
+#include "src/runtime/fd.hpp"
 
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
@@ -142,7 +143,7 @@ Status move_interface(const std::string &name, int netns_fd, const std::string &
     OCI_CHECK(nl.open());
     return set_link(nl, index, 0, 0, netns_fd, new_name == name ? "" : new_name,
                     what + ": move into the container's network namespace" +
-                        (new_name.empty() || new_name == name ? "" : " as " + new_name));
+                        (new_name == name ? "" : " as " + new_name));
 }
 
 Status configure_interface(const std::string &name, const std::vector<IfAddress> &addrs) {
@@ -168,32 +169,21 @@ Status configure_interface(const std::string &name, const std::vector<IfAddress>
 
 Status move_and_configure(const std::string &name, const std::string &new_name,
                           const std::string &netns) {
-    int ns = ::open(netns.c_str(), O_RDONLY | O_CLOEXEC);
-    if (ns < 0) return fail_errno("linux.netDevices[" + name + "]: open " + netns);
+    Fd ns(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!ns.valid()) return fail_errno("linux.netDevices[" + name + "]: open " + netns);
     // Never "into" the namespace the interface is in: that would only rename
     // it on the host.
     struct stat target, own;
-    if (::fstat(ns, &target) < 0 || ::stat("/proc/self/ns/net", &own) < 0) {
-        int e = errno;
-        ::close(ns);
-        return fail_code(e, "linux.netDevices[" + name + "]: stat " + netns);
-    }
-    if (target.st_dev == own.st_dev && target.st_ino == own.st_ino) {
-        ::close(ns);
+    if (::fstat(ns.get(), &target) < 0 || ::stat("/proc/self/ns/net", &own) < 0)
+        return fail_errno("linux.netDevices[" + name + "]: stat " + netns);
+    if (target.st_dev == own.st_dev && target.st_ino == own.st_ino)
         return fail("linux.netDevices[" + name + "]: " + netns +
                     " is the host's network namespace, not the container's");
-    }
-    auto addrs = interface_addresses(name);
-    if (!addrs) {
-        ::close(ns);
-        return std::unexpected(std::move(addrs.error()));
-    }
-    Status r = move_interface(name, ns, new_name);
-    if (r && ::setns(ns, CLONE_NEWNET) < 0)
-        r = fail_errno("linux.netDevices[" + name + "]: join the container's network namespace");
-    ::close(ns);
-    if (!r) return r;
-    return configure_interface(new_name, *addrs);
+    auto addrs = OCI_TRY(interface_addresses(name));
+    OCI_CHECK(move_interface(name, ns.get(), new_name));
+    if (::setns(ns.get(), CLONE_NEWNET) < 0)
+        return fail_errno("linux.netDevices[" + name + "]: join the container's network namespace");
+    return configure_interface(new_name, addrs);
 }
 
 } // namespace
