@@ -261,6 +261,12 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
     return hello->sender;
 }
 
+// A record as start writes it (create stages run's from the same function).
+void mark_running(oci::ContainerRecord &rec) {
+    rec.started = true;
+    rec.state.status = oci::ContainerStatus::running;
+}
+
 // run starts the container itself: instead of the exec and start fifos in
 // the state directory, which a separate `start` opens, a socket and a pipe
 // it holds (two files fewer to make and remove on the state directory's
@@ -544,8 +550,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         return abort_child(r.error());
     if (here && !want_shim) {
         oci::ContainerRecord running = rec;
-        running.started = true;
-        running.state.status = oci::ContainerStatus::running;
+        mark_running(running);
         auto staged = dir.stage(running);
         if (!staged) return abort_child(staged.error());
         here->running.emplace(std::move(*staged));
@@ -698,8 +703,7 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
         OCI_CHECK(attach_strace(rec.state.pid, it->second));
     // The running record is written before the init is released: once it
     // runs, nothing (not a full --root) may leave it recorded as created.
-    rec.started = true;
-    rec.state.status = oci::ContainerStatus::running;
+    mark_running(rec);
     oci::StagedFile running =
         here && here->running ? std::move(*here->running) : OCI_TRY(dir.stage(rec));
     std::string answer;
