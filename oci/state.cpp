@@ -76,6 +76,8 @@ std::string write_record(const ContainerRecord &rec) {
     w.kv_bool("started", rec.started);
     w.kv_bool("hasHooks", rec.has_hooks);
     if (!rec.cgroup_dirs.empty()) w.kv_strings("cgroupDirs", rec.cgroup_dirs);
+    if (rec.sandboxed) w.kv_bool("sandboxed", true);
+    if (rec.trace) w.kv_bool("trace", true);
     if (rec.shim_pid > 0) {
         w.kv_u64("shimPid", static_cast<uint64_t>(rec.shim_pid));
         w.kv_u64("shimStartTime", rec.shim_start_time);
@@ -98,6 +100,8 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_bool(top, p, "started", rec.started));
     OCI_CHECK(json::get_bool(top, p, "hasHooks", rec.has_hooks));
     OCI_CHECK(json::get_strings(top, p, "cgroupDirs", rec.cgroup_dirs));
+    OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
+    OCI_CHECK(json::get_bool(top, p, "trace", rec.trace));
     OCI_CHECK(json::get_uint(top, p, "shimPid", rec.shim_pid, INT32_MAX));
     OCI_CHECK(json::get_uint(top, p, "shimStartTime", rec.shim_start_time, UINT64_MAX));
     return rec;

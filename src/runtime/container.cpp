@@ -43,6 +43,7 @@ namespace {
 
 constexpr const char *kFifo = "exec.fifo";       // init blocks on it until `start`
 constexpr const char *kStartFifo = "start.fifo"; // init -> `start`: EOF at exec, or an error
+constexpr const char *kTraceLog = "trace.log";   // dev.ocirun.trace: strace's output
 
 Result<std::string> absolute_path(const std::string &path, const std::string &what) {
     char *r = ::realpath(path.c_str(), nullptr);
@@ -451,7 +452,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     rec.rootfs = rootfs;
     rec.owner = ::geteuid();
     rec.has_hooks = has_hooks;
-    if (policy.trace) rec.state.annotations[kTraceLogAnnotation] = dir.path() + "/trace.log";
+    rec.sandboxed = policy.present;
+    rec.trace = policy.trace;
 
     // The cgroup is made before the init exists, and recorded first, so that
     // a crash from here on leaves it where delete --force finds it.
@@ -649,21 +651,27 @@ std::string read_until_eof(int fd) {
 }
 
 // dev.ocirun.trace: strace (from the host) attached to the init before it is
-// released, following every process, into the state directory's trace.log.
-Status attach_strace(pid_t init, const std::string &log_path) {
+// released, following every process. Its log is trace.log in the container's
+// state directory, opened here (never a path from the bundle) and given to
+// strace as its stderr, where it writes without -o: no file name, and no
+// "|command" pipe, is ever passed to it.
+Status attach_strace(const ContainerDir &dir, pid_t init) {
+    Fd log(::openat(dir.fd(), kTraceLog, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600));
+    if (!log.valid()) return fail_errno("trace: create " + dir.path() + "/" + kTraceLog);
     pid_t first = ::fork();
     if (first < 0) return fail_errno("trace: fork");
     if (first == 0) {
         // Detached from `start`: a grandchild that outlives it.
-        ::setsid();
+        if (::setsid() < 0) ::_exit(126);
         pid_t second = ::fork();
         if (second != 0) ::_exit(second < 0 ? 1 : 0);
         int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-        for (int fd = 0; fd < 3; fd++)
-            ::dup2(null, fd);
-        ::syscall(SYS_close_range, 3U, ~0U, 0U);
+        if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(log.get(), 2) < 0)
+            ::_exit(126);
+        if (::syscall(SYS_close_range, 3U, ~0U, 0U) < 0) ::_exit(126);
         std::string p = std::to_string(init);
-        ::execl("/usr/bin/strace", "strace", "-f", "-qq", "-o", log_path.c_str(), "-p", p.c_str(),
+        ::execl("/usr/bin/strace", "strace", "-f", "-qq", "-p", p.c_str(),
                 static_cast<char *>(nullptr));
         ::_exit(127);
     }
@@ -698,9 +706,7 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
             return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
                         ", not created");
     }
-    if (auto it = rec.state.annotations.find(kTraceLogAnnotation);
-        it != rec.state.annotations.end())
-        OCI_CHECK(attach_strace(rec.state.pid, it->second));
+    if (rec.trace) OCI_CHECK(attach_strace(dir, rec.state.pid));
     // The running record is written before the init is released: once it
     // runs, nothing (not a full --root) may leave it recorded as created.
     mark_running(rec);
@@ -758,7 +764,7 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
     }
     // A sandbox policy is measured once the process runs: what contradicts
     // it is an error in the log (and shows in `report`).
-    if (auto policy = parse_sandbox_policy(rec.state.annotations); policy && policy->present) {
+    if (rec.sandboxed) {
         if (auto rows = measure_container(dir, rec)) {
             for (const auto &r : *rows)
                 if (r.state == "degraded")
@@ -867,6 +873,7 @@ Result<oci::State> container_state(const std::string &root, const std::string &i
     CgroupHost host = OCI_TRY(host_for(rec));
     rec.state.status = live_status(dir, host, rec);
     if (rec.state.status == oci::ContainerStatus::stopped) rec.state.pid = 0;
+    if (rec.trace) rec.state.annotations[kTraceLogAnnotation] = dir.path() + "/" + kTraceLog;
     return rec.state;
 }
 

@@ -100,58 +100,52 @@ std::vector<uint16_t> NetworkPolicy::listen_ports() const {
     return out;
 }
 
-bool is_network_key(const std::string &name) {
-    static const char *kKeys[] = {
-        "network",      "local-ports",          "publish", "domains", "deny-domains",
-        "network-mode", "proxy-max-connections"};
-    for (const char *k : kKeys)
-        if (name == k) return true;
-    return false;
+Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::string &v) {
+    if (name == "network") {
+        if (v != "none" && v != "local" && v != "https" && v != "full")
+            return bad("network", "expected none, local, https or full, got \"" + v + "\"");
+        p.mode = v;
+        p.mode_set = true;
+    } else if (name == "local-ports") {
+        p.local_ports = OCI_TRY(parse_local_ports(v));
+    } else if (name == "publish") {
+        p.publish = OCI_TRY(parse_publish(v));
+    } else if (name == "domains") {
+        p.domains = v;
+        p.allow = OCI_TRY(egress::parse_patterns(v, key_of("domains")));
+    } else if (name == "deny-domains") {
+        p.deny_domains = v;
+        p.deny = OCI_TRY(egress::parse_patterns(v, key_of("deny-domains")));
+    } else if (name == "network-mode") {
+        if (v != "enforce" && v != "observe")
+            return bad("network-mode", "expected enforce or observe, got \"" + v + "\"");
+        p.observe = v == "observe";
+    } else if (name == "proxy-max-connections") {
+        int n = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 65536)
+            return bad("proxy-max-connections",
+                       "expected a number from 1 to 65536, got \"" + v + "\"");
+        p.max_connections = n;
+    } else {
+        return bad(name.c_str(), "not a network key");
+    }
+    p.set_keys.push_back(name);
+    return {};
 }
 
-Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
-    NetworkPolicy p;
-    if (const std::string *v = find(a, "network")) {
-        if (*v != "none" && *v != "local" && *v != "https" && *v != "full")
-            return bad("network", "expected none, local, https or full, got \"" + *v + "\"");
-        p.mode = *v;
-    }
-    if (const std::string *v = find(a, "local-ports"))
-        p.local_ports = OCI_TRY(parse_local_ports(*v));
-    if (const std::string *v = find(a, "publish")) p.publish = OCI_TRY(parse_publish(*v));
-    if (const std::string *v = find(a, "domains")) {
-        p.domains = *v;
-        p.allow = OCI_TRY(egress::parse_patterns(*v, key_of("domains")));
-    }
-    if (const std::string *v = find(a, "deny-domains")) {
-        p.deny_domains = *v;
-        p.deny = OCI_TRY(egress::parse_patterns(*v, key_of("deny-domains")));
-    }
-    if (const std::string *v = find(a, "network-mode")) {
-        if (*v != "enforce" && *v != "observe")
-            return bad("network-mode", "expected enforce or observe, got \"" + *v + "\"");
-        p.observe = *v == "observe";
-    }
-    if (const std::string *v = find(a, "proxy-max-connections")) {
-        int n = 0;
-        auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-        if (v->empty() || ec != std::errc() || end != v->data() + v->size() || n < 1 || n > 65536)
-            return bad("proxy-max-connections",
-                       "expected a number from 1 to 65536, got \"" + *v + "\"");
-        p.max_connections = n;
-    }
-
+Status finish_network_policy(NetworkPolicy &p) {
     // The first key of each kind that is set, in the order errors name them.
     auto first_set = [&](std::initializer_list<const char *> keys) -> const char * {
         for (const char *k : keys)
-            if (find(a, k)) return k;
+            if (std::find(p.set_keys.begin(), p.set_keys.end(), k) != p.set_keys.end()) return k;
         return nullptr;
     };
     const char *port_key = first_set({"local-ports", "publish"});
     const char *proxy_key =
         first_set({"domains", "deny-domains", "network-mode", "proxy-max-connections"});
     // The mode the keys imply when dev.ocirun.network is not set.
-    if (p.mode.empty()) {
+    if (!p.mode_set) {
         if (proxy_key)
             p.mode = "https";
         else if (port_key)
@@ -170,6 +164,16 @@ Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
         if (p.proxy() && f.container_port == kProxyPort)
             return bad("local-ports",
                        "container port " + std::to_string(kProxyPort) + " is the egress proxy's");
+    return {};
+}
+
+Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
+    NetworkPolicy p;
+    // In the order the keys were checked before the table: the mode first.
+    for (const char *name : {"network", "local-ports", "publish", "domains", "deny-domains",
+                             "network-mode", "proxy-max-connections"})
+        if (const std::string *v = find(a, name)) OCI_CHECK(parse_network_key(p, name, *v));
+    OCI_CHECK(finish_network_policy(p));
     return p;
 }
 

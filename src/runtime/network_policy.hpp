@@ -45,6 +45,8 @@ struct NetworkPolicy {
     std::vector<egress::Pattern> allow, deny;
     bool observe = false; // dev.ocirun.network-mode=observe
     int max_connections = kDefaultProxyMaxConnections;
+    bool mode_set = false;             // dev.ocirun.network itself was given
+    std::vector<std::string> set_keys; // the network keys given (without the prefix)
 
     // The runtime builds the namespace: loopback only, plus what the helper adds.
     bool own_namespace() const { return mode == "none" || mode == "local" || mode == "https"; }
@@ -56,8 +58,12 @@ struct NetworkPolicy {
     std::vector<uint16_t> listen_ports() const;
 };
 
-// Whether `name` (after the dev.ocirun. prefix) is one of the network keys.
-bool is_network_key(const std::string &name);
+// One network key's value (`name` after the dev.ocirun. prefix), into `p`;
+// the sandbox policy's key table (sandbox_policy.cpp) calls it per key.
+Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::string &value);
+// Once every key is in: the mode the keys imply, and what the mode leaves no
+// room for. Errors name the annotation.
+Status finish_network_policy(NetworkPolicy &p);
 
 // The network keys of `annotations`, checked each and together; errors name
 // the annotation.

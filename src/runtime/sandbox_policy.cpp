@@ -77,39 +77,85 @@ std::string resolved(const std::string &path) {
 
 } // namespace
 
+namespace {
+
+Status paths_into(std::vector<std::string> &field, const std::string &key, const std::string &v) {
+    field = OCI_TRY(path_list(key, v));
+    return {};
+}
+
+Status parse_trace(SandboxPolicy &p, const std::string &key, const std::string &v) {
+    if (v != "true" && v != "false")
+        return fail("annotations[" + key + "]: expected true or false, got \"" + v + "\"");
+    p.trace = v == "true";
+    return {};
+}
+
+Status parse_enforcement(SandboxPolicy &p, const std::string &key, const std::string &v) {
+    if (v != "strict" && v != "report")
+        return fail("annotations[" + key + "]: expected strict or report, got \"" + v + "\"");
+    p.strict = v == "strict";
+    return {};
+}
+
+Status parse_network(SandboxPolicy &p, const std::string &key, const std::string &v) {
+    return parse_network_key(p.net, key.substr(std::string_view(kAnnotationPrefix).size()), v);
+}
+
+// Every dev.ocirun.* key: its parser, and who may set it.
+constexpr PolicyKey kKeys[] = {
+    {"deny", PolicyKeySetter::bundle,
+     [](SandboxPolicy &p, const std::string &k, const std::string &v) {
+         return paths_into(p.deny, k, v);
+     }},
+    {"deny-write", PolicyKeySetter::bundle,
+     [](SandboxPolicy &p, const std::string &k, const std::string &v) {
+         return paths_into(p.deny_write, k, v);
+     }},
+    {"deny-rename", PolicyKeySetter::bundle,
+     [](SandboxPolicy &p, const std::string &k, const std::string &v) {
+         return paths_into(p.deny_rename, k, v);
+     }},
+    {"protected", PolicyKeySetter::bundle,
+     [](SandboxPolicy &p, const std::string &k, const std::string &v) {
+         return paths_into(p.protected_paths, k, v);
+     }},
+    {"trace", PolicyKeySetter::bundle, parse_trace},
+    {"enforcement", PolicyKeySetter::bundle, parse_enforcement},
+    {"network", PolicyKeySetter::bundle, parse_network},
+    {"local-ports", PolicyKeySetter::bundle, parse_network},
+    {"publish", PolicyKeySetter::bundle, parse_network},
+    {"domains", PolicyKeySetter::bundle, parse_network},
+    {"deny-domains", PolicyKeySetter::bundle, parse_network},
+    {"network-mode", PolicyKeySetter::bundle, parse_network},
+    {"proxy-max-connections", PolicyKeySetter::bundle, parse_network},
+    // The path of dev.ocirun.trace's log, which `state` shows: the runtime's
+    // own record, never read from a bundle.
+    {"trace-log", PolicyKeySetter::runtime, nullptr},
+};
+
+} // namespace
+
+std::span<const PolicyKey> policy_keys() {
+    return kKeys;
+}
+
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
     SandboxPolicy p;
     for (const auto &[key, value] : annotations) {
         if (key.rfind(kAnnotationPrefix, 0) != 0) continue;
         p.present = true;
-        std::string name = key.substr(std::string(kAnnotationPrefix).size());
-        if (name == "deny")
-            p.deny = OCI_TRY(path_list(key, value));
-        else if (name == "deny-write")
-            p.deny_write = OCI_TRY(path_list(key, value));
-        else if (name == "deny-rename")
-            p.deny_rename = OCI_TRY(path_list(key, value));
-        else if (name == "protected")
-            p.protected_paths = OCI_TRY(path_list(key, value));
-        else if (name == "trace") {
-            if (value != "true" && value != "false")
-                return fail("annotations[" + key + "]: expected true or false, got \"" + value +
-                            "\"");
-            p.trace = value == "true";
-        } else if (is_network_key(name)) {
-            // Checked together below.
-        } else if (name == "trace-log") {
-            // The runtime's own note in the state; not policy.
-        } else if (name == "enforcement") {
-            if (value != "strict" && value != "report")
-                return fail("annotations[" + key + "]: expected strict or report, got \"" + value +
-                            "\"");
-            p.strict = value == "strict";
-        } else {
-            return fail("annotations[" + key + "]: unknown sandbox policy key");
-        }
+        std::string name = key.substr(std::string_view(kAnnotationPrefix).size());
+        const PolicyKey *k = nullptr;
+        for (const auto &entry : kKeys)
+            if (name == entry.name) k = &entry;
+        if (!k) return fail("annotations[" + key + "]: unknown sandbox policy key");
+        if (k->set_by == PolicyKeySetter::runtime)
+            return fail("annotations[" + key +
+                        "]: set by the runtime in its own state, refused from config.json");
+        OCI_CHECK(k->parse(p, key, value));
     }
-    p.net = OCI_TRY(parse_network_policy(annotations));
+    OCI_CHECK(finish_network_policy(p.net));
     return p;
 }
 

@@ -10,6 +10,7 @@
 #include "oci/spec.hpp"
 #include "seccomp.hpp"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,29 @@ struct SandboxPolicy {
 };
 
 inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";
-// Written by the runtime into the state's annotations: the strace log's path.
+// Shown by `state` (the runtime adds it): the strace log's path.
 inline constexpr const char *kTraceLogAnnotation = "dev.ocirun.trace-log";
+
+// Who may set a key: the bundle's author, or only the runtime (in its own
+// state; such a key in config.json is refused).
+enum class PolicyKeySetter { bundle, runtime };
+// One dev.ocirun.* key: its name after the prefix, who may set it, and the
+// parser of its value (null for a key only the runtime sets).
+struct PolicyKey {
+    const char *name;
+    PolicyKeySetter set_by;
+    Status (*parse)(SandboxPolicy &, const std::string &key, const std::string &value);
+};
+// Every key the runtime knows: the one table parse_sandbox_policy reads.
+std::span<const PolicyKey> policy_keys();
 // Paths one of deny, deny-write, deny-rename or protected may list: each is
 // a mount or a check in the container, and the policy checks compare them
 // with every mount (a 16 MiB config could otherwise hold millions).
 inline constexpr size_t kMaxPolicyPaths = 1024;
 
+// The policy of a bundle's annotations: every dev.ocirun.* key from the
+// table, each value checked; an unknown key or one only the runtime sets is
+// refused, naming it.
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
 
 // dev.ocirun.protected: every writable bind mount source and a writable

@@ -681,6 +681,21 @@ Test(podman, deny_annotation_empties_file) {
     cr_assert_str_eq(denied.out.c_str(), "host=box\nfile=[]\n");
 }
 
+// --annotation dev.ocirun.trace-log=|COMMAND (the path of strace's log, which
+// only the runtime sets): refused with oci-run's reason; the command never
+// runs on the host.
+Test(podman, trace_log_annotation_is_refused) {
+    std::string marker = g.tmp + "/trace-log-ran";
+    Ran r = podman_run("tracelog",
+                       {"--rm", "--annotation", "dev.ocirun.trace=true", "--annotation",
+                        "dev.ocirun.trace-log=|touch " + marker},
+                       {"true"});
+    cr_assert_neq(r.status, 0, "podman run succeeded: %s", r.out.c_str());
+    cr_assert(contains(r.err, "annotations[dev.ocirun.trace-log]: set by the runtime"), "%s",
+              r.err.c_str());
+    cr_assert(!exists(marker), "the annotation's command ran on the host");
+}
+
 std::set<std::string> interfaces(const std::string &proc_net_dev) {
     std::set<std::string> v;
     for (const auto &line : lines_of(proc_net_dev)) {

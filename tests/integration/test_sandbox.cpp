@@ -352,6 +352,43 @@ Test(sandbox, trace_logs_the_process_under_strace) {
     cr_assert(!left);
 }
 
+// dev.ocirun.trace-log is the runtime's own record of where strace writes;
+// from a bundle (or `podman --annotation`) it is refused, naming the key,
+// before anything is made: a "|command" value never runs on the host and a
+// path (here a symlink to a host file) is never opened or truncated.
+Test(sandbox, trace_log_from_the_bundle_is_refused) {
+    std::string host = test::track_dir(test::make_temp_dir("sbtracelog"));
+    std::string marker = host + "/ran", canary = host + "/canary";
+    test::write_file(canary, "host\n");
+    ::symlink(canary.c_str(), (host + "/link").c_str());
+    struct Case {
+        const char *name;
+        std::string value;
+        bool trace;
+    } cases[] = {{"pipe", "|touch " + marker, true},
+                 {"symlink to a host file", host + "/link", true},
+                 {"without trace", "|touch " + marker, false}};
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("sbtracelog", {"true"});
+        if (c.trace) e.b.spec.annotations["dev.ocirun.trace"] = "true";
+        e.b.spec.annotations["dev.ocirun.trace-log"] = c.value;
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        if (o.status != 1 || test::count_lines(o.err) != 1 ||
+            !contains(o.err, "annotations[dev.ocirun.trace-log]: set by the runtime") ||
+            !left.empty())
+            failures += std::string(c.name) + ": status " + std::to_string(o.status) + ": " +
+                        o.err + "\n";
+    }
+    bool ran = test::exists(marker);
+    std::string seen = read_file(canary);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert(!ran, "the annotation's command ran on the host");
+    cr_assert_str_eq(seen.c_str(), "host\n", "the host file was written");
+}
+
 // report --bundle before create: what the bundle asks for, declared.
 Test(sandbox, report_of_a_bundle_before_create) {
     Env e = make_env("sbrepb", {"true"});
