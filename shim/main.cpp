@@ -168,10 +168,20 @@ int listen_published(const std::string &spec, uint16_t &container_port) {
 // Keep only what the helper still needs: CAP_SYS_ADMIN to open sockets in
 // the container's network namespace when it publishes ports, else nothing.
 void drop_privileges(bool keep_setns) {
-    for (int c = 0; c <= CAP_LAST_CAP; c++)
-        if (!(keep_setns && c == CAP_SYS_ADMIN)) (void)::prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
     __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct d[2] = {};
+    if (::syscall(SYS_capget, &h, d) < 0) die(std::string("capget: ") + std::strerror(errno));
+    // The bounding set, where the helper may change it (CAP_SETPCAP: as
+    // root). Unprivileged, it holds no capability and no_new_privs (below)
+    // keeps it from gaining one. Up to the kernel's last capability (EINVAL
+    // past it, when this build's headers know more than the kernel does).
+    if (d[0].effective & (1u << CAP_SETPCAP))
+        for (int c = 0; c <= CAP_LAST_CAP; c++)
+            if (!(keep_setns && c == CAP_SYS_ADMIN) && ::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 &&
+                !(errno == EINVAL && ::prctl(PR_CAPBSET_READ, c, 0, 0, 0) < 0))
+                die("drop capability " + std::to_string(c) + " from the bounding set: " +
+                    std::strerror(errno));
+    d[0] = d[1] = {};
     if (keep_setns) {
         d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
     }
@@ -208,7 +218,8 @@ int main(int argc, char **argv) {
     if (argc > 1 && std::strcmp(argv[1], "--netdev") == 0) return netdev_main(argc, argv);
     // Nothing in the container may ptrace this process or open its
     // /proc/PID files, even with the same uid.
-    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+        die(std::string("prctl PR_SET_DUMPABLE 0: ") + std::strerror(errno));
     ::signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     Options o = parse(argc, argv);

@@ -45,6 +45,8 @@ use_build() {
     export OCI_RUN_BUNDLE_MAKER="${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}"
     export OCI_RUN_ARCH_BYPASS="${OCI_RUN_ARCH_BYPASS:-$1/tests/arch-bypass}"
     export OCI_RUN_SYSCALL_PROBE="${OCI_RUN_SYSCALL_PROBE:-$1/tests/syscall-probe}"
+    export OCI_RUN_EXEC_HIJACK="${OCI_RUN_EXEC_HIJACK:-$1/tests/exec-hijack}"
+    export OCI_RUN_FAIL_SYSCALL="${OCI_RUN_FAIL_SYSCALL:-$1/tests/fail-syscall}"
     export OCI_RUN_PROFILES="${OCI_RUN_PROFILES:-$src/seccomp-profiles}"
     export OCI_RUN_SHIM="${OCI_RUN_SHIM:-$1/shim/oci-run-shim}"
 }

@@ -163,7 +163,9 @@ extern "C" [[noreturn]] void stage_main(long *sp) {
     }
     // As the init was: no process in the container without CAP_SYS_PTRACE
     // can open /proc/PID/exe or ptrace this one.
-    sys(__NR_prctl, PR_SET_DUMPABLE, 0);
+    long r = sys(__NR_prctl, PR_SET_DUMPABLE, 0);
+    if (r < 0) fail(-r, "prctl PR_SET_DUMPABLE 0");
+    if (sys(__NR_prctl, PR_GET_DUMPABLE) != 0) fail(EPERM, "prctl PR_SET_DUMPABLE 0: still dumpable");
     // What ps shows while the container is created (the exec of a memfd
     // would show "memfd:oci-run-e").
     static const char name[] = "oci-run-stage";
@@ -182,7 +184,8 @@ extern "C" [[noreturn]] void stage_main(long *sp) {
 
     if (filters >= 0) load_filters(filters);
     // A good exec closes it: `start` reads EOF.
-    sys(__NR_fcntl, g_result, F_SETFD, FD_CLOEXEC);
+    if (long e = sys(__NR_fcntl, g_result, F_SETFD, FD_CLOEXEC); e < 0)
+        fail(-e, "exec stage: fcntl FD_CLOEXEC");
 
     char **files = argv + kFirstFile, **args = files + count;
     const char *prog = argv[kProg], *dirs = argv[kPathDirs];

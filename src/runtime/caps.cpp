@@ -43,6 +43,16 @@ Status drop_bounding(const oci::Capabilities &caps) {
     return {};
 }
 
+Status limit_capabilities(const oci::Capabilities &caps, uint64_t extra) {
+    uint64_t keep = mask_of(caps.permitted) | mask_of(caps.effective) | extra;
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {};
+    data[0].effective = data[0].permitted = static_cast<uint32_t>(keep);
+    data[1].effective = data[1].permitted = static_cast<uint32_t>(keep >> 32);
+    if (::syscall(SYS_capset, &hdr, data) < 0) return fail_errno("capset (limit)");
+    return {};
+}
+
 Status apply_capabilities(const oci::Capabilities &caps) {
     uint64_t eff = mask_of(caps.effective), perm = mask_of(caps.permitted),
              inh = mask_of(caps.inheritable);

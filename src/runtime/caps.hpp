@@ -12,4 +12,10 @@ namespace ocirun {
 Status drop_bounding(const oci::Capabilities &caps);
 Status apply_capabilities(const oci::Capabilities &caps);
 
+// Before a process becomes visible to the container: permitted and
+// effective cut down to what `caps` will hold (its permitted and effective
+// sets) plus `extra` (CAP_* bits the setup still needs), inheritable and
+// ambient empty. apply_capabilities sets the final sets later.
+Status limit_capabilities(const oci::Capabilities &caps, uint64_t extra);
+
 } // namespace ocirun

@@ -1,5 +1,6 @@
 #include "exec.hpp"
 
+#include "caps.hpp"
 #include "cgroup.hpp"
 #include "fault.hpp"
 #include "fd.hpp"
@@ -17,6 +18,7 @@
 #include "tty_relay.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
@@ -109,41 +111,113 @@ struct Child {
     const oci::Process *proc;
     const SeccompFilter *seccomp;        // the container's filter, or null
     const SeccompFilter *guard;          // the sandbox guard, or null
-    std::vector<std::pair<int, int>> ns; // fd, flag
+    std::vector<std::pair<int, int>> ns; // fd, flag (user first), joined in this order
+    int pidns_fd;                        // the container's PID namespace, or -1
     int sync_fd;
     int console_fd;
     int preserve_fds;
     bool in_userns;
+    bool detach;        // the process outlives the runtime
+    pid_t runtime_pid;  // its parent (CLONE_PARENT)
 };
 
-Status child_setup(const Child &c) {
-    // The runtime first moves this process into the container's cgroup.
-    auto go = sync::receive(c.sync_fd, "exec");
-    if (!go) return forward(std::move(go.error()));
-    if (go->type != sync::Msg::proceed) return fail("sync: unexpected message");
-    for (auto [fd, flag] : c.ns)
-        if (::setns(fd, flag) < 0) return fail_errno(std::string("setns ") + std::to_string(flag));
-    for (auto [fd, flag] : c.ns)
-        ::close(fd);
-    fault_point("exec-child:joined");
-    if (c.in_userns) {
-        if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
-            return fail_errno("become root in the container's user namespace");
-    }
+// The process the container sees (the intermediate's child, born in its PID
+// namespace): a new session and its terminal, the container's filter, the
+// identity, the exec. It holds only what it will keep plus what the identity
+// change needs (exec_intermediate), is not dumpable, and is in every
+// namespace of the container from its first instruction.
+Status exec_child(const Child &c) {
+    // Inherited from the intermediate; a process the container can see must
+    // not be dumpable (CVE-2016-9962).
+    if (::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+        return fail("exec: the process would be dumpable while the container can see it");
+    // Dies with the runtime until its exec (unless detached); the runtime
+    // may already be gone.
+    OCI_CHECK(set_death_signal(SIGKILL));
+    // The runtime, outside the container's PID namespace, shows as 0; once
+    // it dies this process is reparented to someone it can see.
+    if (pid_t parent = ::getppid(); parent != 0 && parent != c.runtime_pid)
+        return fail("exec: the runtime is gone");
+    fault_point("exec-child:visible");
     if (::setsid() < 0) return fail_errno("setsid");
     if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
-    OCI_CHECK(apply_rlimits(*c.proc));
     // As in the init: before the identity without no_new_privs (it needs
     // CAP_SYS_ADMIN then), else last.
     bool nnp = c.proc->no_new_privileges;
     if (c.seccomp && !nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
-    if (c.guard && !nnp) OCI_CHECK(load_seccomp(*c.guard));
     OCI_CHECK(apply_identity(*c.proc));
     OCI_CHECK(apply_cwd_umask(*c.proc));
     OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
     if (c.seccomp && nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
-    if (c.guard && nnp) OCI_CHECK(load_seccomp(*c.guard));
     return {};
+}
+
+// The runtime's child, in the host's PID namespace, where nothing in the
+// container can see it: it waits for the runtime (which moves it into the
+// container's cgroup), joins the container's PID namespace for its children
+// and every other namespace, user first, then sets up what its child
+// inherits (rlimits, the sandbox guard, the bounding set, capabilities cut
+// down to what the process will hold plus CAP_SETUID, CAP_SETGID and
+// CAP_SETPCAP for the identity change, and CAP_SYS_ADMIN only where the
+// container's filter must go in before that change) and forks the process
+// as the runtime's child (CLONE_PARENT). Its PID goes to the runtime in an
+// init_hello. Never returns.
+[[noreturn]] void exec_intermediate(const Child &c) {
+    auto die = [&](const Error &e) {
+        sync::send_error(c.sync_fd, e);
+        ::_exit(1);
+    };
+    auto check = [&](Status st) {
+        if (!st) die(st.error());
+    };
+    check(set_death_signal(SIGKILL));
+    check(set_dumpable(false));
+    auto go = sync::receive(c.sync_fd, "exec");
+    if (!go) die(go.error());
+    if (go->type != sync::Msg::proceed) die(Error{0, "sync: unexpected message"});
+    // The PID namespace first, while this process is still in the host's
+    // user namespace (which owns every other).
+    if (c.pidns_fd >= 0 && ::setns(c.pidns_fd, CLONE_NEWPID) < 0)
+        die(Error{errno, "setns into the container's PID namespace"});
+    for (auto [fd, flag] : c.ns)
+        if (::setns(fd, flag) < 0)
+            die(Error{errno, "setns " + std::string(ns_flag_name(flag)) + " namespace"});
+    for (auto [fd, flag] : c.ns)
+        ::close(fd);
+    if (c.pidns_fd >= 0) ::close(c.pidns_fd);
+    fault_point("exec-child:joined");
+    if (c.in_userns) {
+        if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
+            die(Error{errno, "become root in the container's user namespace"});
+        // A change of credentials resets it from fs.suid_dumpable.
+        check(set_dumpable(false));
+    }
+    check(apply_rlimits(*c.proc));
+    // The guard while this process holds CAP_SYS_ADMIN, so the process is
+    // born under it; it allows what is left of the setup.
+    if (c.guard)
+        if (auto g = load_seccomp(*c.guard); !g) die(g.error());
+    oci::Capabilities none;
+    const oci::Capabilities &caps = c.proc->capabilities ? *c.proc->capabilities : none;
+    check(drop_bounding(caps));
+    uint64_t extra = 1ull << CAP_SETUID | 1ull << CAP_SETGID | 1ull << CAP_SETPCAP;
+    if (c.seccomp && !c.proc->no_new_privileges) extra |= 1ull << CAP_SYS_ADMIN;
+    check(limit_capabilities(caps, extra));
+    long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (pid < 0) die(Error{errno, "exec: clone"});
+    if (pid == 0) {
+        auto r = exec_child(c);
+        if (r && c.detach) r = set_death_signal(0);
+        if (!r) {
+            sync::send_error(c.sync_fd, r.error());
+            ::_exit(1);
+        }
+        Error e = exec_process(*c.proc);
+        sync::send_error(c.sync_fd, e);
+        ::_exit(127);
+    }
+    check(sync::send(c.sync_fd, sync::Msg::init_hello, static_cast<int32_t>(pid)));
+    ::_exit(0);
 }
 
 } // namespace
@@ -179,9 +253,13 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (!g) return forward(std::move(g.error()), "exec");
         guard = std::move(*g);
     }
-    Child c{
-        &proc, filter ? &*filter : nullptr, guard ? &*guard : nullptr, {}, -1, -1, o.preserve_fds,
-        false};
+    Child c{&proc,     filter ? &*filter : nullptr,
+            guard ? &*guard : nullptr,
+            {},        -1,
+            -1,        -1,
+            o.preserve_fds,
+            false,     o.detach,
+            ::getpid()};
     std::vector<Fd> ns_fds;
     Fd pidns;
     // A sandbox policy with masks moved the init into a nested user namespace
@@ -239,38 +317,21 @@ Result<int> exec_in_container(const ExecOptions &o) {
         return fail_errno("exec: socketpair");
     Fd ours(sv[0]), theirs(sv[1]);
     c.sync_fd = sv[1];
-    // Joining the PID namespace applies to children: the forked process is
-    // born inside it.
-    ChildPidNamespace child_pidns;
-    if (pidns.valid())
-        if (auto r = child_pidns.enter(pidns.get()); !r)
-            return forward(std::move(r.error()), "exec");
-    pid_t pid =
+    c.pidns_fd = pidns.get();
+    // The intermediate (exec_intermediate) joins the container; the process
+    // it forks is our child.
+    pid_t mid =
         static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-    if (pid != 0)
-        if (auto r = child_pidns.leave(); !r) {
-            if (pid > 0) kill_and_reap(pid);
-            return forward(std::move(r.error()), "exec");
-        }
-    if (pid < 0) return fail_errno("exec: clone");
-    if (pid == 0) {
+    if (mid < 0) return fail_errno("exec: clone");
+    if (mid == 0) {
         ::close(dir.fd());
         ::close(sv[0]);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        auto r = child_setup(c);
-        if (!r) {
-            sync::send_error(sv[1], r.error());
-            ::_exit(1);
-        }
-        if (o.detach) ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-        Error e = exec_process(proc);
-        sync::send_error(sv[1], e);
-        ::_exit(127);
+        exec_intermediate(c);
     }
     theirs.reset();
     console.reset();
     ns_fds.clear();
+    pidns.reset();
     fault_point("exec:cloned");
     if (!rec.cgroup_dirs.empty()) {
         // And the init's cpuset cgroup where the container has none of its
@@ -278,22 +339,37 @@ Result<int> exec_in_container(const ExecOptions &o) {
         std::vector<std::string> join = rec.cgroup_dirs;
         auto host = detect_cgroup_host();
         if (!host) {
-            kill_and_reap(pid);
+            kill_and_reap(mid);
             return forward(std::move(host.error()), "exec");
         }
         std::string cs = borrowed_v1_cpuset(*host, rec.cgroup_dirs, rec.state.pid);
         if (!cs.empty() && cs != borrowed_v1_cpuset(*host, rec.cgroup_dirs, ::getpid()))
             join.push_back(cs);
-        if (auto r = enter_cgroup(join, pid); !r) {
-            kill_and_reap(pid);
+        // The process it forks is born there.
+        if (auto r = enter_cgroup(join, mid); !r) {
+            kill_and_reap(mid);
             return forward(std::move(r.error()), "exec");
         }
     }
     fault_point("exec:joined");
     if (auto r = sync::send(ours.get(), sync::Msg::proceed); !r) {
-        kill_and_reap(pid);
+        kill_and_reap(mid);
         return forward(std::move(r.error()), "exec");
     }
+    // The intermediate names the process it forked, then exits.
+    auto hello = sync::receive(ours.get(), "exec");
+    int mid_status = 0;
+    while (::waitpid(mid, &mid_status, 0) < 0 && errno == EINTR) {
+    }
+    // Killed before it said (a crash, an OOM kill): what killed it, as for
+    // the process itself.
+    if (!hello && WIFSIGNALED(mid_status)) return 128 + WTERMSIG(mid_status);
+    if (!hello) return forward(std::move(hello.error()), "exec");
+    if (hello->type == sync::Msg::error)
+        return forward(Error{hello->value, hello->text}, "exec");
+    if (hello->type != sync::Msg::init_hello || hello->value <= 0)
+        return fail("exec: sync: the intermediate did not name the process");
+    pid_t pid = hello->value;
     // EOF (the sync socket closed on exec) means the program is running.
     auto msg = sync::receive(ours.get(), "exec");
     while (msg && msg->type == sync::Msg::seccomp_notify) {

@@ -10,8 +10,13 @@
 namespace ocirun {
 
 void fault_point(const char *phase) {
+    // A comma-separated list of phases.
     const char *slow = std::getenv("OCI_RUN_FAULT_DELAY");
-    if (slow != nullptr && std::strcmp(slow, phase) == 0) {
+    bool listed = false;
+    size_t len = std::strlen(phase);
+    for (const char *p = slow; p && *p; p = std::strchr(p, ',') ? std::strchr(p, ',') + 1 : "")
+        if (std::strncmp(p, phase, len) == 0 && (p[len] == ',' || p[len] == '\0')) listed = true;
+    if (listed) {
         struct timespec ts {
             0, 300 * 1000 * 1000
         };

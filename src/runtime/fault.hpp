@@ -3,8 +3,8 @@
 // OCI_RUN_FAULT=PHASE in its environment, the process that reaches
 // fault_point(PHASE) dies there at once, as if SIGKILLed: no destructor, no
 // cleanup, exactly what a crash or an OOM kill at that step would leave.
-// With OCI_RUN_FAULT_DELAY=PHASE it waits 300 ms there instead, to widen a
-// window a test wants to look into.
+// With OCI_RUN_FAULT_DELAY=PHASE[,PHASE...] it waits 300 ms at each listed
+// phase instead, to widen a window a test wants to look into.
 // Without the option fault_point is an empty inline function.
 #pragma once
 

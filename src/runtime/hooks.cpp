@@ -40,7 +40,11 @@ std::string last_line(const std::string &out) {
 [[noreturn]] void exec_hook(const oci::Hook &h, int in, int out) {
     if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(126);
     // Nothing of the runtime's (lock, sync socket, fifo, log) reaches the hook.
-    ::syscall(SYS_close_range, 3U, ~0U, 0U);
+    if (::syscall(SYS_close_range, 3U, ~0U, 0U) < 0) {
+        std::string msg = std::string("close_range: ") + std::strerror(errno) + "\n";
+        (void)!::write(2, msg.data(), msg.size());
+        ::_exit(126);
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -39,7 +39,7 @@ Status wait_for_parent(const InitConfig &cfg) {
     if (!p) return forward(std::move(p.error()));
     if (p->type != sync::Msg::proceed) return fail("sync: unexpected message before setup");
     if (cfg.new_userns) {
-        ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        OCI_CHECK(set_dumpable(false));
         // Become root of the new user namespace.
         if (::setresgid(0, 0, 0) < 0) return fail_errno("setresgid 0 in the user namespace");
         if (::setresuid(0, 0, 0) < 0) return fail_errno("setresuid 0 in the user namespace");
@@ -201,10 +201,7 @@ Status lock_mounts(const InitConfig &cfg, int procfs) {
     // The helper is root of the container's user namespace, not of the
     // host's: it can open our /proc files only while we are dumpable. No
     // other process exists in the container yet.
-    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-    struct Undump {
-        ~Undump() { ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
-    } undump;
+    OCI_CHECK_CTX(set_dumpable(true), "lock mounts");
     int go[2];
     if (::pipe2(go, O_CLOEXEC) < 0) return fail_errno("lock mounts: pipe");
     pid_t helper = ::fork();
@@ -242,6 +239,8 @@ Status lock_mounts(const InitConfig &cfg, int procfs) {
                     ")");
     if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
         return fail_errno("lock mounts: become root of the nested user namespace");
+    // After the credential change (which sets it from fs.suid_dumpable).
+    OCI_CHECK_CTX(set_dumpable(false), "lock mounts");
     return {};
 }
 
@@ -282,13 +281,12 @@ Status pass_listeners(const InitConfig &cfg) {
 }
 
 // The process's exec through oci-run-exec-stage: everything it needs but
-// the fds, fixed while the init may still report an error. The filters that
-// go in after start are loaded by the stage (exec_stage_for left it only
-// those).
+// the fds, fixed while the init may still report an error. The filter that
+// goes in after start is loaded by the stage (exec_stage_for left it only
+// that one; the sandbox guard is in already).
 Status prepare_stage(const InitConfig &cfg, ExecStage &stage) {
     std::vector<const SeccompFilter *> filters;
     if (filter_at(cfg, FilterPoint::before_exec)) filters.push_back(cfg.seccomp);
-    if (cfg.guard && cfg.spec->process->no_new_privileges) filters.push_back(cfg.guard);
     return prepare_exec_stage(stage, *cfg.spec->process, filters, stage_fds(cfg));
 }
 
@@ -322,7 +320,11 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     OCI_CHECK(apply_rlimits(proc));
     if (filter_at(cfg, FilterPoint::before_identity))
         OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
-    if (cfg.guard && !proc.no_new_privileges) OCI_CHECK(load_seccomp(*cfg.guard));
+    // The sandbox guard while the init still holds CAP_SYS_ADMIN, with or
+    // without no_new_privs: from here on nothing in the container (the init
+    // waiting for start, the exec stage) runs without it. It allows what the
+    // rest of the setup and the exec need.
+    if (cfg.guard) OCI_CHECK(load_seccomp(*cfg.guard));
     OCI_CHECK(apply_identity(proc));
     OCI_CHECK(apply_cwd_umask(proc));
     OCI_CHECK(find_executable(proc));
@@ -339,15 +341,20 @@ void run_init(const InitConfig &cfg) {
     // A host cgroup directory must not stay reachable as /proc/self/fd/N
     // (CVE-2024-21626); it was only needed by clone3.
     if (cfg.cgroup_fd >= 0) ::close(cfg.cgroup_fd);
+    auto die = [&](const Error &e) {
+        sync::send_error(cfg.sync_fd, e);
+        ::_exit(1);
+    };
     // Die with the runtime while setting up; cleared once ready.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (auto r = set_death_signal(SIGKILL); !r) die(r.error());
     // Non-dumpable: no process in the container without CAP_SYS_PTRACE can
     // open /proc/PID/exe or ptrace this process while it sets up. (What the
     // link reaches is the sealed copy anyway: runtime/sealed_binary.hpp.)
     // With a new user namespace this waits until the runtime has written the
     // id maps, which an unprivileged runtime can do only while the init is
     // dumpable; nothing runs in the container before that.
-    if (!cfg.new_userns) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (!cfg.new_userns)
+        if (auto r = set_dumpable(false); !r) die(r.error());
     int host_pid = 0;
     if (cfg.report_pid && !sync::send(cfg.sync_fd, sync::Msg::init_hello)) ::_exit(1);
     // The stage's sealed view is made now, while the runtime finishes the
@@ -361,13 +368,9 @@ void run_init(const InitConfig &cfg) {
         else
             stage_view = forward(std::move(v.error()));
     }
-    auto r = setup(cfg, host_pid, stage, stage_view);
-    if (!r) {
-        sync::send_error(cfg.sync_fd, r.error());
-        ::_exit(1);
-    }
+    if (auto r = setup(cfg, host_pid, stage, stage_view); !r) die(r.error());
     fault_point("init:ready");
-    ::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    if (auto r = set_death_signal(0); !r) die(r.error());
     if (!sync::send(cfg.sync_fd, sync::Msg::ready)) {
         ::_exit(1);
     }
@@ -391,10 +394,6 @@ void run_init(const InitConfig &cfg) {
                                                                : Result<int>(-1);
              !f)
         e = f.error();
-    else if (auto g = cfg.guard && spec.process->no_new_privileges ? load_seccomp(*cfg.guard)
-                                                                   : Result<int>(-1);
-             !g)
-        e = g.error();
     else
         e = exec_process(*spec.process);
     for (char &c : e.msg)
@@ -407,11 +406,11 @@ void run_init(const InitConfig &cfg) {
 }
 
 void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, unsigned long flags) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     auto die = [&](const Error &e) {
         sync::send_error(cfg.sync_fd, e);
         ::_exit(1);
     };
+    if (auto r = set_death_signal(SIGKILL); !r) die(r.error());
     if (::setns(userns_fd, CLONE_NEWUSER) < 0)
         die(Error{errno, "linux.namespaces: join the user namespace"});
     ::close(userns_fd);

@@ -29,4 +29,27 @@ inline int clone_flag(oci::NsType t) {
     return 0;
 }
 
+// The name of a CLONE_NEW* flag for errors ("mount", "user").
+inline const char *ns_flag_name(int flag) {
+    switch (flag) {
+    case CLONE_NEWPID:
+        return "pid";
+    case CLONE_NEWNET:
+        return "network";
+    case CLONE_NEWNS:
+        return "mount";
+    case CLONE_NEWIPC:
+        return "ipc";
+    case CLONE_NEWUTS:
+        return "uts";
+    case CLONE_NEWUSER:
+        return "user";
+    case CLONE_NEWCGROUP:
+        return "cgroup";
+    case CLONE_NEWTIME:
+        return "time";
+    }
+    return "unknown";
+}
+
 } // namespace ocirun

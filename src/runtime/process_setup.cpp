@@ -49,6 +49,23 @@ Status attach_terminal(int console_fd, const std::optional<oci::Box> &size) {
     return {};
 }
 
+Status set_dumpable(bool on) {
+    if (::prctl(PR_SET_DUMPABLE, on ? 1 : 0, 0, 0, 0) < 0)
+        return fail_errno(std::string("prctl PR_SET_DUMPABLE ") + (on ? "1" : "0"));
+    int now = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    if (now < 0) return fail_errno("prctl PR_GET_DUMPABLE");
+    if ((now != 0) != on)
+        return fail(std::string("prctl PR_SET_DUMPABLE ") + (on ? "1" : "0") +
+                    ": the process is still " + (now ? "dumpable" : "not dumpable"));
+    return {};
+}
+
+Status set_death_signal(int sig) {
+    if (::prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0) < 0)
+        return fail_errno("prctl PR_SET_PDEATHSIG " + std::to_string(sig));
+    return {};
+}
+
 Status apply_rlimits(const oci::Process &p) {
     for (const auto &r : p.rlimits) {
         struct rlimit rl = {r.soft, r.hard};

@@ -15,6 +15,13 @@ Status attach_terminal(int console_fd, const std::optional<oci::Box> &size);
 // The null-terminated char* array execve takes, pointing into `strings`.
 std::vector<char *> exec_strings(const std::vector<std::string> &strings);
 
+// PR_SET_DUMPABLE, read back with PR_GET_DUMPABLE: an error when the kernel
+// did not take it (a process the container can see must never stay dumpable
+// by mistake).
+Status set_dumpable(bool on);
+// PR_SET_PDEATHSIG (0 clears it), checked.
+Status set_death_signal(int sig);
+
 // rlimits (before dropping privileges).
 Status apply_rlimits(const oci::Process &p);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.

@@ -107,7 +107,7 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
         // Its own session, and its parent gone: no signal of the caller's
         // terminal or process group reaches it, and the runtime is not its
         // parent (a subreaper such as containerd's shim, or init, reaps it).
-        ::setsid();
+        if (::setsid() < 0) ::_exit(1);
         pid_t grandchild = ::fork();
         if (grandchild == 0) exec_shim(path, args, pass, ready_w.get(), l.state_dir + "/shim.log");
         ::_exit(grandchild < 0 ? 1 : 0);

@@ -5,8 +5,26 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 
 namespace ocirun::sync {
+
+namespace {
+
+// The peer's last word, when it reported an error and exited before reading
+// what we sent (the kernel then answers our send EPIPE, or our receive
+// ECONNRESET, ahead of the packet it left): that error is the cause.
+std::optional<Error> peer_error(int fd) {
+    Packet p{};
+    ssize_t n;
+    while ((n = ::recv(fd, &p, sizeof p, MSG_DONTWAIT)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof p) || p.type != Msg::error) return std::nullopt;
+    p.text[sizeof p.text - 1] = '\0';
+    return Error{p.value, p.text};
+}
+
+} // namespace
 
 Status send(int fd, Msg type, int32_t value, const char *text) {
     Packet p{};
@@ -16,7 +34,12 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
     ssize_t n;
     while ((n = ::send(fd, &p, sizeof p, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
-    if (n != static_cast<ssize_t>(sizeof p)) return fail_errno("sync socket: send");
+    if (n != static_cast<ssize_t>(sizeof p)) {
+        int e = errno;
+        if (e == EPIPE || e == ECONNRESET)
+            if (auto said = peer_error(fd)) return std::unexpected(std::move(*said));
+        return fail_code(e, "sync socket: send");
+    }
     return {};
 }
 
@@ -37,6 +60,17 @@ Result<Packet> receive(int fd, const char *peer) {
     msg.msg_controllen = sizeof cbuf;
     ssize_t n;
     while ((n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (n < 0 && errno == ECONNRESET) {
+        // Reported once, ahead of what the peer left queued: read on.
+        if (auto said = peer_error(fd)) {
+            Packet e{};
+            e.type = Msg::error;
+            e.value = said->code;
+            std::strncpy(e.text, said->msg.c_str(), sizeof e.text - 1);
+            e.fd = -1;
+            return e;
+        }
     }
     if (n < 0) return fail_errno("sync socket: receive");
     if (n == 0) return fail(std::string(peer) + " exited during setup");

@@ -4,6 +4,7 @@
 // or ends in exit 1 with one "oci-run: ..." line naming the path and the
 // cause, and leaves nothing: no state under --root, no cgroup, no process, no
 // mount, no runtime file in /tmp.
+#include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
 #include "support/container_env.hpp"
@@ -19,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -454,4 +457,101 @@ Test(bad_host, start_on_a_full_root_does_not_run_the_process) {
     cr_assert_str_eq(status_again.c_str(), "running");
     cr_assert_eq(del.status, 0, "delete: %s", del.err.c_str());
     expect_nothing_left(before, root, e.id);
+}
+
+// ---- a privileged call that fails ----
+
+namespace {
+
+// oci-run ARGS under tests/helpers/fail_syscall.cpp: NAME fails with ERRNO
+// when its first argument is ARG0 (any: always).
+test::FileRun failing(const std::string &name, const std::string &arg0, int err,
+                      std::vector<std::string> args) {
+    const char *helper = std::getenv("OCI_RUN_FAIL_SYSCALL");
+    std::vector<std::string> argv{helper, name, arg0, std::to_string(err), test::oci_run_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run_files(argv);
+}
+
+void need_fail_syscall() {
+    const char *helper = std::getenv("OCI_RUN_FAIL_SYSCALL");
+    if (!helper || access(helper, X_OK) != 0) cr_skip_test("no fail-syscall helper");
+#if !defined(__x86_64__)
+    cr_skip_test("fail-syscall filters x86_64 system calls only");
+#endif
+}
+
+} // namespace
+
+// Every privileged call of the container's init, the hook child, exec's
+// child and the network helper is checked: made to fail (a seccomp filter
+// around oci-run), each ends the command with one line naming the call and
+// its errno, and leaves nothing behind.
+Test(bad_host, failing_privileged_calls_end_the_command_with_their_errno) {
+    need_fail_syscall();
+    struct Case {
+        const char *what, *call, *arg0;
+        int err;
+        const char *needle;
+    } cases[] = {
+        {"init: non-dumpable", "prctl", "4", EPERM,
+         "prctl PR_SET_DUMPABLE 0: Operation not permitted"},
+        {"init: death signal", "prctl", "1", EPERM,
+         "prctl PR_SET_PDEATHSIG 9: Operation not permitted"},
+        {"init: new session", "setsid", "any", EPERM, "setsid: Operation not permitted"},
+        {"init: close-on-exec", "close_range", "any", ENOSYS,
+         "close_range: Function not implemented"},
+    };
+    std::string failures;
+    for (const auto &c : cases) {
+        test::Env e = env("badcall");
+        auto before = test::snapshot_host();
+        auto o = failing(c.call, c.arg0, c.err, {"--root", e.root, "run", "--bundle", e.b.dir, e.id});
+        std::string left = test::left_behind(before, e.root, e.id);
+        if (o.status != 1 || count_lines(o.err) != 1 || !contains(o.err, c.needle) || !left.empty())
+            failures += std::string(c.what) + ": exit " + std::to_string(o.status) + ": " + o.err +
+                        (left.empty() ? "" : " left: " + left) + "\n";
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+Test(bad_host, failing_privileged_calls_of_exec_hooks_and_the_helper) {
+    need_fail_syscall();
+    // exec: its child's non-dumpable setting.
+    test::Env x = env("badcallx", {"sleep", "30"});
+    auto c = test::create(x);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    auto s = test::oci({"--root", x.root, "start", x.id});
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    auto ex = failing("prctl", "4", EPERM, {"--root", x.root, "exec", x.id, "true"});
+    expect_one_line(ex, {"prctl PR_SET_DUMPABLE 0: Operation not permitted"});
+    cr_assert_eq(test::leftover_children().size(), 1u, "exec left a process");
+    test::cleanup_all();
+
+    // A hook's child closes every fd of the runtime's before its exec.
+    test::Env h = env("badcallh");
+    ocirun::oci::Hooks hooks;
+    hooks.prestart.push_back({"/bin/true", {"true"}, {}, {}});
+    h.b.spec.hooks = hooks;
+    h.b.save();
+    auto before = test::snapshot_host();
+    auto ho = failing("close_range", "3", ENOSYS, {"--root", h.root, "run", "--bundle", h.b.dir, h.id});
+    cr_assert_eq(ho.status, 1, "%s", ho.err.c_str());
+    cr_assert(contains(ho.err, "close_range: Function not implemented"), "%s", ho.err.c_str());
+    expect_nothing_left(before, h.root, h.id);
+
+    // The network helper drops its bounding set (a container holding every
+    // capability, so that the init drops none first).
+    test::Env n = env("badcalln");
+    auto &caps = *n.b.spec.process->capabilities;
+    caps.bounding.clear();
+    for (const auto &cap : ocirun::oci::capability_names())
+        caps.bounding.push_back(cap.name);
+    n.b.spec.annotations["dev.ocirun.local-ports"] = "18080";
+    n.b.save();
+    before = test::snapshot_host();
+    auto no = failing("prctl", "24", EPERM, {"--root", n.root, "run", "--bundle", n.b.dir, n.id});
+    expect_one_line(no, {"network helper", "drop capability 0 from the bounding set: "
+                                           "Operation not permitted"});
+    expect_nothing_left(before, n.root, n.id);
 }

