@@ -1,9 +1,13 @@
 // A static test program for the seccomp suite: calls each system call the
 // sandbox guard profile denies, with harmless arguments, and prints
-// "name=0" or "name=ERRNO" per line.
+// "name=0" or "name=ERRNO" per line. `syscall-probe tty` only pushes "echo
+// INJECTED\n" into the terminal on fd 0 (TIOCSTI, also with bits above the
+// 32 the kernel reads set) and asks it for TIOCLINUX, then prints whether
+// this process leads its own session ("session=own" or "session=shared").
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +21,26 @@ static void report(const char *name, long r) {
 
 #define PROBE(name, ...) report(name, syscall(__VA_ARGS__))
 
-int main() {
+static void push_input() {
+    const char text[] = "echo INJECTED\n";
+    long first = 0, high = 0;
+    for (const char *c = text; *c; c++) {
+        long r = syscall(SYS_ioctl, 0L, static_cast<long>(TIOCSTI), c);
+        if (r < 0 && !first) first = errno;
+        r = syscall(SYS_ioctl, 0L, static_cast<long>((1UL << 32) | TIOCSTI), c);
+        if (r < 0 && !high) high = errno;
+    }
+    std::printf("tiocsti=%ld\ntiocsti_high=%ld\n", first, high);
+    char sub = 2; // TIOCL_SETSEL's neighbour: any subcode reaches the check
+    report("tioclinux", syscall(SYS_ioctl, 0L, static_cast<long>(TIOCLINUX), &sub));
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && argv[1][0] == 't') {
+        push_input();
+        std::printf("session=%s\n", getsid(0) == getpid() ? "own" : "shared");
+        return 0;
+    }
     PROBE("mount", SYS_mount, "none", "/tmp", "tmpfs", 0L, "");
     PROBE("umount2", SYS_umount2, "/tmp", 0L);
     PROBE("pivot_root", SYS_pivot_root, "/nonexistent", "/nonexistent");
@@ -50,6 +73,10 @@ int main() {
     PROBE("io_uring_register", SYS_io_uring_register, -1L, 0L, 0L, 0L);
     PROBE("personality", SYS_personality, 0x0040000L /* ADDR_NO_RANDOMIZE */);
     PROBE("clone3", SYS_clone3, 0L, 0L);
+    PROBE("ioctl_tiocsti", SYS_ioctl, 0L, static_cast<long>(TIOCSTI), "x");
+    PROBE("ioctl_tiocsti_high", SYS_ioctl, 0L, static_cast<long>((1UL << 32) | TIOCSTI), "x");
+    char sub = 2;
+    PROBE("ioctl_tioclinux", SYS_ioctl, 0L, static_cast<long>(TIOCLINUX), &sub);
     long pid = syscall(SYS_clone, static_cast<long>(CLONE_NEWUTS | SIGCHLD), 0L, 0L, 0L, 0L);
     if (pid == 0) _exit(0);
     report("clone_newuts", pid);

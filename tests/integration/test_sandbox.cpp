@@ -1,6 +1,7 @@
 // The sandbox policy from annotations (dev.ocirun.*), on real containers:
 // what the process sees of denied, read-only and pinned paths, the protected
 // host paths a writable mount may not reach, and errors for bad values.
+#include "support/console.hpp"
 #include "support/container_env.hpp"
 
 #include <criterion/criterion.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 using test::cleanup_all;
 using test::contains;
@@ -264,6 +266,52 @@ Test(sandbox, policy_adds_the_sandbox_guard_for_init_and_exec) {
         }
         cr_assert_geq(n, 30, "%s", out->c_str());
         cr_assert(leaked.empty(), "not blocked: %s", leaked.c_str());
+    }
+}
+
+// TIOCSTI and TIOCLINUX into the caller's terminal: oci-run runs on a pty
+// (its controlling terminal), the container's process holds CAP_SYS_ADMIN in
+// the host's user namespace and has terminal false, so its stdio is that
+// pty. The guard answers EPERM (also with bits above the 32 the kernel reads
+// set), nothing pushed reaches the terminal (the line discipline would echo
+// it), and the process leads a session of its own. For run and for exec.
+Test(sandbox, terminal_input_injection_is_refused_for_run_and_exec) {
+    const char *probe = std::getenv("OCI_RUN_SYSCALL_PROBE");
+    if (!probe || ::access(probe, X_OK) != 0) cr_skip_test("no syscall-probe helper");
+    auto prepare = [&](const char *tag, std::vector<std::string> args) {
+        Env e = make_env(tag, args);
+        test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
+        ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
+        test::add_capabilities(e, {"CAP_SYS_ADMIN"});
+        e.b.spec.annotations["dev.ocirun.protected"] = "/nonexistent/protected";
+        e.b.save();
+        return e;
+    };
+    auto on_pty = [](const std::vector<std::string> &args) {
+        test::PtyChild p = test::spawn_oci_on_pty(args);
+        std::string seen = test::read_until(p.master, "session=", 5000);
+        seen += test::read_until(p.master, "\n", 1000);
+        int status = test::wait_bounded(p.pid, 5000);
+        seen += test::read_until(p.master, "INJECTED", 300);
+        ::close(p.master);
+        return std::make_pair(status, seen);
+    };
+    Env r = prepare("sbtty", {"/syscall-probe", "tty"});
+    auto [run_status, run_seen] = on_pty({"--root", r.root, "run", "--bundle", r.b.dir, r.id});
+    Env x = prepare("sbttyx", {"sleep", "30"});
+    auto c = test::create(x);
+    auto s = test::oci({"--root", x.root, "start", x.id});
+    auto [exec_status, exec_seen] = on_pty({"--root", x.root, "exec", x.id, "/syscall-probe", "tty"});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    for (const auto &[what, status, seen] :
+         {std::tuple{"run", run_status, run_seen}, std::tuple{"exec", exec_status, exec_seen}}) {
+        cr_assert_eq(status, 0, "%s: %d: %s", what, status, seen.c_str());
+        for (const char *line : {"tiocsti=1", "tiocsti_high=1", "tioclinux=1", "session=own"})
+            cr_assert(contains(seen, line), "%s: no %s in:\n%s", what, line, seen.c_str());
+        // Echoed as pushed: once, or both pushes interleaved.
+        cr_assert(!contains(seen, "INJECTED") && !contains(seen, "IINNJJ"),
+                  "%s: input reached the terminal:\n%s", what, seen.c_str());
     }
 }
 
