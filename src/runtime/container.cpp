@@ -394,6 +394,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     // is refused now, not half-way through the init's setup.
     const HostFacts host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
+        OCI_CHECK(check_policy_pid_namespace(policy, spec));
         OCI_CHECK(check_protected(policy, spec, rootfs));
         OCI_CHECK(check_write_aliases(policy, spec));
         OCI_CHECK(check_policy_gaps(policy, spec, host_facts));

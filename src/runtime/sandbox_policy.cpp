@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -178,6 +179,25 @@ HostFacts detect_host_facts() {
     struct mount_attr a {};
     h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) == 0 || errno != ENOSYS;
     return h;
+}
+
+Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &spec) {
+    if (!policy.present) return {};
+    const oci::Namespace *pid = spec.linux_->find_namespace(oci::NsType::pid);
+    bool hosts = !pid;
+    if (pid && !pid->path.empty()) {
+        // Joined by path: someone else's (a pod's) is fine, the runtime's own is not.
+        struct stat theirs, ours;
+        if (::stat(pid->path.c_str(), &theirs) < 0)
+            return fail_errno("config.json: linux.namespaces: pid path " + pid->path);
+        hosts = ::stat("/proc/self/ns/pid", &ours) == 0 && theirs.st_ino == ours.st_ino &&
+                theirs.st_dev == ours.st_dev;
+    }
+    if (hosts)
+        return fail("config.json: linux.namespaces: a sandbox policy (dev.ocirun.*) needs a PID "
+                    "namespace other than the host's: in the host's, /proc/PID/root of the "
+                    "host's processes reaches the host's files");
+    return {};
 }
 
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,

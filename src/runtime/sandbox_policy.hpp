@@ -84,6 +84,11 @@ struct HostFacts {
 };
 HostFacts detect_host_facts();
 
+// A policy needs a PID namespace other than the host's (new, or joined by
+// path): in the host's, /proc/PID/root of host processes reaches the host's
+// files whatever the mount namespace. Refused in both enforcement modes.
+Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &spec);
+
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, const HostFacts &host);
 
 } // namespace ocirun

@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -435,6 +436,55 @@ Test(sandbox, trace_log_from_the_bundle_is_refused) {
     cr_assert(failures.empty(), "%s", failures.c_str());
     cr_assert(!ran, "the annotation's command ran on the host");
     cr_assert_str_eq(seen.c_str(), "host\n", "the host file was written");
+}
+
+// A policy in the host's PID namespace: a host process running as root with
+// no capabilities (started here) shows its root, the host's, at
+// /proc/PID/root, and the container's root (no user namespace: the policy
+// has no masks) may open it. Such a policy is refused before anything is
+// made, in strict and report mode, and when the host's namespace is joined
+// by path.
+Test(sandbox, policy_in_the_hosts_pid_namespace_is_refused) {
+    std::string host = test::track_dir(test::make_temp_dir("sbpidns"));
+    test::write_file(host + "/canary", "host\n");
+    test::Spawned victim = test::spawn_files(
+        {"setpriv", "--inh-caps=-all", "--bounding-set=-all", "sleep", "30"});
+    std::string read_host = "cat /proc/" + std::to_string(victim.pid) + "/root" + host +
+                            "/canary; echo end";
+    struct Case {
+        const char *name, *enforcement;
+        bool join_host;
+    } cases[] = {{"strict", "strict", false}, {"report", "report", false},
+                 {"joined by path", "strict", true}};
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("sbpidns", {"sh", "-c", read_host});
+        auto &ns = e.b.spec.linux_->namespaces;
+        std::erase_if(ns, [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+        if (c.join_host) ns.push_back({ocirun::oci::NsType::pid, "/proc/self/ns/pid"});
+        e.b.spec.annotations["dev.ocirun.protected"] = "/nonexistent/protected";
+        e.b.spec.annotations["dev.ocirun.enforcement"] = c.enforcement;
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        if (o.status != 1 || test::count_lines(o.err) != 1 ||
+            !contains(o.err, "a sandbox policy (dev.ocirun.*) needs a PID namespace other than "
+                             "the host's") ||
+            contains(o.out, "host") || !left.empty())
+            failures += std::string(c.name) + ": " + std::to_string(o.status) + " " + o.out +
+                        o.err + "\n";
+    }
+    // The same container without a policy reaches the host file: the attack
+    // is real, not a test that cannot fail.
+    Env plain = make_env("sbpidns", {"sh", "-c", read_host});
+    std::erase_if(plain.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+    auto reached = test::run(plain);
+    ::kill(victim.pid, SIGKILL);
+    test::wait_bounded(victim.pid, 2000);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert(contains(reached.out, "host\nend"), "without a policy: %s %s", reached.out.c_str(),
+              reached.err.c_str());
 }
 
 // report --bundle before create: what the bundle asks for, declared.
