@@ -243,12 +243,24 @@ Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
                 result = fail_errno(what + ": tmpcopyup: copy " + n);
                 break;
             }
+            // Whole, or an error: a short copy (a full tmpfs, a read error)
+            // is never left as if it were the file.
             off_t left = st.st_size;
             while (left > 0) {
                 ssize_t c = ::sendfile(dst.get(), src.get(), nullptr, static_cast<size_t>(left));
-                if (c <= 0) break;
+                if (c < 0 && errno == EINTR) continue;
+                if (c < 0) {
+                    result = fail_errno(what + ": tmpcopyup: copy " + n);
+                    break;
+                }
+                if (c == 0) {
+                    result = fail(what + ": tmpcopyup: copy " + n + ": " +
+                                  std::to_string(left) + " bytes short (the file shrank)");
+                    break;
+                }
                 left -= c;
             }
+            if (!result) break;
         } else if (type == S_IFLNK) {
             char buf[4096];
             ssize_t len = ::readlinkat(from, n, buf, sizeof buf - 1);
@@ -265,8 +277,16 @@ Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
             result = fail_errno(what + ": tmpcopyup: mknod " + n);
             break;
         }
-        ::fchownat(to, n, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
-        if (type != S_IFLNK) ::fchmodat(to, n, st.st_mode & 07777, 0);
+        if (::fchownat(to, n, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+            result = fail_errno(what + ": tmpcopyup: chown " + n + " to " +
+                                std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid));
+            break;
+        }
+        // After the chown, which clears set-id bits.
+        if (type != S_IFLNK && ::fchmodat(to, n, st.st_mode & 07777, 0) < 0) {
+            result = fail_errno(what + ": tmpcopyup: chmod " + n);
+            break;
+        }
     }
     ::closedir(d);
     return result;

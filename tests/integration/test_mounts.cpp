@@ -182,6 +182,41 @@ Test(mounts, tmpcopyup_keeps_what_the_directory_held) {
     cr_assert(!leaked, "a write went through to the rootfs");
 }
 
+// tmpcopyup copies whole or fails, naming the file and the errno: a file
+// larger than the tmpfs (sendfile answers ENOSPC part-way), and an owner the
+// copy cannot keep (in a user namespace that maps ids 0-999 only, the
+// host's root shows as the unmapped overflow id). Nothing is left behind.
+Test(mounts, tmpcopyup_fails_rather_than_copy_part_of_a_file_or_lose_its_owner) {
+    Env big = make_env("mtcopyfull", {"true"});
+    ::mkdir((big.b.rootfs + "/data").c_str(), 0755);
+    test::write_file(big.b.rootfs + "/data/big", std::string(1 << 20, 'x'));
+    big.b.spec.mounts.push_back(
+        test::mount_entry("/data", "tmpfs", "tmpfs", {"tmpcopyup", "size=64k"}));
+    auto full = test::run(big);
+    auto full_left = test::dir_entries(big.root);
+
+    Env owner = make_env("mtcopyown", {"true"});
+    ::mkdir((owner.b.rootfs + "/data").c_str(), 0755);
+    test::write_file(owner.b.rootfs + "/data/hosts-root", "x\n");
+    test::use_user_namespace(owner);
+    owner.b.spec.linux_->uid_mappings = {{0, 100000, 1000}};
+    owner.b.spec.linux_->gid_mappings = {{0, 100000, 1000}};
+    owner.b.spec.mounts.push_back(test::mount_entry("/data", "tmpfs", "tmpfs", {"tmpcopyup"}));
+    auto lost = test::run(owner);
+    auto lost_left = test::dir_entries(owner.root);
+    cleanup_all();
+    cr_assert_eq(full.status, 1, "%s", full.err.c_str());
+    cr_assert_eq(test::count_lines(full.err), 1u, "%s", full.err.c_str());
+    cr_assert(contains(full.err, "tmpcopyup: copy big: No space left on device"), "%s",
+              full.err.c_str());
+    cr_assert(full_left.empty());
+    cr_assert_eq(lost.status, 1, "%s", lost.err.c_str());
+    cr_assert_eq(test::count_lines(lost.err), 1u, "%s", lost.err.c_str());
+    cr_assert(contains(lost.err, "tmpcopyup: chown hosts-root to 65534:65534: Invalid argument"),
+              "%s", lost.err.c_str());
+    cr_assert(lost_left.empty());
+}
+
 Test(mounts, bind_of_a_file) {
     std::string dir = test::track_dir(test::make_temp_dir("mtfile"));
     test::write_file(dir + "/f", "bound file\n");
