@@ -76,6 +76,7 @@ std::string write_record(const ContainerRecord &rec) {
     w.kv_bool("started", rec.started);
     w.kv_bool("hasHooks", rec.has_hooks);
     if (!rec.cgroup_dirs.empty()) w.kv_strings("cgroupDirs", rec.cgroup_dirs);
+    if (!rec.cgroups_path.empty()) w.kv("cgroupsPath", rec.cgroups_path);
     if (rec.sandboxed) w.kv_bool("sandboxed", true);
     if (rec.trace) w.kv_bool("trace", true);
     if (rec.shim_pid > 0) {
@@ -100,6 +101,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_bool(top, p, "started", rec.started));
     OCI_CHECK(json::get_bool(top, p, "hasHooks", rec.has_hooks));
     OCI_CHECK(json::get_strings(top, p, "cgroupDirs", rec.cgroup_dirs));
+    OCI_CHECK(json::get_string(top, p, "cgroupsPath", rec.cgroups_path));
     OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
     OCI_CHECK(json::get_bool(top, p, "trace", rec.trace));
     OCI_CHECK(json::get_uint(top, p, "shimPid", rec.shim_pid, INT32_MAX));

@@ -39,6 +39,7 @@ struct ContainerRecord {
     bool started = false;                 // `start` has released the init
     bool has_hooks = false;               // config.json has hooks: start/delete read it back
     std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
+    std::string cgroups_path;             // linux.cgroupsPath as configured ("" for the default)
     bool sandboxed = false;               // config.json has a sandbox policy (dev.ocirun.*)
     bool trace = false;                   // dev.ocirun.trace: start attaches strace
     int32_t shim_pid = 0;                 // the network helper (oci-run-shim), or 0

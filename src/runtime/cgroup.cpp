@@ -2,6 +2,7 @@
 
 #include "device_filter.hpp"
 #include "log.hpp"
+#include "mount_table.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
 #include "text.hpp"
@@ -266,6 +267,63 @@ std::string v1_dir_of(const Hierarchy &h, pid_t pid) {
             found = h.dir_of(std::string(line.substr(b + 1)));
     });
     return found;
+}
+
+namespace {
+
+// `pid`'s cgroup directory in `h` (v1 or v2), or "".
+std::string dir_of_process(const Hierarchy &h, pid_t pid) {
+    if (h.version == 1) return v1_dir_of(h, pid);
+    auto text = oci::read_file("/proc/" + std::to_string(pid) + "/cgroup");
+    if (!text) return {};
+    std::string found;
+    for_each_line(*text, [&](std::string_view line) {
+        if (line.starts_with("0::")) found = h.dir_of(std::string(line.substr(3)));
+    });
+    return found;
+}
+
+bool ends_with_path(const std::string &dir, const std::string &rel) {
+    return dir.size() > rel.size() + 1 && dir.compare(dir.size() - rel.size(), rel.size(), rel) == 0 &&
+           dir[dir.size() - rel.size() - 1] == '/';
+}
+
+} // namespace
+
+Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
+    const std::string &id = rec.state.id;
+    const std::string path = rec.cgroups_path.empty() ? "oci-run/" + id : rec.cgroups_path;
+    const std::string default_path = "oci-run/" + id;
+    auto refuse = [&](const std::string &d, const std::string &why) {
+        return fail("state.json of \"" + id + "\": cgroup " + d + " " + why +
+                    ": refused (the record is not the container's own)");
+    };
+    for (const auto &d : rec.cgroup_dirs) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        if (!h || d == h->mount || has_dotdot(d) || d.find("//") != std::string::npos ||
+            d.back() == '/')
+            return refuse(d, "is not a directory below a cgroup hierarchy of this host");
+        // Named by the container's configured path: absolute in every
+        // hierarchy, or relative under whatever cgroup its creator was in
+        // (update's own v1 cpuset cgroup is oci-run/<id> under the init's).
+        bool named = path[0] == '/' ? d == h->dir_of(path)
+                                    : ends_with_path(d, path) ||
+                                          (v1_cpuset_only(*h) && ends_with_path(d, default_path));
+        if (!named) return refuse(d, "is not named by the container's cgroupsPath (" + path + ")");
+        // Never the runtime's own cgroup or one above it.
+        if (path_under(h->dir_of(h->own), d))
+            return refuse(d, "holds this process's own cgroup " + h->dir_of(h->own));
+    }
+    return {};
+}
+
+bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
+    for (const auto &d : rec.cgroup_dirs) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        std::string at = h ? dir_of_process(*h, rec.state.pid) : "";
+        if (at.empty() || !path_under(at, d)) return false;
+    }
+    return true;
 }
 
 std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,

@@ -6,6 +6,7 @@
 
 #include "cgroup_host.hpp"
 #include "cgroup_plan.hpp"
+#include "oci/state.hpp"
 
 #include <sys/types.h>
 
@@ -80,6 +81,19 @@ bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs)
 // Kill what is left, wait for it, remove every directory (and the default
 // "oci-run" parent once it is empty). Missing directories are not errors.
 Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// The record's cgroup directories, checked before anything acts on them
+// (the record is read back from the state directory): each below a
+// hierarchy of this host (never its root, no ".."), named by the container's
+// cgroupsPath (absolute, or relative under any parent; oci-run/<id> by
+// default), never holding this process's own cgroup. An error names the
+// directory and why.
+Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec);
+
+// The record's init is in every one of its cgroup directories: only then is
+// the PID read back from the state directory the container's to signal (an
+// exiting init, already out of its cgroups, is not signalled either).
+bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec);
 
 // The hierarchy a directory belongs to (by mount point), or nullptr.
 const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir);

@@ -5,6 +5,7 @@
 #include "fault.hpp"
 #include "fd.hpp"
 #include "hooks.hpp"
+#include "host_reach.hpp"
 #include "init.hpp"
 #include "log.hpp"
 #include "mount_plan.hpp"
@@ -174,10 +175,28 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
     return oci::ContainerStatus::running;
 }
 
-// The host's hierarchies when the record has a cgroup (else an empty map).
+// The record's init, and with `members` every other process of its own PID
+// namespace, signalled only when it is the container's: the process that
+// started at the recorded time and, when the record has a cgroup, is in it
+// (the PID is read back from the state directory).
+Status signal_init(const CgroupHost &host, const oci::ContainerRecord &rec, int sig,
+                   bool members = false) {
+    if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec))
+        return fail_code(ESRCH, "container not running (process " +
+                                    std::to_string(rec.state.pid) +
+                                    " is not in its cgroup: gone, or not its init)");
+    if (members) signal_pidns_members(rec.state.pid, sig);
+    return signal_process(rec.state.pid, rec.init_start_time, sig);
+}
+
+// The host's hierarchies when the record has a cgroup (else an empty map),
+// with the record's cgroup checked to be the container's own before any
+// command acts on it.
 Result<CgroupHost> host_for(const oci::ContainerRecord &rec) {
     if (rec.cgroup_dirs.empty()) return CgroupHost{};
-    return detect_cgroup_host();
+    CgroupHost host = OCI_TRY(detect_cgroup_host());
+    OCI_CHECK(check_own_cgroup(host, rec));
+    return host;
 }
 
 // clone, or clone3 with CLONE_INTO_CGROUP when there is a v2 cgroup to be born
@@ -395,7 +414,6 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     const HostFacts host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
         OCI_CHECK(check_policy_pid_namespace(policy, spec));
-        OCI_CHECK(check_protected(policy, spec, rootfs));
         OCI_CHECK(check_write_aliases(policy, spec));
         OCI_CHECK(check_policy_gaps(policy, spec, host_facts));
         // What the helper cannot do here was refused above in strict mode; in
@@ -404,10 +422,26 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     }
     std::vector<MountOp> mount_plan =
         OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr}));
-    struct IdmapGuard {
+    struct PlanFds {
         std::vector<MountOp> &plan;
-        ~IdmapGuard() { close_idmap_namespaces(plan); }
-    } idmap_guard{mount_plan};
+        ~PlanFds() { close_plan_fds(plan); }
+    } plan_fds{mount_plan};
+    OCI_CHECK(open_bind_sources(mount_plan));
+    // What the mounts reach of the host, checked on the objects just opened
+    // (the init checks again what it mounts where that differs): no mount
+    // reaches the state directory, no writable one a protected path.
+    Fd rootfs_fd(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!rootfs_fd.valid()) return fail_errno("root.path: open " + rootfs);
+    std::vector<ReachGuard> reach_guard;
+    {
+        std::vector<MountEntry> host_mounts = OCI_TRY(own_mounts());
+        reach_guard = OCI_TRY(reach_guards(o.root, policy.present ? &policy : nullptr, host_mounts));
+        auto reaches = OCI_TRY(
+            plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, host_mounts));
+        OCI_CHECK(check_reach(reaches, reach_guard));
+    }
+    cfg.reach_guards = &reach_guard;
+    cfg.rootfs_fd = rootfs_fd.get();
     OCI_CHECK(make_idmap_namespaces(mount_plan));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
@@ -471,6 +505,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
             writes = OCI_TRY(plan_resources(r, host, lx.devices));
         }
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+        rec.cgroups_path = lx.cgroups_path;
         if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(spec))
             leave_out_v1_cpuset(host, rec.cgroup_dirs);
         OCI_CHECK(dir.save(rec));
@@ -516,7 +551,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     bool hooks_started = false;
     auto abort_child = [&](Error e) -> Result<pid_t> {
         kill_and_reap(pid);
-        stop_shim(rec.shim_pid, rec.shim_start_time);
+        stop_shim(rec.shim_pid, rec.shim_start_time, o.id, dir.path());
         // A failed create hook stops the container, which ends with the
         // poststop hooks (runtime-spec Lifecycle steps 3-5 -> 12-13).
         if (hooks_started) run_poststop(spec, rec);
@@ -780,7 +815,7 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
                                hook_state(rec, oci::ContainerStatus::running));
             if (!r) {
                 // runtime-spec Lifecycle step 9: stop the container.
-                (void)signal_process(rec.state.pid, rec.init_start_time, SIGKILL);
+                if (auto h = host_for(rec)) (void)signal_init(*h, rec, SIGKILL);
                 return forward(std::move(r.error()));
             }
         }
@@ -895,8 +930,10 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
         // Every process of the container: its cgroup, or without one (an
         // unprivileged user's container) its own PID namespace.
         if (!rec.cgroup_dirs.empty()) {
+            // The init with the rest.
             if (auto r = signal_cgroup(host, rec.cgroup_dirs, sig); !r)
                 return forward(std::move(r.error()), "kill --all");
+            return {};
         } else if (!has_own_pid_namespace(rec.state.pid)) {
             return fail("kill --all: container \"" + id +
                         "\" has no cgroup and shares the runtime's PID namespace: its "
@@ -905,7 +942,7 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
             signal_pidns_members(rec.state.pid, sig);
         }
     }
-    auto r = signal_process(rec.state.pid, rec.init_start_time, sig);
+    auto r = signal_init(host, rec, sig);
     if (!r) return forward(std::move(r.error()), "kill");
     return {};
 }
@@ -928,7 +965,7 @@ Result<WithCgroup> open_with_cgroup(const std::string &root, const std::string &
     if (w.rec.cgroup_dirs.empty())
         return fail(std::string(cmd) + ": container \"" + id +
                     "\" has no cgroup (an unprivileged user's container without resources)");
-    w.host = OCI_TRY(detect_cgroup_host());
+    w.host = OCI_TRY(host_for(w.rec));
     w.status = live_status(w.dir, w.host, w.rec);
     return w;
 }
@@ -980,8 +1017,7 @@ Status remove_container(ContainerDir &dir, bool force) {
                 return fail("delete: container \"" + id + "\" is " + oci::status_name(st) +
                             ": stop it first or use --force");
             if (!rec->cgroup_dirs.empty()) (void)signal_cgroup(host, rec->cgroup_dirs, SIGKILL);
-            signal_pidns_members(rec->state.pid, SIGKILL);
-            (void)signal_process(rec->state.pid, rec->init_start_time, SIGKILL);
+            (void)signal_init(host, *rec, SIGKILL, true);
             if (st == oci::ContainerStatus::paused)
                 (void)freeze_cgroup(host, rec->cgroup_dirs, false);
             if (!wait_process_gone(rec->state.pid, 10000))
@@ -997,7 +1033,7 @@ Status remove_container(ContainerDir &dir, bool force) {
         return forward(std::move(rec.error()), "delete");
     }
     // The network helper leaves with the init; make sure it has.
-    if (rec) stop_shim(rec->shim_pid, rec->shim_start_time);
+    if (rec) stop_shim(rec->shim_pid, rec->shim_start_time, id, dir.path());
     fault_point("delete:shim");
     std::optional<oci::Spec> spec;
     if (rec && rec->has_hooks) {

@@ -338,6 +338,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
         // own (runtime/cgroup.hpp v1_cpuset_only), which is not ours to assume.
         std::vector<std::string> join = rec.cgroup_dirs;
         auto host = detect_cgroup_host();
+        if (host)
+            if (auto own = check_own_cgroup(*host, rec); !own) host = std::unexpected(own.error());
         if (!host) {
             kill_and_reap(mid);
             return forward(std::move(host.error()), "exec");

@@ -300,8 +300,14 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
-    RootfsContext rootfs{cfg.rootfs, cfg.in_userns, cfg.no_pivot, cfg.new_cgroupns, cfg.cgroups};
+    RootfsContext rootfs{cfg.rootfs,      cfg.in_userns, cfg.no_pivot,    cfg.new_cgroupns,
+                         cfg.cgroups,     cfg.rootfs_fd, cfg.reach_guards};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
+    // The host objects the runtime opened for its checks: needed no more, and
+    // not to stay reachable as /proc/self/fd/N (CVE-2024-21626).
+    for (const MountOp &op : *cfg.mounts)
+        if (op.source_fd >= 0) ::close(op.source_fd);
+    if (cfg.rootfs_fd >= 0) ::close(cfg.rootfs_fd);
     fault_point("init:mounted");
     OCI_CHECK(create_hooks(cfg, host_pid));
     OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");

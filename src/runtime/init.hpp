@@ -3,6 +3,7 @@
 // as the checklist.
 #pragma once
 
+#include "host_reach.hpp"
 #include "oci/spec.hpp"
 #include "rootfs.hpp"
 #include "seccomp.hpp"
@@ -20,6 +21,10 @@ struct InitConfig {
     std::string id;                               // container ID and absolute bundle path, for the
     std::string bundle;                           // state that hooks read on stdin
     std::string rootfs;                           // absolute host path
+    int rootfs_fd = -1; // the rootfs the runtime opened and checked (O_PATH)
+    // What no mount may reach (runtime/host_reach.hpp), for binds whose source
+    // path now leads to another object than the one the runtime checked.
+    const std::vector<ReachGuard> *reach_guards = nullptr;
     int sync_fd = -1;                             // to the runtime
     int fifo_read_fd = -1;                        // exec fifo: blocks until `start` writes
     int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF

@@ -150,6 +150,46 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
     return m;
 }
 
+MountAttrPlan attr_plan(const MountOptions &o) {
+    MountAttrPlan p;
+    const unsigned long f = o.flags & ~MS_REMOUNT;
+    constexpr unsigned long kPerMount = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC |
+                                        MS_NOATIME | MS_NODIRATIME | MS_RELATIME |
+                                        MS_STRICTATIME | MS_NOSYMFOLLOW;
+    if (f & kPerMount) {
+        auto bit = [&](unsigned long ms, uint64_t attr) {
+            if (f & ms) p.top.set |= attr;
+        };
+        bit(MS_RDONLY, MOUNT_ATTR_RDONLY);
+        bit(MS_NOSUID, MOUNT_ATTR_NOSUID);
+        bit(MS_NODEV, MOUNT_ATTR_NODEV);
+        bit(MS_NOEXEC, MOUNT_ATTR_NOEXEC);
+        bit(MS_NODIRATIME, MOUNT_ATTR_NODIRATIME);
+        bit(MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW);
+        // A remount sets read-only and nosymfollow to what it is given.
+        if (!(f & MS_RDONLY)) p.top.clear |= MOUNT_ATTR_RDONLY;
+        if (!(f & MS_NOSYMFOLLOW)) p.top.clear |= MOUNT_ATTR_NOSYMFOLLOW;
+        if (f & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) {
+            p.top.clear |= MOUNT_ATTR__ATIME;
+            p.top.set |= (f & MS_NOATIME)       ? MOUNT_ATTR_NOATIME
+                         : (f & MS_STRICTATIME) ? MOUNT_ATTR_STRICTATIME
+                                                : MOUNT_ATTR_RELATIME;
+        }
+    }
+    p.tree.set = o.rec_set;
+    p.tree.clear = o.rec_clear;
+    if ((o.rec_set | o.rec_clear) &
+        (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME))
+        p.tree.clear |= MOUNT_ATTR__ATIME;
+    return p;
+}
+
+uint64_t attrs_after(const MountAttrPlan &p, uint64_t current, bool top) {
+    uint64_t a = current;
+    if (top) a = (a & ~p.top.clear) | p.top.set;
+    return (a & ~p.tree.clear) | p.tree.set;
+}
+
 const std::vector<const char *> &known_mount_flag_names() {
     static const std::vector<const char *> names = [] {
         std::vector<const char *> v{"bind", "rbind", "tmpcopyup", "idmap", "ridmap"};

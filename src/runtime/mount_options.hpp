@@ -29,6 +29,25 @@ struct MountOptions {
 // Unknown options are passed to the filesystem as data, as runc does.
 MountOptions parse_mount_options(const std::vector<std::string> &options);
 
+// What a bind mount's options do to the per-mount attributes (MOUNT_ATTR_*),
+// in the order the applier sets them: first the top mount, as a bind
+// remount does, only when some flag is given (read-only and nosymfollow
+// exactly as given; nosuid, nodev, noexec, the atime settings kept as they
+// were unless given), then every mount of the tree (rro, rnosuid, ...). One
+// computation for the applier (rootfs.cpp) and for every check of what a
+// mount ends up as (protected paths, the state directory).
+struct AttrChange {
+    uint64_t set = 0, clear = 0;
+    bool any() const { return set || clear; }
+};
+struct MountAttrPlan {
+    AttrChange top, tree;
+};
+MountAttrPlan attr_plan(const MountOptions &o);
+// The attributes a mount ends with, from `current` (what it had at the
+// source): `top` for the mount itself, else a submount an rbind copied.
+uint64_t attrs_after(const MountAttrPlan &p, uint64_t current, bool top);
+
 // The option names the parser understands as flags (for `features`).
 const std::vector<const char *> &known_mount_flag_names();
 

@@ -85,7 +85,11 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         const oci::Mount &m = spec.mounts[i];
         std::string what = "mounts[" + std::to_string(i) + "] " + m.destination;
         MountOp o = op(MountOpKind::mount, what, m.destination);
+        o.index = i;
         o.options = parse_mount_options(m.options);
+        for (const auto &x : m.options)
+            o.option_list += (o.option_list.empty() ? "" : ",") + x;
+        if (o.option_list.empty()) o.option_list = "none";
         o.type = m.type.empty() && o.options.bind ? "bind" : m.type;
         o.bind = o.options.bind || o.type == "bind";
         o.source = m.source;
@@ -236,12 +240,22 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan) {
     return {};
 }
 
-void close_idmap_namespaces(std::vector<MountOp> &plan) {
+Status open_bind_sources(std::vector<MountOp> &plan) {
+    for (MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount || !op.bind || op.source_fd >= 0) continue;
+        op.source_fd = ::open(op.source.c_str(), O_PATH | O_CLOEXEC);
+        if (op.source_fd < 0) return fail_errno(op.what + ": open the source " + op.source);
+    }
+    return {};
+}
+
+void close_plan_fds(std::vector<MountOp> &plan) {
     for (MountOp &op : plan)
-        if (op.idmap_tree_fd >= 0) {
-            ::close(op.idmap_tree_fd);
-            op.idmap_tree_fd = -1;
-        }
+        for (int *fd : {&op.idmap_tree_fd, &op.source_fd})
+            if (*fd >= 0) {
+                ::close(*fd);
+                *fd = -1;
+            }
 }
 
 std::string describe_plan(const std::vector<MountOp> &plan) {

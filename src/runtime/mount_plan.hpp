@@ -38,13 +38,19 @@ struct MountOp {
     std::string what; // names the config.json field in errors: "mounts[3] /proc"
     std::string dest; // container path
     // mount
+    size_t index = 0;        // in config.json's mounts
     std::string source, type;
     MountOptions options;
+    std::string option_list; // as config.json gives them, comma-separated ("none")
     bool bind = false;
     // idmapped bind: the mapping of its user namespace (the mount's own, or
     // the container's); the runtime makes that namespace (idmap_userns_fd).
     std::vector<oci::IdMapping> idmap_uids, idmap_gids;
     int idmap_tree_fd = -1; // the detached, idmapped copy of the source the init attaches
+    // A bind's source, opened once by the runtime (O_PATH, symlinks followed)
+    // before anything is checked: the checks look at this object, and the
+    // init refuses a mount that turns out to be any other (a swap since).
+    int source_fd = -1;
     // device
     mode_t node_type = 0;
     unsigned major = 0, minor = 0;
@@ -78,6 +84,12 @@ std::string describe_plan(const std::vector<MountOp> &plan);
 // copy of the source with that idmapping and the mount's flags; the init
 // only attaches it. Runtime side, before the init.
 Status make_idmap_namespaces(std::vector<MountOp> &plan);
-void close_idmap_namespaces(std::vector<MountOp> &plan);
+
+// Each bind's source_fd (runtime side, before the checks); an error names the
+// mount and the source.
+Status open_bind_sources(std::vector<MountOp> &plan);
+
+// Close what make_idmap_namespaces and open_bind_sources opened.
+void close_plan_fds(std::vector<MountOp> &plan);
 
 } // namespace ocirun

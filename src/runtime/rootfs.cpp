@@ -88,12 +88,6 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
     return cur;
 }
 
-bool source_is_dir(const std::string &source) {
-    struct stat st;
-    if (::stat(source.c_str(), &st) < 0) return true;
-    return S_ISDIR(st.st_mode);
-}
-
 Status do_mount(const char *src, const std::string &target, const char *type, unsigned long flags,
                 const char *data, const std::string &what) {
     if (::mount(src, target.c_str(), type, flags, data) < 0) return fail_errno(what);
@@ -292,18 +286,47 @@ Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
     return result;
 }
 
+Status set_attrs(int fd, const AttrChange &c, bool recursive, const std::string &what) {
+    if (!c.any()) return {};
+    struct mount_attr a {};
+    a.attr_set = c.set;
+    a.attr_clr = c.clear;
+    if (::mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
+        return fail_errno(what + (recursive ? ": mount_setattr (recursive options)"
+                                            : ": mount_setattr"));
+    return {};
+}
+
+// The mount's attributes as attr_plan computes them: the top mount, then
+// the whole tree (the order the checks assume).
+Status apply_attr_plan(int fd, const MountOptions &o, const std::string &what) {
+    MountAttrPlan p = attr_plan(o);
+    OCI_CHECK(set_attrs(fd, p.top, false, what));
+    return set_attrs(fd, p.tree, true, what);
+}
+
 // Recursive attributes (rro, rnosuid...) on the mount at `fd` and below it.
 Status set_recursive_attrs(int fd, const MountOptions &o, const std::string &what) {
-    if (!o.rec_set && !o.rec_clear) return {};
-    struct mount_attr a {};
-    a.attr_set = o.rec_set;
-    a.attr_clr = o.rec_clear;
-    if ((o.rec_set | o.rec_clear) &
-        (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME))
-        a.attr_clr |= MOUNT_ATTR__ATIME;
-    if (::mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
-        return fail_errno(what + ": mount_setattr (recursive options)");
-    return {};
+    return set_attrs(fd, attr_plan(o).tree, true, what);
+}
+
+// The same file: (st_dev, st_ino) of both fds.
+bool same_object(int a, int b) {
+    struct stat x, y;
+    return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
+}
+
+// A bind whose source path led to another object than the one the runtime
+// opened and checked (through an earlier mount of the container's, or a
+// swap since): what is mounted, read back from this namespace's mount table
+// with its submounts and final attributes, checked by the same function.
+Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
+    if (!ctx.guards) return fail(op.what + ": the source changed after it was checked");
+    auto id = mount_id_of(now);
+    if (!id) return forward(std::move(id.error()), op.what);
+    std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
+    return check_reach(tree_reach(mounts, *id, describe_mount(op)), *ctx.guards);
 }
 
 // A config.json mount (planned: options parsed and checked).
@@ -312,7 +335,13 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     const MountOptions &o = op.options;
     const std::string &type = op.type;
     const bool bind = op.bind;
-    bool file = bind && !source_is_dir(op.source);
+    bool file = false;
+    if (bind) {
+        struct stat st;
+        if (op.source_fd >= 0 ? ::fstat(op.source_fd, &st) < 0 : ::stat(op.source.c_str(), &st) < 0)
+            return fail_errno(what + ": stat the source " + op.source);
+        file = !S_ISDIR(st.st_mode);
+    }
     // A kernel filesystem (procfs above all) mounted through a symlink could
     // land anywhere in the rootfs and later writes with it (CVE-2019-19921):
     // its destination may not be or pass through a symlink.
@@ -343,8 +372,10 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     }
     if (bind) {
         Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, op.source.c_str(), op.source,
-                                          o.recursive, flags, what));
-        OCI_CHECK(set_recursive_attrs(now.get(), o, what));
+                                          o.recursive, 0, what));
+        OCI_CHECK(apply_attr_plan(now.get(), o, what));
+        if (op.source_fd >= 0 && !same_object(now.get(), op.source_fd))
+            OCI_CHECK(check_mounted(now.get(), op, ctx));
         if (o.propagation)
             OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
                                what + ": set propagation"));
@@ -478,6 +509,9 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
                 return fail_errno("bind rootfs " + ctx.rootfs);
             root = Fd(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
             if (!root.valid()) return fail_errno("open rootfs " + ctx.rootfs);
+            if (ctx.rootfs_fd >= 0 && !same_object(root.get(), ctx.rootfs_fd))
+                return fail("root.path " + ctx.rootfs +
+                            ": changed after it was checked (what was bound is another directory)");
             break;
         case MountOpKind::mount:
             OCI_CHECK(apply_mount(root.get(), op, ctx));

@@ -4,6 +4,7 @@
 // read-only paths, a read-only root.
 #pragma once
 
+#include "host_reach.hpp"
 #include "mount_plan.hpp"
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
@@ -27,6 +28,8 @@ struct RootfsContext {
     bool no_pivot = false;
     bool cgroupns = false;           // the init is in its own cgroup namespace
     std::vector<CgroupView> cgroups; // empty: the container has no cgroup
+    int rootfs_fd = -1;              // the rootfs the runtime checked: what is bound must be it
+    const std::vector<ReachGuard> *guards = nullptr; // what no mount may reach
 };
 
 // The plan (runtime/mount_plan.hpp) up to the pivot: mounts, devices, /dev

@@ -281,38 +281,4 @@ Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
     return {};
 }
 
-Status check_protected(const SandboxPolicy &policy, const oci::Spec &spec,
-                       const std::string &rootfs) {
-    for (const auto &prot : policy.protected_paths) {
-        std::string guard = resolved(prot);
-        auto overlap = [&](const std::string &src) -> const char * {
-            if (src == guard) return "is the protected path";
-            if (under(guard, src)) return "contains the protected path";
-            if (under(src, guard)) return "is inside the protected path";
-            return nullptr;
-        };
-        if (!spec.root->readonly)
-            if (const char *why = overlap(resolved(rootfs)))
-                return fail("annotations[dev.ocirun.protected]: " + prot +
-                            ": the writable rootfs " + rootfs + " " + why);
-        for (size_t i = 0; i < spec.mounts.size(); i++) {
-            const oci::Mount &m = spec.mounts[i];
-            MountOptions o = parse_mount_options(m.options);
-            bool bind = o.bind || m.type == "bind";
-            bool readonly = (o.flags & MS_RDONLY) || (o.rec_set & MOUNT_ATTR_RDONLY);
-            if (!bind || readonly || m.source.empty()) continue;
-            if (const char *why = overlap(resolved(m.source))) {
-                std::string opts;
-                for (const auto &x : m.options)
-                    opts += (opts.empty() ? "" : ",") + x;
-                return fail("annotations[dev.ocirun.protected]: " + prot + ": mounts[" +
-                            std::to_string(i) + "] (source " + m.source + ", destination " +
-                            m.destination + ", options " + (opts.empty() ? "none" : opts) +
-                            ") is writable and " + why);
-            }
-        }
-    }
-    return {};
-}
-
 } // namespace ocirun

@@ -56,12 +56,8 @@ inline constexpr size_t kMaxPolicyPaths = 1024;
 // refused, naming it.
 Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
 
-// dev.ocirun.protected: every writable bind mount source and a writable
-// rootfs, resolved on the host (symlinks followed), must be neither equal to,
-// an ancestor of, nor inside a protected path. One line names the protected
-// path, the mount and the reason.
-Status check_protected(const SandboxPolicy &policy, const oci::Spec &spec,
-                       const std::string &rootfs);
+// dev.ocirun.protected is checked with the runtime's state directory, on
+// what each mount reaches of the host (runtime/host_reach.hpp).
 
 // The sandbox-guard profile (seccomp-profiles/sandbox-guard.json, compiled
 // in), for every container with a policy and every process exec'd into it.

@@ -2,11 +2,14 @@
 
 #include "build_config.h"
 #include "fd.hpp"
+#include "log.hpp"
+#include "oci/state.hpp"
 #include "proc.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,8 +149,26 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
     return sp;
 }
 
-void stop_shim(pid_t pid, uint64_t start_time) {
+void stop_shim(pid_t pid, uint64_t start_time, const std::string &id,
+               const std::string &state_dir) {
     if (pid <= 0 || !process_alive(pid, start_time)) return;
+    // argv as spawn_shim made it: oci-run-shim --id ID --state-dir DIR ...,
+    // DIR the same directory as `state_dir` (however --root was spelled).
+    std::string want = std::string("oci-run-shim") + '\0' + "--id" + '\0' + id + '\0' +
+                       "--state-dir" + '\0';
+    auto cmdline = oci::read_file("/proc/" + std::to_string(pid) + "/cmdline", 0, 65536);
+    bool ours = cmdline && cmdline->compare(0, want.size(), want) == 0;
+    if (ours) {
+        std::string dir = cmdline->c_str() + want.size();
+        struct stat a, b;
+        ours = ::stat(dir.c_str(), &a) == 0 && ::stat(state_dir.c_str(), &b) == 0 &&
+               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    }
+    if (!ours) {
+        log::warning("network helper " + std::to_string(pid) + " of " + id +
+                     " not stopped: its command line is not the helper's of " + state_dir);
+        return;
+    }
     (void)signal_process(pid, start_time, SIGTERM);
     if (wait_process_gone(pid, 2000)) return;
     (void)signal_process(pid, start_time, SIGKILL);

@@ -147,6 +147,10 @@ Result<oci::ContainerRecord> ContainerDir::load() const {
     }
     auto rec = oci::parse_record(*text);
     if (!rec) return forward(std::move(rec.error()), path_ + "/state.json");
+    // The record of this directory's container, not another's.
+    if (rec->state.id != id_)
+        return fail(path_ + "/state.json: the record is of \"" + rec->state.id + "\", not \"" +
+                    id_ + "\"");
     return rec;
 }
 

@@ -135,6 +135,7 @@ Status update_container(const std::string &root, const std::string &id,
         spec.linux_->resources ? *spec.linux_->resources : spec.linux_->resources.emplace();
     merge_resources(res, delta);
     CgroupHost host = OCI_TRY(detect_cgroup_host());
+    OCI_CHECK(check_own_cgroup(host, rec));
     if (delta.memory && delta.memory->limit && *delta.memory->limit > 0 && res.memory &&
         res.memory->check_before_update.value_or(false)) {
         int64_t used = OCI_TRY(memory_usage(host, rec.cgroup_dirs));

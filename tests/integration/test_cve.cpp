@@ -1,11 +1,17 @@
 // Attacks from runc's and crun's CVE history, attempted from a container, each
 // shown to fail. (The rootfs issue adds the mount and masked-path ones.)
 #include "oci/names.hpp"
+#include "oci/state.hpp"
+#include "runtime/proc.hpp"
 #include "support/container_env.hpp"
+#include "support/host_snapshot.hpp"
+#include "support/leftovers.hpp"
 
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -660,4 +666,144 @@ Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_contain
         }
     }
     cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// ---- the runtime's own state ---------------------------------------------------
+
+// A container that can write the state directory edits state.json, and the
+// next delete --force kills and removes whatever cgroup it names. Every way
+// a mount can reach --root is refused before anything is made (read-only
+// too: the records are the runtime's): the directory itself, read-only,
+// its parent, another container's directory inside it, through a symlink,
+// through a second bind mount of its parent on the host, and a rootfs that
+// holds it. The attack in each bundle: write the container's own record.
+Test(cve, mounts_that_reach_the_state_directory_are_refused) {
+    test::private_mount_namespace();
+    Env other = make_env("stother", {"sleep", "30"});
+    other.b.save();
+    auto c = create(other);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    const std::string root = other.root; // every container below shares it
+    std::string parent = root.substr(0, root.rfind('/'));
+    std::string links = test::track_dir(test::make_temp_dir("stlinks"));
+    ::symlink(root.c_str(), (links + "/to-root").c_str());
+    std::string alias = links + "/alias-of-parent";
+    ::mkdir(alias.c_str(), 0755);
+    cr_assert_eq(::mount(parent.c_str(), alias.c_str(), nullptr, MS_BIND, nullptr), 0, "%s",
+                 std::strerror(errno));
+    std::string alias_root = alias + root.substr(parent.size());
+    struct Case {
+        const char *name;
+        std::string source;
+        std::vector<std::string> options;
+    } cases[] = {
+        {"--root", root, {"rbind"}},
+        {"--root read-only", root, {"rbind", "ro"}},
+        {"its parent", parent, {"rbind", "ro"}},
+        {"another container's directory", root + "/" + other.id, {"rbind"}},
+        {"a symlink to it", links + "/to-root", {"rbind"}},
+        {"a second mount of its parent", alias_root, {"rbind"}},
+    };
+    std::string failures;
+    for (const auto &k : cases) {
+        Env e = make_env("stbind", {"sh", "-c", "echo '{}' > /state/" + other.id + "/state.json"});
+        e.root = root;
+        test::track(root, e.id);
+        e.b.spec.mounts.push_back(test::mount_entry("/state", "bind", k.source, k.options));
+        auto o = test::run(e);
+        bool made = test::exists(root + "/" + e.id);
+        if (o.status != 1 || test::count_lines(o.err) != 1 ||
+            !contains(o.err, "--root " + root + ": mounts[") ||
+            !contains(o.err, "the runtime's state directory") || made)
+            failures += std::string(k.name) + ": " + std::to_string(o.status) + " " + o.err + "\n";
+    }
+    // A rootfs that holds the state directory.
+    Env in = make_env("strootfs", {"true"});
+    std::string inner_root = in.b.rootfs + "/var/lib/oci-run-state";
+    auto o = oci({"--root", inner_root, "run", "--bundle", in.b.dir, in.id});
+    bool inner_made = test::exists(inner_root + "/" + in.id);
+    std::string other_record = read_file(root + "/" + other.id + "/state.json");
+    ::umount2(alias.c_str(), MNT_DETACH);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert_eq(o.status, 1, "rootfs holding --root: %s", o.err.c_str());
+    cr_assert(contains(o.err, "--root " + inner_root + ": the rootfs ") &&
+                  contains(o.err, "contains the runtime's state directory"),
+              "%s", o.err.c_str());
+    cr_assert(!inner_made);
+    cr_assert(contains(other_record, "\"id\""), "the other container's record was changed: %s",
+              other_record.c_str());
+}
+
+// Nothing read back from the state directory decides what to kill or
+// remove without a check. The test changes a created container's record as a
+// container with write access could have: its cgroup directory set to a
+// victim cgroup beside the container's (a process inside), its init PID set
+// to a victim process (with that process's start time), the helper's PID
+// to the same victim, the record's ID to another container's. kill and
+// delete --force refuse or pass over each; the victims live, the victim
+// cgroup stays; with the record put back, delete works.
+Test(cve, a_changed_record_does_not_decide_what_is_killed) {
+    Env e = make_env("forge", {"sleep", "30"});
+    std::string parent = test::cgroup_parent("forge");
+    e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
+    e.b.save();
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    std::string record_path = e.root + "/" + e.id + "/state.json";
+    std::string original = read_file(record_path);
+    auto rec = ocirun::oci::parse_record(original);
+    cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", original.c_str());
+    std::string victim_cg = rec->cgroup_dirs[0].substr(0, rec->cgroup_dirs[0].rfind('/')) + "/victim";
+    cr_assert_eq(::mkdir(victim_cg.c_str(), 0755), 0, "%s: %s", victim_cg.c_str(),
+                 std::strerror(errno));
+    test::Spawned in_cg = test::spawn_files({"sleep", "30"});
+    test::write_file(victim_cg + "/cgroup.procs", std::to_string(in_cg.pid));
+    test::Spawned victim = test::spawn_files({"sleep", "30"});
+    usleep(50000);
+    uint64_t victim_start = ocirun::process_start_time(victim.pid);
+    auto forged = [&](auto change) {
+        ocirun::oci::ContainerRecord r = *rec;
+        change(r);
+        test::write_file(record_path, ocirun::oci::write_record(r));
+    };
+    forged([&](auto &r) { r.cgroup_dirs = {victim_cg}; });
+    auto del_cg = oci({"--root", e.root, "delete", "--force", e.id});
+    forged([&](auto &r) {
+        r.state.pid = victim.pid;
+        r.init_start_time = victim_start;
+    });
+    auto kill_pid = oci({"--root", e.root, "kill", e.id, "KILL"});
+    forged([&](auto &r) { r.state.id = "someone-else"; });
+    auto kill_id = oci({"--root", e.root, "kill", e.id, "KILL"});
+    forged([&](auto &r) {
+        r.shim_pid = victim.pid;
+        r.shim_start_time = victim_start;
+    });
+    auto del = oci({"--root", e.root, "delete", "--force", e.id});
+    bool victim_alive = !test::pid_gone_now(victim.pid), in_cg_alive = !test::pid_gone_now(in_cg.pid);
+    bool victim_cg_there = test::exists(victim_cg + "/cgroup.procs");
+    bool container_gone = !test::exists(e.root + "/" + e.id);
+    ::kill(victim.pid, SIGKILL);
+    ::kill(in_cg.pid, SIGKILL);
+    test::wait_bounded(victim.pid, 2000);
+    test::wait_bounded(in_cg.pid, 2000);
+    ::rmdir(victim_cg.c_str());
+    cleanup_all();
+    test::remove_cgroup_parent(parent);
+    cr_assert_eq(del_cg.status, 1, "delete with a victim cgroup: %s", del_cg.err.c_str());
+    cr_assert(contains(del_cg.err, "is not named by the container's cgroupsPath"), "%s",
+              del_cg.err.c_str());
+    cr_assert_eq(kill_pid.status, 1, "kill of a victim PID: %s", kill_pid.err.c_str());
+    cr_assert(contains(kill_pid.err, "container not running (process " +
+                                         std::to_string(victim.pid) + " is not in its cgroup"),
+              "%s", kill_pid.err.c_str());
+    cr_assert_eq(kill_id.status, 1, "%s", kill_id.err.c_str());
+    cr_assert(contains(kill_id.err, "the record is of \"someone-else\""), "%s", kill_id.err.c_str());
+    cr_assert_eq(del.status, 0, "delete with the helper PID changed: %s", del.err.c_str());
+    cr_assert(contains(del.err, "not stopped: its command line is not the helper's"), "%s",
+              del.err.c_str());
+    cr_assert(container_gone, "the container's directory stayed");
+    cr_assert(victim_alive, "the victim process was killed");
+    cr_assert(in_cg_alive && victim_cg_there, "the victim cgroup or its process was killed");
 }

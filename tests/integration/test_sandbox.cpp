@@ -3,10 +3,12 @@
 // host paths a writable mount may not reach, and errors for bad values.
 #include "support/console.hpp"
 #include "support/container_env.hpp"
+#include "support/host_snapshot.hpp"
 
 #include <criterion/criterion.h>
 
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <tuple>
 
 using test::cleanup_all;
@@ -126,6 +130,118 @@ Test(sandbox, protected_paths_against_writable_mounts) {
     }
     cleanup_all();
     cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// What is checked is what is mounted, by object: a writable submount under
+// an rbind,ro parent, an overlay's upperdir, rro cleared again by rrw (the
+// applier's order), a second mount of the protected directory on the host
+// (no symlink to follow), and a protected path that does not exist yet (a
+// writable parent would let the container make it) are each refused with
+// one line; nothing is left.
+Test(sandbox, protected_holds_for_what_is_mounted) {
+    test::private_mount_namespace();
+    std::string host = test::track_dir(test::make_temp_dir("sbprot2"));
+    for (const char *d : {"/repo", "/repo/sub", "/alias", "/lower", "/plain"})
+        ::mkdir((host + d).c_str(), 0755);
+    // A writable filesystem mounted below the repository, holding .git.
+    cr_assert_eq(::mount("tmpfs", (host + "/repo/sub").c_str(), "tmpfs", 0, "mode=755"), 0);
+    ::mkdir((host + "/repo/sub/.git").c_str(), 0755);
+    ::mkdir((host + "/repo/sub/.git/work").c_str(), 0755);
+    ::mkdir((host + "/repo/sub/.git/upper").c_str(), 0755);
+    // The same .git at another host path, without a symlink.
+    cr_assert_eq(::mount((host + "/repo/sub/.git").c_str(), (host + "/alias").c_str(), nullptr,
+                         MS_BIND, nullptr),
+                 0);
+    std::string prot = host + "/repo/sub/.git";
+    auto bind = [](const std::string &src, std::vector<std::string> opts) {
+        return test::mount_entry("/mnt", "bind", src, std::move(opts));
+    };
+    struct Case {
+        const char *name;
+        std::string protect;
+        ocirun::oci::Mount mount;
+        const char *reason;
+    } cases[] = {
+        {"submount under rbind,ro", prot, bind(host + "/repo", {"rbind", "ro"}),
+         "through its submount " },
+        {"rro then rrw", prot, bind(host + "/repo/sub", {"rbind", "rro", "rrw"}),
+         "is writable and contains the protected path"},
+        {"second mount on the host", prot, bind(host + "/alias", {"rbind"}),
+         "is writable and is the protected path"},
+        {"overlay upperdir", prot,
+         test::mount_entry("/mnt", "overlay", "overlay",
+                           {"lowerdir=" + host + "/lower", "upperdir=" + prot + "/upper",
+                            "workdir=" + prot + "/work"}),
+         "(its upperdir " },
+        {"not there yet", host + "/plain/.git", bind(host + "/plain", {"rbind"}),
+         "is writable and contains the protected path"},
+    };
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("sbprot2", {"true"});
+        e.b.spec.annotations["dev.ocirun.protected"] = c.protect;
+        e.b.spec.mounts.push_back(c.mount);
+        ::mkdir((e.b.rootfs + "/mnt").c_str(), 0755);
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        if (o.status != 1 || !contains(o.err, c.reason) || !contains(o.err, c.protect) ||
+            test::count_lines(o.err) != 1 || !left.empty())
+            failures += std::string(c.name) + ": " + std::to_string(o.status) + " " + o.err + "\n";
+    }
+    ::umount2((host + "/alias").c_str(), MNT_DETACH);
+    ::umount2((host + "/repo/sub").c_str(), MNT_DETACH);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// A symlink source swapped between a plain directory and the protected one
+// while containers start (40 runs): the runtime opens the source once and
+// the init checks again what it mounted when that is another object, so no
+// run gets the protected directory writable; each mounts the plain one or
+// fails with one line.
+Test(sandbox, protected_source_swapped_during_setup) {
+    std::string host = test::track_dir(test::make_temp_dir("sbprotrace"));
+    std::string safe = host + "/safe", prot = host + "/prot", link = host + "/link";
+    ::mkdir(safe.c_str(), 0755);
+    ::mkdir(prot.c_str(), 0755);
+    ::symlink(safe.c_str(), link.c_str());
+    Env e = make_env("sbprotrace", {"sh", "-c", "touch /mnt/written"});
+    e.b.spec.annotations["dev.ocirun.protected"] = prot;
+    e.b.spec.mounts.push_back(test::mount_entry("/mnt", "bind", link, {"rbind"}));
+    ::mkdir((e.b.rootfs + "/mnt").c_str(), 0755);
+    e.b.save();
+    std::atomic<bool> stop{false};
+    std::thread racer([&] {
+        std::string a = host + "/to-safe", b = host + "/to-prot";
+        ::symlink(safe.c_str(), a.c_str());
+        ::symlink(prot.c_str(), b.c_str());
+        while (!stop) {
+            ::rename(b.c_str(), link.c_str()); // the protected one in
+            ::symlink(prot.c_str(), b.c_str());
+            ::rename(a.c_str(), link.c_str()); // and the plain one back
+            ::symlink(safe.c_str(), a.c_str());
+        }
+    });
+    std::string bad;
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 40; i++) {
+        std::string id = test::unique_id("sbprotrace");
+        test::track(e.root, id);
+        auto o = test::oci({"--root", e.root, "run", "--bundle", e.b.dir, id});
+        if (o.status == 0)
+            ran++;
+        else if (test::count_lines(o.err) == 1 && contains(o.err, prot))
+            refused++;
+        else
+            bad += "run " + std::to_string(i) + ": " + std::to_string(o.status) + " " + o.err;
+    }
+    stop = true;
+    racer.join();
+    bool written = test::exists(prot + "/written");
+    cleanup_all();
+    cr_assert(!written, "a container wrote into the protected directory");
+    cr_assert(bad.empty(), "%s", bad.c_str());
+    cr_assert_gt(ran + refused, 0);
 }
 
 Test(sandbox, bad_annotations_name_the_key) {
