@@ -28,6 +28,25 @@ struct State {
     StringMap annotations;
 };
 
+// A filesystem rule of the sandbox policy as the container's init resolved
+// it (runtime/fs_policy.hpp), with the other ways to its object the init
+// found (report mode only: strict refuses them). `report` tries each.
+struct FsWayRecord {
+    std::string path, how;
+};
+struct FsRuleRecord {
+    std::string kind; // deny, deny-write, deny-rename
+    std::string path, resolved;
+    bool made = false; // a placeholder
+    std::vector<FsWayRecord> ways;
+};
+// A directory the init made for a placeholder, as the host sees it: delete
+// removes it if it is still that directory, and empty.
+struct PlaceholderRecord {
+    std::string path;
+    uint64_t dev = 0, ino = 0;
+};
+
 // What the runtime persists: the OCI state plus what later commands need to
 // find the container's processes again without trusting a bare PID.
 struct ContainerRecord {
@@ -41,6 +60,8 @@ struct ContainerRecord {
     std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
     std::string cgroups_path;             // linux.cgroupsPath as configured ("" for the default)
     bool sandboxed = false;               // config.json has a sandbox policy (dev.ocirun.*)
+    std::vector<FsRuleRecord> fs_rules;   // its filesystem rules, as the init found them
+    std::vector<PlaceholderRecord> placeholders; // parents first
     bool trace = false;                   // dev.ocirun.trace: start attaches strace
     int32_t shim_pid = 0;                 // the network helper (oci-run-shim), or 0
     uint64_t shim_start_time = 0;         // its /proc/PID/stat field 22

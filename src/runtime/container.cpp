@@ -11,6 +11,8 @@
 #include "mount_plan.hpp"
 #include "namespaces.hpp"
 #include "netlink.hpp"
+#include "mount_table.hpp"
+#include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "proc.hpp"
@@ -23,6 +25,7 @@
 #include "userns.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
@@ -35,6 +38,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <optional>
 
@@ -301,6 +305,88 @@ struct StartHere {
     std::optional<oci::StagedFile> running;
 };
 
+// The placeholder directories the init made (deepest first), each only if
+// it is still the directory recorded and empty: the record is read back from
+// the state directory, and what the container put there is not ours.
+void remove_placeholders(const oci::ContainerRecord &rec) {
+    for (auto it = rec.placeholders.rbegin(); it != rec.placeholders.rend(); ++it) {
+        size_t slash = it->path.rfind('/');
+        if (slash == std::string::npos || slash + 1 >= it->path.size()) continue;
+        std::string parent = slash == 0 ? "/" : it->path.substr(0, slash);
+        std::string name = it->path.substr(slash + 1);
+        struct open_how how {};
+        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+        how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        Fd dir(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
+        struct stat st;
+        if (!dir.valid() || ::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_ino != it->ino ||
+            static_cast<uint64_t>(st.st_dev) != it->dev) {
+            log::debug("placeholder " + it->path + " is not the one made: left");
+            continue;
+        }
+        if (::unlinkat(dir.get(), name.c_str(), AT_REMOVEDIR) < 0)
+            log::debug("placeholder " + it->path + " not removed: " + std::strerror(errno));
+    }
+}
+
+// What the init found of the policy's filesystem rules (fs_rule, fs_way,
+// fs_made: runtime/fs_policy.hpp), into the record. A way to an object is
+// logged (report mode: strict refused it in the init); a placeholder is
+// recorded by its host path, found from the host's mount table, so that
+// delete removes it (one on a filesystem the host does not show, such as a
+// tmpfs of the container's, goes with the container anyway).
+Status record_fs_note(oci::ContainerRecord &rec, const sync::Packet &msg) {
+    auto doc = json::Document::parse(msg.text);
+    if (!doc) return forward(std::move(doc.error()), "sync: a filesystem rule from the init");
+    yajl_val o = doc->root();
+    json::Path p;
+    if (msg.type == sync::Msg::fs_rule) {
+        oci::FsRuleRecord r;
+        OCI_CHECK(json::get_string(o, p, "kind", r.kind, true));
+        OCI_CHECK(json::get_string(o, p, "path", r.path, true));
+        OCI_CHECK(json::get_string(o, p, "resolved", r.resolved, true));
+        OCI_CHECK(json::get_bool(o, p, "made", r.made));
+        rec.fs_rules.push_back(std::move(r));
+        return {};
+    }
+    if (msg.type == sync::Msg::fs_way) {
+        if (msg.value < 0 || static_cast<size_t>(msg.value) >= rec.fs_rules.size())
+            return fail("sync: a way to an unknown filesystem rule");
+        oci::FsRuleRecord &r = rec.fs_rules[static_cast<size_t>(msg.value)];
+        oci::FsWayRecord w;
+        OCI_CHECK(json::get_string(o, p, "path", w.path));
+        OCI_CHECK(json::get_string(o, p, "how", w.how, true));
+        log::warning("sandbox policy (dev.ocirun.enforcement=report): " + r.kind + " " + r.path +
+                     " is not enforced: " +
+                     (w.path.empty() ? w.how : "reachable at " + w.path + ": " + w.how));
+        r.ways.push_back(std::move(w));
+        return {};
+    }
+    FsRegion region;
+    std::string path;
+    uint64_t ino = 0;
+    OCI_CHECK(json::get_string(o, p, "path", path, true));
+    OCI_CHECK(json::get_uint(o, p, "major", region.major, UINT32_MAX, true));
+    OCI_CHECK(json::get_uint(o, p, "minor", region.minor, UINT32_MAX, true));
+    OCI_CHECK(json::get_string(o, p, "fsPath", region.path, true));
+    OCI_CHECK(json::get_uint(o, p, "ino", ino, UINT64_MAX, true));
+    std::vector<MountEntry> host = OCI_TRY(own_mounts());
+    for (const auto &m : host) {
+        if (m.major != region.major || m.minor != region.minor || !path_under(region.path, m.root))
+            continue;
+        std::string at = path_join(m.point, m.root == "/" ? region.path
+                                                          : region.path.substr(m.root.size()));
+        struct stat st;
+        if (::lstat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == ino) {
+            rec.placeholders.push_back({at, static_cast<uint64_t>(st.st_dev), ino});
+            return {};
+        }
+    }
+    log::debug("placeholder " + path + ": not on a filesystem the host shows; goes with the container");
+    return {};
+}
+
 // `here`: run's start channel, and where the record goes.
 Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *here = nullptr) {
     fault_point("create:dir");
@@ -414,7 +500,6 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     const HostFacts host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
         OCI_CHECK(check_policy_pid_namespace(policy, spec));
-        OCI_CHECK(check_write_aliases(policy, spec));
         OCI_CHECK(check_policy_gaps(policy, spec, host_facts));
         // What the helper cannot do here was refused above in strict mode; in
         // report mode the container runs without it (and so without a way out).
@@ -446,6 +531,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
     cfg.lock_mounts = policy.masks();
+    cfg.policy_strict = policy.strict;
     // A new network namespace gets its loopback up, as with runc and crun.
     cfg.loopback_up = policy.net.own_namespace() || (flags & CLONE_NEWNET) != 0;
     if (policy.net.own_namespace()) cfg.listen_ports = policy.net.listen_ports();
@@ -551,6 +637,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     bool hooks_started = false;
     auto abort_child = [&](Error e) -> Result<pid_t> {
         kill_and_reap(pid);
+        remove_placeholders(rec);
         stop_shim(rec.shim_pid, rec.shim_start_time, o.id, dir.path());
         // A failed create hook stops the container, which ends with the
         // poststop hooks (runtime-spec Lifecycle steps 3-5 -> 12-13).
@@ -586,7 +673,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
         !r)
         return abort_child(r.error());
-    if (here && !want_shim) {
+    // (Not with filesystem rules either: the init reports them below.)
+    if (here && !want_shim && !cfg.lock_mounts) {
         oci::ContainerRecord running = rec;
         mark_running(running);
         auto staged = dir.stage(running);
@@ -596,8 +684,12 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     auto msg = sync::receive(sv[0], "the container's init");
     std::vector<Fd> listeners; // the init's sockets for the network helper
     while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
-                   msg->type == sync::Msg::listener)) {
-        if (msg->type == sync::Msg::listener) {
+                   msg->type == sync::Msg::listener || msg->type == sync::Msg::fs_rule ||
+                   msg->type == sync::Msg::fs_way || msg->type == sync::Msg::fs_made)) {
+        if (msg->type == sync::Msg::fs_rule || msg->type == sync::Msg::fs_way ||
+            msg->type == sync::Msg::fs_made) {
+            if (auto r = record_fs_note(rec, *msg); !r) return abort_child(r.error());
+        } else if (msg->type == sync::Msg::listener) {
             listeners.emplace_back(msg->fd);
             if (!listeners.back().valid())
                 return abort_child(Error{0, "sync: a listening socket did not arrive"});
@@ -743,6 +835,21 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
                         ", not created");
     }
     if (rec.trace) OCI_CHECK(attach_strace(dir, rec.state.pid));
+    // The filesystem rules, tried from inside before the process runs: in
+    // strict mode a rule the container could get round refuses the start.
+    bool fs_measured = false;
+    if (rec.sandboxed && !rec.fs_rules.empty()) {
+        oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+        SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+        for (const auto &r : OCI_TRY(measure_fs_rules(rec, spec, policy))) {
+            if (r.state != "degraded") continue;
+            std::string line = "sandbox policy of " + dir.id() + ": " + r.dimension +
+                               " is not enforced (" + r.detail + ")";
+            if (policy.strict) return fail(line + " (dev.ocirun.enforcement=strict)");
+            log::error(line);
+        }
+        fs_measured = true;
+    }
     // The running record is written before the init is released: once it
     // runs, nothing (not a full --root) may leave it recorded as created.
     mark_running(rec);
@@ -801,7 +908,7 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
     // A sandbox policy is measured once the process runs: what contradicts
     // it is an error in the log (and shows in `report`).
     if (rec.sandboxed) {
-        if (auto rows = measure_container(dir, rec)) {
+        if (auto rows = measure_container(dir, rec, !fs_measured)) {
             for (const auto &r : *rows)
                 if (r.state == "degraded")
                     log::error("sandbox policy of " + dir.id() + ": " + r.dimension +
@@ -1043,6 +1150,7 @@ Status remove_container(ContainerDir &dir, bool force) {
         else
             log::warning("delete: poststop hooks not run: " + s.error().text());
     }
+    if (rec) remove_placeholders(*rec);
     auto r = dir.remove();
     if (!r) return forward(std::move(r.error()), "delete");
     if (spec) run_poststop(*spec, *rec);

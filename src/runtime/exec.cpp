@@ -222,6 +222,38 @@ Status exec_child(const Child &c) {
 
 } // namespace
 
+Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Linux &lx,
+                                                      bool nested) {
+    std::vector<NamespaceFd> out;
+    auto open_ns = [&](const char *name) -> Result<Fd> {
+        auto fd = open_namespace(init, name);
+        if (!fd) return forward(std::move(fd.error()), "exec");
+        return fd;
+    };
+    // A sandbox policy with masks moved the init into a nested user namespace
+    // (runtime/init.cpp lock_mounts) that owns only its mount namespace: the
+    // others belong to the user namespace above it. Join that one (unless it
+    // is ours), the other namespaces, then the nested one and the mount
+    // namespace, so a process ends up exactly where the init is.
+    Fd inner;
+    if (nested) {
+        inner = OCI_TRY(open_ns("user"));
+        Fd outer(::ioctl(inner.get(), NS_GET_PARENT));
+        if (!outer.valid()) return fail_errno("exec: the user namespace above the init's");
+        struct stat a, b;
+        if (::fstat(outer.get(), &a) == 0 && ::stat("/proc/self/ns/user", &b) == 0 &&
+            (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
+            out.push_back({std::move(outer), CLONE_NEWUSER});
+    }
+    for (const auto &j : kOrder) {
+        if (!lx.find_namespace(j.type)) continue;
+        if (nested && j.type == oci::NsType::user) continue; // handled above and below
+        if (nested && j.type == oci::NsType::mount) out.push_back({std::move(inner), CLONE_NEWUSER});
+        out.push_back({OCI_TRY(open_ns(j.proc_name)), clone_flag(j.type)});
+    }
+    return out;
+}
+
 Result<int> exec_in_container(const ExecOptions &o) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(o.root, o.id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
@@ -260,41 +292,17 @@ Result<int> exec_in_container(const ExecOptions &o) {
             o.preserve_fds,
             false,     o.detach,
             ::getpid()};
-    std::vector<Fd> ns_fds;
+    std::vector<NamespaceFd> ns_fds = OCI_TRY(container_namespaces(init, lx, policy.masks()));
+    for (const auto &n : ns_fds) {
+        c.ns.push_back({n.fd.get(), n.flag});
+        if (n.flag == CLONE_NEWUSER) c.in_userns = true;
+    }
     Fd pidns;
-    // A sandbox policy with masks moved the init into a nested user namespace
-    // (runtime/init.cpp lock_mounts) that owns only its mount namespace: the
-    // others belong to the user namespace above it. Join that one (unless it
-    // is ours), the other namespaces, then the nested one and the mount
-    // namespace, so an exec'd process ends up exactly where the init is.
-    bool nested = policy.masks();
-    auto add = [&](Fd fd, int flag) {
-        c.ns.push_back({fd.get(), flag});
-        ns_fds.push_back(std::move(fd));
-        if (flag == CLONE_NEWUSER) c.in_userns = true;
-    };
-    auto open_ns = [&](const char *name) -> Result<Fd> {
-        auto fd = open_namespace(init, name);
+    if (lx.find_namespace(oci::NsType::pid)) {
+        auto fd = open_namespace(init, "pid");
         if (!fd) return forward(std::move(fd.error()), "exec");
-        return fd;
-    };
-    Fd inner;
-    if (nested) {
-        inner = OCI_TRY(open_ns("user"));
-        Fd outer(::ioctl(inner.get(), NS_GET_PARENT));
-        if (!outer.valid()) return fail_errno("exec: the user namespace above the init's");
-        struct stat a, b;
-        if (::fstat(outer.get(), &a) == 0 && ::stat("/proc/self/ns/user", &b) == 0 &&
-            (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
-            add(std::move(outer), CLONE_NEWUSER);
+        pidns = std::move(*fd);
     }
-    for (const auto &j : kOrder) {
-        if (!lx.find_namespace(j.type)) continue;
-        if (nested && j.type == oci::NsType::user) continue; // handled above and below
-        if (nested && j.type == oci::NsType::mount) add(std::move(inner), CLONE_NEWUSER);
-        add(OCI_TRY(open_ns(j.proc_name)), clone_flag(j.type));
-    }
-    if (lx.find_namespace(oci::NsType::pid)) pidns = OCI_TRY(open_ns("pid"));
     // The container could have exited between the check and the opens.
     if (!process_alive(init, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");

@@ -2,7 +2,9 @@
 // namespaces (user first) and taking its security settings.
 #pragma once
 
+#include "fd.hpp"
 #include "oci/error.hpp"
+#include "oci/spec.hpp"
 
 #include <optional>
 #include <string>
@@ -29,5 +31,16 @@ struct ExecOptions {
 
 // Returns the process's exit status (128 + signal), or 0 once started with detach.
 Result<int> exec_in_container(const ExecOptions &o);
+
+// The namespaces of the container's init, in the order a process joins them
+// to end up where the init is (user first; with `nested`, a sandbox
+// policy's masks, the nested user namespace right before the mount one).
+// Not the PID namespace, which applies to children.
+struct NamespaceFd {
+    Fd fd;
+    int flag; // CLONE_NEW*
+};
+Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Linux &lx,
+                                                      bool nested);
 
 } // namespace ocirun

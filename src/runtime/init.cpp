@@ -3,9 +3,11 @@
 #include "exec_stage.hpp"
 #include "fault.hpp"
 #include "fd.hpp"
+#include "fs_policy.hpp"
 #include "hooks.hpp"
 #include "mount_api.hpp"
 #include "netlink.hpp"
+#include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
@@ -244,6 +246,56 @@ Status lock_mounts(const InitConfig &cfg, int procfs) {
     return {};
 }
 
+// Another way to a rule's object refuses the container in strict mode,
+// naming both paths. Otherwise the runtime records every rule, way and
+// placeholder (for `report`, and for delete to remove the placeholders).
+Status report_fs_rules(const InitConfig &cfg, const FsPlan &fs) {
+    auto rule_name = [&](const FsRule &r) {
+        return r.what + (r.resolved != r.path ? " (" + r.resolved + ")" : "");
+    };
+    auto send = [&](sync::Msg type, int32_t value, json::Writer &w) -> Status {
+        if (w.view().size() >= sizeof(sync::Packet::text))
+            return fail("sandbox policy: a path too long to report to the runtime");
+        return sync::send(cfg.sync_fd, type, value, std::string(w.view()).c_str());
+    };
+    // First what was made on the host, which the runtime removes if the
+    // container does not come to be.
+    for (const MadeDir &m : fs.made) {
+        json::Writer w(false);
+        w.begin_object()
+            .kv("path", m.path)
+            .kv_u64("major", m.region.major)
+            .kv_u64("minor", m.region.minor)
+            .kv("fsPath", m.region.path)
+            .kv_u64("ino", m.ino)
+            .end_object();
+        OCI_CHECK(send(sync::Msg::fs_made, 0, w));
+    }
+    if (cfg.policy_strict && !fs.ways.empty()) {
+        const FsWay &w = fs.ways[0];
+        return fail(rule_name(fs.rules[w.rule]) +
+                    (w.path.empty() ? ": " + w.how : " is also reachable at " + w.path + ": " + w.how) +
+                    " (dev.ocirun.enforcement=strict)");
+    }
+    for (size_t i = 0; i < fs.rules.size(); i++) {
+        const FsRule &r = fs.rules[i];
+        json::Writer w(false);
+        w.begin_object()
+            .kv("kind", fs_rule_kind(r.kind))
+            .kv("path", r.path)
+            .kv("resolved", r.resolved)
+            .kv_bool("made", r.made)
+            .end_object();
+        OCI_CHECK(send(sync::Msg::fs_rule, static_cast<int32_t>(i), w));
+    }
+    for (const FsWay &way : fs.ways) {
+        json::Writer w(false);
+        w.begin_object().kv("path", way.path).kv("how", way.how).end_object();
+        OCI_CHECK(send(sync::Msg::fs_way, static_cast<int32_t>(way.rule), w));
+    }
+    return {};
+}
+
 // Block until `start` writes to the exec fifo.
 Status wait_for_start(const InitConfig &cfg) {
     int flags = ::fcntl(cfg.fifo_read_fd, F_GETFL);
@@ -316,7 +368,16 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     Fd procfs;
     if (!spec.linux_->sysctl.empty() || cfg.lock_mounts) procfs = OCI_TRY(private_proc());
     OCI_CHECK(setup_terminal(cfg));
-    OCI_CHECK_CTX(finish_rootfs(*cfg.mounts), "rootfs");
+    // The policy's deny, deny-write and deny-rename on the objects their
+    // paths name, with every other way to them (runtime/fs_policy.hpp).
+    FsPlan fs;
+    if (cfg.lock_mounts) {
+        Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!root.valid()) return fail_errno("open /");
+        fs = OCI_TRY(prepare_fs_rules(root.get(), procfs.get(), *cfg.mounts));
+        OCI_CHECK(report_fs_rules(cfg, fs));
+    }
+    OCI_CHECK_CTX(finish_rootfs(*cfg.mounts, cfg.lock_mounts ? &fs : nullptr), "rootfs");
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "network namespace");

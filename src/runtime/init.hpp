@@ -45,6 +45,8 @@ struct InitConfig {
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
     bool lock_mounts = false;           // a sandbox policy masks paths: lock them (nested user ns)
+    bool policy_strict = true;          // dev.ocirun.enforcement: another way to a rule's object
+                                        // refuses the container (else it is reported)
     bool loopback_up = false;           // a new netns: bring its lo up
     std::vector<uint16_t> listen_ports; // listen on 127.0.0.1:PORT, pass each to the runtime
     std::string exec_stage; // the stage that execs the process (runtime/exec_stage.hpp),

@@ -62,9 +62,30 @@ std::vector<MountEntry> parse_mountinfo(std::string_view text) {
     return out;
 }
 
-Result<std::vector<MountEntry>> own_mounts() {
-    std::string text = OCI_TRY(oci::read_file("/proc/self/mountinfo"));
+Result<std::vector<MountEntry>> own_mounts(int procfs) {
+    if (procfs < 0) return parse_mountinfo(OCI_TRY(oci::read_file("/proc/self/mountinfo")));
+    Fd f(::openat(procfs, "self/mountinfo", O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!f.valid()) return fail_errno("open /proc/self/mountinfo");
+    std::string text;
+    char buf[8192];
+    for (ssize_t n; (n = ::read(f.get(), buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail_errno("read /proc/self/mountinfo");
+        text.append(buf, static_cast<size_t>(n));
+    }
     return parse_mountinfo(text);
+}
+
+Result<std::string> path_of_fd(int fd, int procfs) {
+    char buf[4096];
+    std::string link = "self/fd/" + std::to_string(fd);
+    ssize_t n = procfs >= 0 ? ::readlinkat(procfs, link.c_str(), buf, sizeof buf - 1)
+                            : ::readlink(("/proc/" + link).c_str(), buf, sizeof buf - 1);
+    if (n < 0) return fail_errno("readlink /proc/" + link);
+    std::string path(buf, static_cast<size_t>(n));
+    if (path.empty() || path[0] != '/' || path.ends_with(" (deleted)"))
+        return fail(path + ": not reachable from this process's root");
+    return path;
 }
 
 bool path_under(const std::string &path, const std::string &dir) {
@@ -111,15 +132,7 @@ const MountEntry *find_mount(const std::vector<MountEntry> &mounts, int id) {
     return nullptr;
 }
 
-Result<FsRegion> region_of(int fd, const std::vector<MountEntry> &mounts) {
-    int id = OCI_TRY(mount_id_of(fd));
-    char buf[4096];
-    std::string link = "/proc/self/fd/" + std::to_string(fd);
-    ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-    if (n < 0) return fail_errno("readlink " + link);
-    std::string path(buf, static_cast<size_t>(n));
-    if (path.empty() || path[0] != '/' || path.ends_with(" (deleted)"))
-        return fail(path + ": not reachable from this process's root");
+Result<FsRegion> region_at(int id, const std::string &path, const std::vector<MountEntry> &mounts) {
     const MountEntry *m = find_mount(mounts, id);
     if (!m) return fail(path + ": mount " + std::to_string(id) + " is not in the mount table");
     if (!path_under(path, m->point))
@@ -127,6 +140,12 @@ Result<FsRegion> region_of(int fd, const std::vector<MountEntry> &mounts) {
                     ")");
     std::string rest = m->point == "/" ? path : path.substr(m->point.size());
     return FsRegion{m->major, m->minor, path_join(m->root, rest)};
+}
+
+Result<FsRegion> region_of(int fd, const std::vector<MountEntry> &mounts, int procfs) {
+    int id = OCI_TRY(mount_id_of(fd));
+    std::string path = OCI_TRY(path_of_fd(fd, procfs));
+    return region_at(id, path, mounts);
 }
 
 Result<FsRegion> region_of_path(const std::string &path, const std::vector<MountEntry> &mounts) {

@@ -26,8 +26,8 @@ struct MountEntry {
 // Every line of a mountinfo text, in the kernel's order (a mount after the
 // one it is mounted on); octal escapes (\040) undone.
 std::vector<MountEntry> parse_mountinfo(std::string_view text);
-// This process's own mount table.
-Result<std::vector<MountEntry>> own_mounts();
+// This process's own mount table (through `procfs` as path_of_fd does).
+Result<std::vector<MountEntry>> own_mounts(int procfs = -1);
 
 struct FsRegion {
     unsigned major = 0, minor = 0;
@@ -51,10 +51,18 @@ const MountEntry *find_mount(const std::vector<MountEntry> &mounts, int id);
 // What a mount shows at its mount point.
 FsRegion region_of(const MountEntry &m);
 
+// The path `fd` names in this process's root: its /proc/self/fd link, read
+// through `procfs` (a procfs instance's fd, such as the init's private one)
+// or, with -1, through /proc. Deleted or unreachable objects are errors.
+Result<std::string> path_of_fd(int fd, int procfs = -1);
+
 // The region of what `fd` names (O_PATH is enough): its mount found by
 // statx(STATX_MNT_ID) in `mounts` (this process's own mount table), and its
-// path below that mount's point.
-Result<FsRegion> region_of(int fd, const std::vector<MountEntry> &mounts);
+// path below that mount's point (path_of_fd through `procfs`).
+Result<FsRegion> region_of(int fd, const std::vector<MountEntry> &mounts, int procfs = -1);
+// The region of `path`, known to be on mount `mount_id` of `mounts`.
+Result<FsRegion> region_at(int mount_id, const std::string &path,
+                           const std::vector<MountEntry> &mounts);
 
 // The region `path` names, symlinks followed or, when it does not exist
 // (yet), that of its deepest existing ancestor with the rest of the path

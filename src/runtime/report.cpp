@@ -4,6 +4,7 @@
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
+#include "fs_probe.hpp"
 #include "proc.hpp"
 #include "sandbox_policy.hpp"
 #include "shim_launch.hpp"
@@ -37,17 +38,6 @@ std::string link_of(const std::string &path) {
     return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
-// Mount options of the topmost mount at `point` in a mountinfo text ("" if none).
-std::string mount_opts(const std::string &mountinfo, const std::string &point) {
-    std::string found;
-    for_each_line(mountinfo, [&](std::string_view line) {
-        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...
-        auto f = words(line);
-        if (f.size() >= 6 && f[4] == point) found = f[5];
-    });
-    return found;
-}
-
 const egress::IpAddr kLoopback = {AF_INET, {127, 0, 0, 1}};
 
 // Whether a /proc/PID/net/tcp{,6} table has a listener on addr:port (the
@@ -78,6 +68,115 @@ uint64_t caps_mask(const std::vector<std::string> &caps) {
     return m;
 }
 
+// What a policy and config.json promise, one row each, in report order:
+// the one list `report`, `report --bundle` and `start` all measure or
+// declare.
+enum class Dim {
+    userns,
+    pidns,
+    mounts,
+    fs_rule,
+    network,
+    helper,
+    local_port,
+    publish,
+    proxy,
+    pids,
+    rlimit,
+    seccomp,
+    nnp,
+    caps,
+    trace
+};
+struct Promise {
+    Promise(Dim d, std::string dim_name, std::string mech, bool want = true, size_t i = 0)
+        : dim(d), dimension(std::move(dim_name)), mechanism(std::move(mech)), wanted(want),
+          index(i) {}
+    Dim dim;
+    std::string dimension, mechanism;
+    bool wanted = true;
+    size_t index = 0; // the local port, publish entry or rlimit
+    std::string kind; // fs_rule: deny, deny-write, deny-rename
+    std::string path; // fs_rule: as the policy names it
+};
+
+std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy) {
+    const oci::Linux &lx = *spec.linux_;
+    std::vector<Promise> out;
+    // The masks are locked in a user namespace the runtime nests inside the
+    // container's (or the host's): wanted with them too.
+    out.push_back({Dim::userns, "user namespace",
+                   policy.masks() ? "user namespace (nested: the masks are locked in it)"
+                                  : "user namespace",
+                   lx.find_namespace(oci::NsType::user) != nullptr || policy.masks()});
+    out.push_back({Dim::pidns, "pid namespace", "pid namespace",
+                   lx.find_namespace(oci::NsType::pid) != nullptr || policy.present});
+    out.push_back({Dim::mounts, "mount isolation", "mount namespace + pivot_root", true});
+    auto rules = [&](const std::vector<std::string> &paths, const char *kind, const char *mech) {
+        for (const auto &p : paths) {
+            Promise r{Dim::fs_rule, std::string(kind) + " " + p, mech, true};
+            r.kind = kind;
+            r.path = p;
+            out.push_back(std::move(r));
+        }
+    };
+    rules(policy.deny, "deny", "empty read-only tmpfs or /dev/null");
+    rules(policy.deny_write, "deny-write", "recursive read-only bind");
+    rules(policy.deny_rename, "deny-rename", "bind onto itself");
+    const NetworkPolicy &net = policy.net;
+    if (net.own_namespace())
+        out.push_back({Dim::network, "network " + net.mode, "network namespace with loopback only"});
+    if (net.helper())
+        out.push_back({Dim::helper, "network helper", "oci-run-shim outside the container"});
+    for (size_t i = 0; i < net.local_ports.size(); i++)
+        out.push_back({Dim::local_port,
+                       "local port " + std::to_string(net.local_ports[i].container_port),
+                       "forward to host 127.0.0.1:" + std::to_string(net.local_ports[i].host_port),
+                       true, i});
+    for (size_t i = 0; i < net.publish.size(); i++) {
+        const PortPublish &p = net.publish[i];
+        std::string where = egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port);
+        out.push_back({Dim::publish, "publish " + where,
+                       "host " + where + " to container 127.0.0.1:" +
+                           std::to_string(p.container_port),
+                       true, i});
+    }
+    if (net.proxy())
+        out.push_back({Dim::proxy, "egress proxy",
+                       std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce")});
+    if (lx.resources && lx.resources->pids)
+        out.push_back({Dim::pids, "pids limit", "cgroup pids.max"});
+    for (size_t i = 0; i < spec.process->rlimits.size(); i++)
+        out.push_back({Dim::rlimit, "rlimit " + spec.process->rlimits[i].type, "setrlimit", true, i});
+    out.push_back({Dim::seccomp, "seccomp", "seccomp filter",
+                   lx.seccomp.has_value() || policy.present});
+    out.push_back({Dim::nnp, "no_new_privs", "prctl PR_SET_NO_NEW_PRIVS",
+                   spec.process->no_new_privileges});
+    out.push_back({Dim::caps, "capabilities", "bounding set"});
+    if (policy.trace) out.push_back({Dim::trace, "trace", "strace from the host"});
+    return out;
+}
+
+// The rows of the filesystem rules, tried from inside the container.
+Result<std::vector<ReportRow>> fs_rows(const oci::ContainerRecord &rec, const oci::Spec &spec,
+                                       const SandboxPolicy &policy) {
+    std::vector<ReportRow> rows;
+    auto tried = OCI_TRY(probe_fs_rules(rec.state.pid, *spec.linux_, policy.masks(), rec.fs_rules));
+    for (const Promise &p : promises(spec, policy)) {
+        if (p.dim != Dim::fs_rule) continue;
+        const RuleTried *t = nullptr;
+        for (const auto &x : tried)
+            if (x.rule->kind == p.kind && x.rule->path == p.path) t = &x;
+        if (!t)
+            rows.push_back({p.dimension, "degraded", p.mechanism, "measured",
+                            "the container's init did not record this rule"});
+        else
+            rows.push_back({p.dimension, t->enforced() ? "enforced" : "degraded", p.mechanism,
+                            "measured", t->detail()});
+    }
+    return rows;
+}
+
 } // namespace
 
 Result<std::vector<ReportRow>> container_report(const std::string &root, const std::string &id) {
@@ -86,8 +185,14 @@ Result<std::vector<ReportRow>> container_report(const std::string &root, const s
     return measure_container(dir, rec);
 }
 
+Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
+                                                const oci::Spec &spec,
+                                                const SandboxPolicy &policy) {
+    return fs_rows(rec, spec, policy);
+}
+
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
-                                                 const oci::ContainerRecord &rec) {
+                                                 const oci::ContainerRecord &rec, bool with_fs) {
     const std::string &id = rec.state.id;
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("report: container \"" + id + "\" is not running");
@@ -96,141 +201,148 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
     const oci::Linux &lx = *spec.linux_;
     std::string proc = "/proc/" + std::to_string(rec.state.pid);
     std::string status = OCI_TRY(oci::read_file(proc + "/status"));
-    std::string mountinfo = OCI_TRY(oci::read_file(proc + "/mountinfo"));
     std::string limits = OCI_TRY(oci::read_file(proc + "/limits"));
+    std::vector<ReportRow> fs;
+    if (with_fs) fs = OCI_TRY(fs_rows(rec, spec, policy));
+    size_t next_fs = 0;
     std::vector<ReportRow> rows;
-    auto row = [&](std::string dim, bool wanted, bool seen, std::string mech, std::string detail) {
-        rows.push_back({std::move(dim),
-                        !wanted ? "off"
-                        : seen  ? "enforced"
-                                : "degraded",
-                        std::move(mech), "measured", std::move(detail)});
-    };
     // Namespaces: the init's against this process's.
     auto own_ns = [&](const char *ns) {
         return link_of(proc + "/ns/" + ns) != link_of(std::string("/proc/self/ns/") + ns);
     };
-    std::string uid_map = OCI_TRY(oci::read_file(proc + "/uid_map"));
-    while (!uid_map.empty() && uid_map.back() == '\n')
-        uid_map.pop_back();
-    std::string squeezed;
-    for (auto w : words(uid_map)) {
-        if (!squeezed.empty()) squeezed += ' ';
-        squeezed += w;
-    }
-    row("user namespace", lx.find_namespace(oci::NsType::user) != nullptr || policy.present,
-        own_ns("user"), "user namespace", "uid_map " + squeezed);
-    row("pid namespace", lx.find_namespace(oci::NsType::pid) != nullptr, own_ns("pid"),
-        "pid namespace", link_of(proc + "/ns/pid"));
-    row("mount isolation", true, own_ns("mnt"), "mount namespace + pivot_root",
-        link_of(proc + "/ns/mnt"));
-    for (const auto &p : policy.deny) {
-        std::string o = mount_opts(mountinfo, p);
-        row("deny " + p, true, !o.empty(), "empty read-only tmpfs or /dev/null",
-            o.empty() ? "no mount at the path" : "mounted " + o);
-    }
-    for (const auto &p : policy.deny_write) {
-        std::string o = mount_opts(mountinfo, p);
-        bool ro = ("," + o + ",").find(",ro,") != std::string::npos;
-        row("deny-write " + p, true, ro, "recursive read-only bind",
-            o.empty() ? "no mount at the path" : "mounted " + o);
-    }
-    for (const auto &p : policy.deny_rename) {
-        std::string o = mount_opts(mountinfo, p);
-        row("deny-rename " + p, true, !o.empty(), "bind onto itself",
-            o.empty() ? "no mount at the path" : "mounted " + o);
-    }
     const NetworkPolicy &net = policy.net;
-    if (net.own_namespace()) {
-        // Its own netns, holding nothing but lo.
-        std::string ifaces;
-        for (const auto &d : net_devices(rec.state.pid))
-            ifaces += (ifaces.empty() ? "" : ",") + d.name;
-        row("network " + net.mode, true, own_ns("net") && ifaces == "lo",
-            "network namespace with loopback only",
-            "netns " + link_of(proc + "/ns/net") + ", interfaces " + ifaces);
-    }
-    if (net.helper()) {
-        bool alive = rec.shim_pid > 0 && process_alive(rec.shim_pid, rec.shim_start_time);
-        row("network helper", true, alive, "oci-run-shim outside the container",
-            alive ? "pid " + std::to_string(rec.shim_pid) : "not running");
-        const std::string inside = proc + "/net/tcp";
-        for (const auto &f : net.local_ports) {
-            bool l = tcp_listening(inside, kLoopback, f.container_port);
-            row("local port " + std::to_string(f.container_port), true, l && alive,
-                "forward to host 127.0.0.1:" + std::to_string(f.host_port),
-                l ? "listening on 127.0.0.1:" + std::to_string(f.container_port) : "no listener");
+    bool alive = rec.shim_pid > 0 && process_alive(rec.shim_pid, rec.shim_start_time);
+    const std::string inside = proc + "/net/tcp";
+    for (const Promise &p : promises(spec, policy)) {
+        auto row = [&](bool seen, std::string detail) {
+            rows.push_back({p.dimension,
+                            !p.wanted ? "off"
+                            : seen    ? "enforced"
+                                      : "degraded",
+                            p.mechanism, "measured", std::move(detail)});
+        };
+        switch (p.dim) {
+        case Dim::userns: {
+            std::string uid_map = OCI_TRY(oci::read_file(proc + "/uid_map"));
+            std::string squeezed;
+            for (auto w : words(uid_map)) {
+                if (!squeezed.empty()) squeezed += ' ';
+                squeezed += w;
+            }
+            row(own_ns("user"), "uid_map " + squeezed);
+            break;
         }
-        for (const auto &p : net.publish) {
-            std::string where = egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port);
+        case Dim::pidns:
+            row(own_ns("pid"), link_of(proc + "/ns/pid"));
+            break;
+        case Dim::mounts:
+            row(own_ns("mnt"), link_of(proc + "/ns/mnt"));
+            break;
+        case Dim::fs_rule:
+            if (with_fs && next_fs < fs.size()) rows.push_back(fs[next_fs++]);
+            break;
+        case Dim::network: {
+            // Its own netns, holding nothing but lo.
+            std::string ifaces;
+            for (const auto &d : net_devices(rec.state.pid))
+                ifaces += (ifaces.empty() ? "" : ",") + d.name;
+            row(own_ns("net") && ifaces == "lo",
+                "netns " + link_of(proc + "/ns/net") + ", interfaces " + ifaces);
+            break;
+        }
+        case Dim::helper:
+            row(alive, alive ? "pid " + std::to_string(rec.shim_pid) : "not running");
+            break;
+        case Dim::local_port: {
+            uint16_t port = net.local_ports[p.index].container_port;
+            bool l = tcp_listening(inside, kLoopback, port);
+            row(l && alive, l ? "listening on 127.0.0.1:" + std::to_string(port) : "no listener");
+            break;
+        }
+        case Dim::publish: {
+            const PortPublish &pp = net.publish[p.index];
             bool l = alive &&
                      tcp_listening("/proc/" + std::to_string(rec.shim_pid) +
-                                       (p.host_addr.family == AF_INET6 ? "/net/tcp6" : "/net/tcp"),
-                                   p.host_addr, p.host_port);
-            row("publish " + where, true, l,
-                "host " + where + " to container 127.0.0.1:" + std::to_string(p.container_port),
-                l ? "listening on the host" : "no listener");
+                                       (pp.host_addr.family == AF_INET6 ? "/net/tcp6" : "/net/tcp"),
+                                   pp.host_addr, pp.host_port);
+            row(l, l ? "listening on the host" : "no listener");
+            break;
         }
-        if (net.proxy()) {
+        case Dim::proxy: {
             bool l = tcp_listening(inside, kLoopback, kProxyPort);
-            row("egress proxy", true, l && alive,
-                std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce"),
+            row(l && alive,
                 "allow " + (net.domains.empty() ? std::string("nothing") : net.domains) +
                     (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) + "; at most " +
                     std::to_string(net.max_connections) + " tunnels");
+            break;
+        }
+        case Dim::pids: {
+            std::string seen;
+            for (const auto &d : rec.cgroup_dirs)
+                if (auto t = oci::read_file(d + "/pids.max"); t && seen.empty()) seen = *t;
+            while (!seen.empty() && seen.back() == '\n')
+                seen.pop_back();
+            int64_t want = lx.resources->pids->limit;
+            row(seen == (want > 0 ? std::to_string(want) : "max"),
+                "pids.max " + (seen.empty() ? std::string("unreadable") : seen));
+            break;
+        }
+        case Dim::rlimit: {
+            // "Max open files  1024  1024  files" in /proc/PID/limits.
+            const auto &r = spec.process->rlimits[p.index];
+            static const std::pair<const char *, const char *> names[] = {
+                {"RLIMIT_NOFILE", "Max open files"},   {"RLIMIT_NPROC", "Max processes"},
+                {"RLIMIT_CORE", "Max core file size"}, {"RLIMIT_STACK", "Max stack size"},
+                {"RLIMIT_AS", "Max address space"},    {"RLIMIT_CPU", "Max cpu time"},
+                {"RLIMIT_FSIZE", "Max file size"},     {"RLIMIT_MEMLOCK", "Max locked memory"},
+                {"RLIMIT_NICE", "Max nice priority"},  {"RLIMIT_MSGQUEUE", "Max msgqueue size"}};
+            const char *label = nullptr;
+            for (const auto &[k, v] : names)
+                if (r.type == k) label = v;
+            if (!label) {
+                rows.push_back({p.dimension, "enforced", p.mechanism, "declared", ""});
+                break;
+            }
+            std::string soft, hard;
+            for_each_line(limits, [&](std::string_view line) {
+                if (!line.starts_with(label)) return;
+                auto f = words(line.substr(std::string_view(label).size()));
+                soft = f.size() > 0 ? std::string(f[0]) : "";
+                hard = f.size() > 1 ? std::string(f[1]) : "";
+            });
+            auto value = [](uint64_t v) {
+                return v == UINT64_MAX ? std::string("unlimited") : std::to_string(v);
+            };
+            row(soft == value(r.soft) && hard == value(r.hard), "soft " + soft + " hard " + hard);
+            break;
+        }
+        case Dim::seccomp: {
+            std::string seccomp = status_field(status, "Seccomp");
+            row(seccomp == "2",
+                "Seccomp " + seccomp + ", filters " + status_field(status, "Seccomp_filters"));
+            break;
+        }
+        case Dim::nnp: {
+            std::string nnp = status_field(status, "NoNewPrivs");
+            row(nnp == "1", "NoNewPrivs " + nnp);
+            break;
+        }
+        case Dim::caps: {
+            uint64_t want =
+                spec.process->capabilities ? caps_mask(spec.process->capabilities->bounding) : 0;
+            uint64_t bnd = std::strtoull(status_field(status, "CapBnd").c_str(), nullptr, 16);
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(bnd));
+            row(bnd == want, std::string("CapBnd ") + buf);
+            break;
+        }
+        case Dim::trace: {
+            std::string tracer = status_field(status, "TracerPid");
+            row(!tracer.empty() && tracer != "0", "TracerPid " + tracer);
+            break;
+        }
         }
     }
-    // The cgroup's pids.max.
-    if (lx.resources && lx.resources->pids) {
-        std::string seen;
-        for (const auto &d : rec.cgroup_dirs)
-            if (auto t = oci::read_file(d + "/pids.max"); t && seen.empty()) seen = *t;
-        while (!seen.empty() && seen.back() == '\n')
-            seen.pop_back();
-        int64_t want = lx.resources->pids->limit;
-        row("pids limit", true, seen == (want > 0 ? std::to_string(want) : "max"),
-            "cgroup pids.max", "pids.max " + (seen.empty() ? std::string("unreadable") : seen));
-    }
-    // Each rlimit from /proc/PID/limits ("Max open files  1024  1024  files").
-    for (const auto &r : spec.process->rlimits) {
-        static const std::pair<const char *, const char *> names[] = {
-            {"RLIMIT_NOFILE", "Max open files"},   {"RLIMIT_NPROC", "Max processes"},
-            {"RLIMIT_CORE", "Max core file size"}, {"RLIMIT_STACK", "Max stack size"},
-            {"RLIMIT_AS", "Max address space"},    {"RLIMIT_CPU", "Max cpu time"},
-            {"RLIMIT_FSIZE", "Max file size"},     {"RLIMIT_MEMLOCK", "Max locked memory"},
-            {"RLIMIT_NICE", "Max nice priority"},  {"RLIMIT_MSGQUEUE", "Max msgqueue size"}};
-        const char *label = nullptr;
-        for (const auto &[k, v] : names)
-            if (r.type == k) label = v;
-        if (!label) {
-            rows.push_back({"rlimit " + r.type, "enforced", "setrlimit", "declared", ""});
-            continue;
-        }
-        std::string soft, hard;
-        for_each_line(limits, [&](std::string_view line) {
-            if (!line.starts_with(label)) return;
-            auto f = words(line.substr(std::string_view(label).size()));
-            soft = f.size() > 0 ? std::string(f[0]) : "";
-            hard = f.size() > 1 ? std::string(f[1]) : "";
-        });
-        auto value = [](uint64_t v) {
-            return v == UINT64_MAX ? std::string("unlimited") : std::to_string(v);
-        };
-        row("rlimit " + r.type, true, soft == value(r.soft) && hard == value(r.hard), "setrlimit",
-            "soft " + soft + " hard " + hard);
-    }
-    std::string seccomp = status_field(status, "Seccomp");
-    row("seccomp", lx.seccomp.has_value() || policy.present, seccomp == "2", "seccomp filter",
-        "Seccomp " + seccomp + ", filters " + status_field(status, "Seccomp_filters"));
-    std::string nnp = status_field(status, "NoNewPrivs");
-    row("no_new_privs", spec.process->no_new_privileges, nnp == "1", "prctl PR_SET_NO_NEW_PRIVS",
-        "NoNewPrivs " + nnp);
-    uint64_t want_bnd =
-        spec.process->capabilities ? caps_mask(spec.process->capabilities->bounding) : 0;
-    uint64_t bnd = std::strtoull(status_field(status, "CapBnd").c_str(), nullptr, 16);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(bnd));
-    row("capabilities", true, bnd == want_bnd, "bounding set", std::string("CapBnd ") + buf);
     return rows;
 }
 
@@ -239,59 +351,65 @@ Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
     HostFacts host = detect_host_facts();
     const oci::Linux &lx = *spec.linux_;
+    const NetworkPolicy &net = policy.net;
     std::vector<ReportRow> rows;
-    auto row = [&](std::string dim, bool wanted, bool possible, std::string mech,
-                   std::string detail) {
-        rows.push_back({std::move(dim),
-                        !wanted    ? "off"
+    for (const Promise &p : promises(spec, policy)) {
+        bool possible = true;
+        std::string detail;
+        switch (p.dim) {
+        case Dim::fs_rule:
+            possible = host.mount_setattr;
+            break;
+        case Dim::network: {
+            const oci::Namespace *ns = lx.find_namespace(oci::NsType::network);
+            possible = ns && ns->path.empty();
+            break;
+        }
+        case Dim::helper:
+            possible = host.shim;
+            detail = shim_path();
+            break;
+        case Dim::local_port:
+            possible = host.shim;
+            break;
+        case Dim::publish:
+            possible = host.shim && host.privileged;
+            break;
+        case Dim::proxy:
+            possible = host.shim;
+            detail = "allow " + (net.domains.empty() ? std::string("nothing") : net.domains);
+            break;
+        case Dim::pids:
+            detail = "pids.max " + std::to_string(lx.resources->pids->limit);
+            break;
+        case Dim::rlimit: {
+            const auto &r = spec.process->rlimits[p.index];
+            detail = "soft " + std::to_string(r.soft) + " hard " + std::to_string(r.hard);
+            break;
+        }
+        case Dim::seccomp:
+            detail = std::string(lx.seccomp ? "config" : "") +
+                     (lx.seccomp && policy.present ? " + " : "") +
+                     (policy.present ? "sandbox-guard" : "");
+            break;
+        case Dim::caps:
+            detail = std::to_string(spec.process->capabilities
+                                        ? spec.process->capabilities->bounding.size()
+                                        : 0) +
+                     " capabilities";
+            break;
+        case Dim::trace:
+            possible = host.strace;
+            break;
+        default:
+            break;
+        }
+        rows.push_back({p.dimension,
+                        !p.wanted  ? "off"
                         : possible ? "enforced"
                                    : "unsupported",
-                        std::move(mech), "declared", std::move(detail)});
-    };
-    row("user namespace", lx.find_namespace(oci::NsType::user) != nullptr || !policy.deny.empty(),
-        true, "user namespace", "");
-    row("pid namespace", lx.find_namespace(oci::NsType::pid) != nullptr, true, "pid namespace", "");
-    row("mount isolation", true, true, "mount namespace + pivot_root", "");
-    for (const auto &p : policy.deny)
-        row("deny " + p, true, host.mount_setattr, "empty read-only tmpfs or /dev/null", "");
-    for (const auto &p : policy.deny_write)
-        row("deny-write " + p, true, host.mount_setattr, "recursive read-only bind", "");
-    for (const auto &p : policy.deny_rename)
-        row("deny-rename " + p, true, host.mount_setattr, "bind onto itself", "");
-    const NetworkPolicy &net = policy.net;
-    if (net.own_namespace()) {
-        const oci::Namespace *ns = lx.find_namespace(oci::NsType::network);
-        row("network " + net.mode, true, ns && ns->path.empty(),
-            "network namespace with loopback only", "");
+                        p.mechanism, "declared", detail});
     }
-    if (net.helper())
-        row("network helper", true, host.shim, "oci-run-shim outside the container", shim_path());
-    for (const auto &f : net.local_ports)
-        row("local port " + std::to_string(f.container_port), true, host.shim,
-            "forward to host 127.0.0.1:" + std::to_string(f.host_port), "");
-    for (const auto &p : net.publish)
-        row("publish " + egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port), true,
-            host.shim && host.privileged,
-            "host port to container 127.0.0.1:" + std::to_string(p.container_port), "");
-    if (net.proxy())
-        row("egress proxy", true, host.shim,
-            std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce"),
-            "allow " + (net.domains.empty() ? std::string("nothing") : net.domains));
-    if (lx.resources && lx.resources->pids)
-        row("pids limit", true, true, "cgroup pids.max",
-            "pids.max " + std::to_string(lx.resources->pids->limit));
-    for (const auto &r : spec.process->rlimits)
-        row("rlimit " + r.type, true, true, "setrlimit",
-            "soft " + std::to_string(r.soft) + " hard " + std::to_string(r.hard));
-    row("seccomp", lx.seccomp.has_value() || policy.present, true, "seccomp filter",
-        std::string(lx.seccomp ? "config" : "") + (lx.seccomp && policy.present ? " + " : "") +
-            (policy.present ? "sandbox-guard" : ""));
-    row("no_new_privs", spec.process->no_new_privileges, true, "prctl PR_SET_NO_NEW_PRIVS", "");
-    row("capabilities", true, true, "bounding set",
-        std::to_string(spec.process->capabilities ? spec.process->capabilities->bounding.size()
-                                                  : 0) +
-            " capabilities");
-    if (policy.trace) row("trace", true, host.strace, "strace", "");
     return rows;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "oci/error.hpp"
+#include "oci/spec.hpp"
 #include "oci/state.hpp"
 
 #include <string>
@@ -20,9 +21,18 @@ struct ReportRow {
 Result<std::vector<ReportRow>> container_report(const std::string &root, const std::string &id);
 
 class ContainerDir;
-// The same, for a container whose directory the caller holds locked.
+struct SandboxPolicy;
+// The same, for a container whose directory the caller holds locked;
+// without `with_fs`, no row of the filesystem rules (start has just
+// measured them: measure_fs_rules).
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
-                                                 const oci::ContainerRecord &rec);
+                                                 const oci::ContainerRecord &rec,
+                                                 bool with_fs = true);
+// The rows of the sandbox policy's filesystem rules alone, each tried from
+// inside the container's namespaces (runtime/fs_probe.hpp).
+Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
+                                                const oci::Spec &spec,
+                                                const SandboxPolicy &policy);
 
 // Before create: what the bundle asks for and whether this host can give
 // it (declared rows: enforced, off, or unsupported here).

@@ -3,6 +3,7 @@
 #include "fd.hpp"
 #include "mount_api.hpp"
 #include "mount_options.hpp"
+#include "fs_policy.hpp"
 #include "mount_plan.hpp"
 
 #include <dirent.h>
@@ -573,21 +574,55 @@ Status mask_target(int root, int t, Fd &null, const std::string &what) {
     return attach_mount(tree.get(), t, what);
 }
 
-// The path a mask or read-only operation applies to, as an O_PATH fd (never
-// followed out of the root). A missing path is skipped (an empty Fd) or,
-// with `placeholder` (the sandbox policy's), made as an empty directory so
-// that it cannot be created later.
-Result<Fd> open_target(int root, const MountOp &op, bool placeholder) {
+int openat2_in_root_no_symlinks(int rootfd, const std::string &path, int flags) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const char *rel = path.c_str();
+    while (*rel == '/')
+        rel++;
+    return static_cast<int>(::syscall(SYS_openat2, rootfd, *rel ? rel : ".", &how, sizeof how));
+}
+
+// The mount tree at `t`, recursively read-only (nosuid, nodev, noexec too),
+// on top of it.
+Status readonly_tree(int t, const std::string &what) {
+    Fd tree = OCI_TRY(clone_mount(t, true, what));
+    OCI_CHECK(set_mount_attrs(tree.get(),
+                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                  MOUNT_ATTR_NOEXEC,
+                              true, what));
+    return attach_mount(tree.get(), t, what);
+}
+
+// `path` (a directory, no symlinks) bound onto itself.
+Status pin_at(int root, const std::string &path, const std::string &what) {
+    Fd a(openat2_in_root_no_symlinks(root, path, O_PATH | O_DIRECTORY));
+    if (!a.valid()) return fail_errno(what + ": pin " + path);
+    Fd tree = OCI_TRY(clone_mount(a.get(), true, what + ": pin " + path));
+    return attach_mount(tree.get(), a.get(), what + ": pin " + path);
+}
+
+// Every ancestor of `path` but the root, top-down.
+Status pin_ancestors(int root, const std::string &path, const std::string &what) {
+    for (size_t slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1))
+        OCI_CHECK(pin_at(root, path.substr(0, slash), what));
+    return {};
+}
+
+// The path a maskedPaths or readonlyPaths entry applies to, as an O_PATH fd
+// (the entry itself, never followed out of the root); a missing path is
+// skipped (an empty Fd).
+Result<Fd> open_target(int root, const MountOp &op) {
     Fd t(openat2_in_root(root, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
     if (t.valid()) return t;
     if (errno != ENOENT) return fail_errno(op.what);
-    if (!placeholder) return Fd();
-    auto made = open_dest(root, op.dest, false);
-    if (!made) return forward(std::move(made.error()), op.what);
-    return Fd(*made);
+    return Fd();
 }
 
-Status finish_rootfs(const std::vector<MountOp> &plan) {
+Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
+    size_t next_rule = 0; // the policy's operations take fs->rules in order
     Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root.get() < 0) return fail_errno("open /");
     // /dev/null is opened and checked once, when the first file is masked; every
@@ -600,56 +635,43 @@ Status finish_rootfs(const std::vector<MountOp> &plan) {
             continue;
         }
         if (!after_pivot) continue;
-        const std::string &p = op.dest;
         switch (op.kind) {
-        case MountOpKind::mask:
-        case MountOpKind::deny: {
-            Fd t = OCI_TRY(open_target(root.get(), op, op.kind == MountOpKind::deny));
+        case MountOpKind::mask: {
+            Fd t = OCI_TRY(open_target(root.get(), op));
             if (!t.valid()) continue;
-            if (op.kind == MountOpKind::deny) {
-                // A mask covers one name; other hard links to the same file
-                // would still read it.
-                struct stat st;
-                if (::fstat(t.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
-                    return fail(op.what + ": the file has " + std::to_string(st.st_nlink) +
-                                " hard links; denying one name would leave it readable through "
-                                "the others");
-            }
             OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
             break;
         }
-        case MountOpKind::readonly:
-        case MountOpKind::deny_write: {
-            Fd t = OCI_TRY(open_target(root.get(), op, op.kind == MountOpKind::deny_write));
+        case MountOpKind::readonly: {
+            Fd t = OCI_TRY(open_target(root.get(), op));
             if (!t.valid()) continue;
-            Fd tree = OCI_TRY(clone_mount(t.get(), true, op.what));
-            OCI_CHECK(set_mount_attrs(tree.get(),
-                                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                          MOUNT_ATTR_NOEXEC,
-                                      true, op.what));
-            OCI_CHECK(attach_mount(tree.get(), t.get(), op.what));
+            OCI_CHECK(readonly_tree(t.get(), op.what));
             break;
         }
+        case MountOpKind::deny:
+        case MountOpKind::deny_write:
         case MountOpKind::pin: {
+            // On the object the policy's path names (runtime/fs_policy.hpp),
+            // reopened now: an earlier rule may have stacked a mount on it.
+            if (!fs || next_rule >= fs->rules.size())
+                return fail(op.what + ": not prepared (runtime/fs_policy.hpp)");
+            const FsRule &r = fs->rules[next_rule];
+            const Fd &object = fs->objects[next_rule];
+            next_rule++;
+            Fd t(openat2_in_root_no_symlinks(root.get(), r.resolved, O_PATH));
+            if (!t.valid()) return fail_errno(op.what + ": reopen " + r.resolved);
+            if (!same_object(t.get(), object.get()))
+                return fail(op.what + ": " + r.resolved + " is no longer the object it named");
+            if (op.kind == MountOpKind::deny) OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
+            if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), op.what));
             // A mount point cannot be renamed, removed or replaced; what is
             // inside stays as writable as it was. Every ancestor is pinned
             // too (top-down), or renaming a parent would carry the directory
-            // elsewhere.
-            Fd t(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
-            if (!t.valid()) return fail_errno(op.what + ": a directory to pin");
-            for (size_t slash = p.find('/', 1); slash != std::string::npos;
-                 slash = p.find('/', slash + 1)) {
-                std::string up = p.substr(0, slash);
-                Fd a(
-                    openat2_in_root(root.get(), up.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
-                if (!a.valid()) return fail_errno(op.what + ": pin " + up);
-                Fd tree = OCI_TRY(clone_mount(a.get(), true, op.what + ": pin " + up));
-                OCI_CHECK(attach_mount(tree.get(), a.get(), op.what + ": pin " + up));
-            }
-            Fd fresh(openat2_in_root(root.get(), p.c_str() + 1, O_PATH | O_NOFOLLOW | O_DIRECTORY));
-            if (!fresh.valid()) return fail_errno(op.what + ": reopen");
-            Fd tree = OCI_TRY(clone_mount(fresh.get(), true, op.what));
-            OCI_CHECK(attach_mount(tree.get(), fresh.get(), op.what));
+            // elsewhere; so are a placeholder's, or renaming a parent and
+            // making the path again would defeat it.
+            if (op.kind == MountOpKind::pin || r.made)
+                OCI_CHECK(pin_ancestors(root.get(), r.resolved, op.what));
+            if (op.kind == MountOpKind::pin) OCI_CHECK(pin_at(root.get(), r.resolved, op.what));
             break;
         }
         case MountOpKind::root_readonly:

@@ -42,8 +42,10 @@ Status enter_rootfs(const RootfsContext &ctx);
 // CVE-2025-52565).
 Status bind_console(int peer);
 
-// The plan after the pivot: masked paths, read-only paths, read-only root,
-// propagation.
-Status finish_rootfs(const std::vector<MountOp> &plan);
+struct FsPlan;
+// The plan after the pivot: masked paths, read-only paths, the sandbox
+// policy's rules on the objects `fs` resolved (runtime/fs_policy.hpp; null
+// without a policy), read-only root, propagation.
+Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs);
 
 } // namespace ocirun

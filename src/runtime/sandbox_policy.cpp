@@ -45,37 +45,6 @@ Result<std::vector<std::string>> path_list(const std::string &key, const std::st
     return out;
 }
 
-// A mount destination as the kernel reaches it inside the rootfs, for
-// comparing with the policy's paths: "//data/./x/" and "/y/../data/x" are
-// "/data/x" (".." stops at the root, as RESOLVE_IN_ROOT does).
-std::string lexical(const std::string &p) {
-    std::vector<std::string> parts;
-    for (auto &part : split(p, '/')) {
-        if (part == "..") {
-            if (!parts.empty()) parts.pop_back();
-        } else if (!part.empty() && part != ".") {
-            parts.push_back(std::move(part));
-        }
-    }
-    std::string out;
-    for (const auto &part : parts)
-        out += "/" + part;
-    return out.empty() ? "/" : out;
-}
-
-bool under(const std::string &path, const std::string &dir) {
-    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                           (dir == "/" || path[dir.size()] == '/'));
-}
-
-std::string resolved(const std::string &path) {
-    char *r = ::realpath(path.c_str(), nullptr);
-    if (!r) return path;
-    std::string s = r;
-    std::free(r);
-    return s;
-}
-
 } // namespace
 
 namespace {
@@ -230,54 +199,6 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     if (policy.strict)
         return fail("sandbox policy (dev.ocirun.enforcement=strict): cannot enforce: " + all);
     log::warning("sandbox policy (dev.ocirun.enforcement=report): not enforced: " + all);
-    return {};
-}
-
-// deny-write over a bind mount whose source the configuration also binds
-// writable elsewhere: writes through that alias would land under the
-// read-only path.
-Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec) {
-    if (policy.deny_write.empty()) return {};
-    // Each mount's part once: is it a bind, read-only, from where to where.
-    struct Bind {
-        bool bind = false, ro = false;
-        std::string src, dst;
-    };
-    std::vector<Bind> binds(spec.mounts.size());
-    for (size_t i = 0; i < spec.mounts.size(); i++) {
-        const oci::Mount &m = spec.mounts[i];
-        MountOptions o = parse_mount_options(m.options);
-        Bind &b = binds[i];
-        b.bind = (o.bind || m.type == "bind") && !m.source.empty();
-        if (!b.bind) continue;
-        b.ro = (o.flags & MS_RDONLY) || (o.rec_set & MOUNT_ATTR_RDONLY);
-        b.src = resolved(m.source);
-        b.dst = lexical(m.destination);
-    }
-    for (const auto &p : policy.deny_write) {
-        for (size_t i = 0; i < binds.size(); i++) {
-            if (!binds[i].bind) continue;
-            // The part of mount i's source that ends up under p.
-            const std::string &src = binds[i].src, &dst = binds[i].dst;
-            std::string covered;
-            if (under(dst, p))
-                covered = src;
-            else if (under(p, dst))
-                covered = src + (dst == "/" ? p : p.substr(dst.size()));
-            else
-                continue;
-            for (size_t j = 0; j < binds.size(); j++) {
-                if (j == i || !binds[j].bind || binds[j].ro) continue;
-                const oci::Mount &n = spec.mounts[j];
-                if (under(binds[j].dst, p)) continue; // itself made read-only
-                const std::string &other = binds[j].src;
-                if (under(other, covered) || under(covered, other))
-                    return fail("annotations[dev.ocirun.deny-write]: " + p + ": mounts[" +
-                                std::to_string(j) + "] (source " + n.source + ", destination " +
-                                n.destination + ") binds the same files writable");
-            }
-        }
-    }
     return {};
 }
 

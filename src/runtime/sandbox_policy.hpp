@@ -66,10 +66,6 @@ Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps
 // What this build cannot enforce for the policy on this configuration: with
 // dev.ocirun.enforcement strict (the default) every gap is listed in one
 // error; with report each is logged as a warning and the container runs.
-// dev.ocirun.deny-write: a bind mount under the path whose source is also
-// bound writable elsewhere is refused (writes through the alias would land
-// under the read-only path).
-Status check_write_aliases(const SandboxPolicy &policy, const oci::Spec &spec);
 
 // What the host offers that a policy may need, found once (tests pass a fake).
 struct HostFacts {

@@ -21,6 +21,9 @@ enum class Msg : uint32_t {
     seccomp_notify = 7, // child -> parent: the seccomp listener fd (SCM_RIGHTS)
     listener = 8,       // child -> parent: a listening socket in the container's netns
                         // (SCM_RIGHTS), one per NetworkPolicy::listen_ports() entry
+    fs_rule = 9,        // init -> parent: a filesystem rule as resolved (JSON in text)
+    fs_way = 10,        // init -> parent: another way to rule `value`'s object (JSON)
+    fs_made = 11,       // init -> parent: a placeholder directory it made (JSON)
 };
 
 struct Packet {

@@ -60,7 +60,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         policy = SandboxPolicy{};
     }
     if (policy->present) {
-        (void)check_write_aliases(*policy, *spec);
         (void)check_policy_gaps(*policy, *spec, HostFacts{});
         (void)check_policy_gaps(*policy, *spec, HostFacts{true, true, true, true});
     }

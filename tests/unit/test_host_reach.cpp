@@ -1,6 +1,7 @@
 // What mounts reach, compared by region (runtime/mount_table.hpp,
 // runtime/host_reach.hpp), and the one computation of a bind's final
 // attributes (attr_plan) that the checks and the applier share.
+#include "runtime/fs_policy.hpp"
 #include "runtime/host_reach.hpp"
 #include "runtime/mount_options.hpp"
 #include "runtime/mount_table.hpp"
@@ -98,4 +99,67 @@ Test(host_reach, final_attributes_follow_the_order_of_application) {
     cr_assert(readonly_after({"bind", "rw"}, true, true));
     cr_assert(!readonly_after({"bind", "nosuid"}, true, true));
     cr_assert(readonly_after({"bind"}, true, true));
+}
+
+// ---- mount_ways: the other ways to a rule's object -----------------------
+
+namespace {
+
+FsRule rule(MountOpKind kind, const char *path, FsRegion region) {
+    FsRule r;
+    r.kind = kind;
+    r.what = std::string("annotations[...] ") + path;
+    r.path = r.resolved = path;
+    r.region = std::move(region);
+    return r;
+}
+
+std::string ways_of(const char *mountinfo, const std::vector<FsRule> &rules) {
+    std::string out;
+    for (const auto &w : mount_ways(parse_mountinfo(mountinfo), rules))
+        out += std::to_string(w.rule) + " " + w.path + "\n";
+    return out;
+}
+
+// The container's view: the rootfs (from /b/rootfs on 254:1) at /, a host
+// directory /srv/data bound at /data and again at /alias (read-only), the
+// rootfs itself bound again at /mnt/rootfs, a tmpfs over /mnt/rootfs/tmp.
+constexpr const char *kTable =
+    "10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+    "11 10 254:1 /srv/data /data rw - ext4 /dev/vda rw\n"
+    "12 10 254:1 /srv/data /alias ro - ext4 /dev/vda rw\n"
+    "13 10 254:1 /b/rootfs /mnt/rootfs rw - ext4 /dev/vda rw\n"
+    "14 13 0:40 / /mnt/rootfs/tmp rw - tmpfs tmpfs rw\n"
+    "15 10 254:1 /srv/data/sub /part rw - ext4 /dev/vda rw\n";
+
+} // namespace
+
+// A second mount of the rootfs shows a denied path; a read-only second mount
+// of a bound directory shows it to deny but not to deny-write; a mount of a
+// part of the object is a way; a path under another mount is hidden; the
+// rule's own path is never a way.
+Test(host_reach, mount_ways_by_region) {
+    std::vector<FsRule> rules = {
+        rule(MountOpKind::deny, "/secrets", at("/b/rootfs/secrets")),
+        rule(MountOpKind::deny_write, "/data", at("/srv/data")),
+        rule(MountOpKind::deny, "/data", at("/srv/data")),
+        rule(MountOpKind::deny, "/tmp/x", at("/b/rootfs/tmp/x")),
+        rule(MountOpKind::pin, "/secrets", at("/b/rootfs/secrets")),
+    };
+    unit::expect_eq(ways_of(kTable, rules), "0 /mnt/rootfs/secrets\n"
+                                            "1 /part\n"
+                                            "2 /alias\n"
+                                            "2 /part\n");
+}
+
+// The object's own region, and a mount below the rule's path (a part of it):
+// mounts elsewhere that show that part are ways too.
+Test(host_reach, mount_ways_through_what_is_mounted_below) {
+    FsRule r = rule(MountOpKind::deny_write, "/work", at("/b/rootfs/work"));
+    r.below.push_back({254, 1, "/srv/cache"});
+    unit::expect_eq(ways_of("10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+                            "11 10 254:1 /srv/cache /work/cache rw - ext4 /dev/vda rw\n"
+                            "12 10 254:1 /srv /host-srv rw - ext4 /dev/vda rw\n",
+                            {r}),
+                    "0 /host-srv/cache\n");
 }
