@@ -393,6 +393,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     std::string bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(bundle));
     OCI_CHECK(check_supported(spec, o));
+    if (spec.process->terminal && !spec.process->console_size && o.console_size)
+        spec.process->console_size = o.console_size;
     std::string rootfs_in =
         spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
     std::string rootfs = OCI_TRY(absolute_path(rootfs_in, "root.path"));
@@ -979,6 +981,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
             return fail_errno("run: socketpair");
         console.ours = sv[0];
         console.theirs = opts.console_fd = sv[1];
+        opts.console_size = own_terminal_size();
     }
     int master = -1;
     {

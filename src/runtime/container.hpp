@@ -3,9 +3,11 @@
 #pragma once
 
 #include "oci/error.hpp"
+#include "oci/spec.hpp"
 #include "oci/state.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -19,6 +21,9 @@ struct CreateOptions {
     std::string pid_file;
     std::string console_socket;
     int console_fd = -1; // instead of console_socket: a connected socket (run in the foreground)
+    // The pty's size when config.json gives none (run in the foreground: the
+    // caller's terminal's, set before the process runs).
+    std::optional<oci::Box> console_size;
     bool no_pivot = false;
     bool no_new_keyring = false;
     int preserve_fds = 0;

@@ -313,6 +313,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
     // to us over this pair (runtime/tty_relay.hpp).
     Fd relay;
     if (proc.terminal && o.console_socket.empty()) {
+        // The caller's size, on the pty before the process runs.
+        if (!proc.console_size) proc.console_size = own_terminal_size();
         int pair[2];
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
             return fail_errno("exec: socketpair");

@@ -37,6 +37,18 @@ bool write_all(int fd, const char *buf, size_t n) {
     return true;
 }
 
+} // namespace
+
+std::optional<oci::Box> own_terminal_size() {
+    struct winsize ws;
+    if (!::isatty(STDIN_FILENO) || ::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0 ||
+        ws.ws_col == 0)
+        return std::nullopt;
+    return oci::Box{ws.ws_row, ws.ws_col};
+}
+
+namespace {
+
 void copy_size(int from, int to) {
     struct winsize ws;
     if (::ioctl(from, TIOCGWINSZ, &ws) == 0) ::ioctl(to, TIOCSWINSZ, &ws);
