@@ -167,6 +167,8 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
          "through its submount " },
         {"rro then rrw", prot, bind(host + "/repo/sub", {"rbind", "rro", "rrw"}),
          "is writable and contains the protected path"},
+        {"ro then rrw", prot, bind(host + "/repo/sub", {"rbind", "ro", "rrw"}),
+         "is writable and contains the protected path"},
         {"second mount on the host", prot, bind(host + "/alias", {"rbind"}),
          "is writable and is the protected path"},
         {"overlay upperdir", prot,
@@ -847,6 +849,13 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
          [&](Env &e) {
              e.b.spec.mounts.push_back(test::mount_entry("/data", "bind", host, {"rbind"}));
              e.b.spec.mounts.push_back(test::mount_entry("/alias", "bind", host, {"rbind"}));
+         },
+         "/data is also reachable at /alias: the mount at /alias"},
+        {"a second bind that option order leaves writable", "dev.ocirun.deny-write", "/data",
+         [&](Env &e) {
+             e.b.spec.mounts.push_back(test::mount_entry("/data", "bind", host, {"rbind"}));
+             e.b.spec.mounts.push_back(
+                 test::mount_entry("/alias", "bind", host, {"rbind", "ro", "rrw"}));
          },
          "/data is also reachable at /alias: the mount at /alias"},
         {"a hard link of a denied file's", "dev.ocirun.deny", "/secrets",

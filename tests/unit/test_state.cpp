@@ -199,6 +199,37 @@ Test(state, record_round_trip) {
     expect_eq(write_record(b), text);
 }
 
+// The runtime's own facts of a sandboxed container: the policy's
+// filesystem rules as the init found them, with their other ways, the
+// placeholders it made, the configured cgroupsPath, the trace flag.
+Test(state, record_keeps_the_sandbox_facts) {
+    ContainerRecord rec;
+    rec.state = sample(ContainerStatus::created, 7);
+    rec.sandboxed = rec.trace = true;
+    rec.cgroups_path = "/pods/p1/ctr-1";
+    rec.fs_rules = {{"deny", "/root/.ssh", "/data/ssh", false, {}},
+                    {"deny-write", "/etc", "/etc", false,
+                     {{"/mnt/rootfs/etc", "the mount at /mnt/rootfs shows it"},
+                      {"", "cannot tell: more than 200000 entries"}}},
+                    {"deny", "/nothere", "/nothere", true, {}}};
+    rec.placeholders = {{"/srv/rootfs/nothere", 2049, 1234567}};
+    std::string text = write_record(rec);
+    auto r = parse_record(text);
+    cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
+    cr_assert(r->sandboxed && r->trace);
+    expect_eq(r->cgroups_path, "/pods/p1/ctr-1");
+    cr_assert_eq(r->fs_rules.size(), 3u);
+    expect_eq(r->fs_rules[0].resolved, "/data/ssh");
+    cr_assert_eq(r->fs_rules[1].ways.size(), 2u);
+    expect_eq(r->fs_rules[1].ways[0].path, "/mnt/rootfs/etc");
+    expect_eq(r->fs_rules[1].ways[1].path, "");
+    cr_assert(r->fs_rules[2].made && !r->fs_rules[0].made);
+    cr_assert_eq(r->placeholders.size(), 1u);
+    cr_assert_eq(r->placeholders[0].dev, 2049u);
+    cr_assert_eq(r->placeholders[0].ino, 1234567u);
+    expect_eq(write_record(*r), text);
+}
+
 Test(state, record_defaults_round_trip) {
     ContainerRecord rec;
     rec.state = sample(ContainerStatus::stopped, 0);
