@@ -1,8 +1,10 @@
-// `report`: what a running container is held to, measured from outside
-// where the runtime can (its init's /proc/PID status, limits, mountinfo and
-// namespaces, and its cgroup), declared where it cannot. One row per
-// dimension: the state (enforced, degraded, off), the mechanism, the source
-// (measured or declared) and what was seen.
+// `report`: what a running container is held to, measured: from outside
+// where that shows it (its init's /proc/PID status, limits and namespaces,
+// its cgroup, the helper), and each filesystem rule from inside the
+// container's namespaces, through every way to its object
+// (runtime/fs_probe.hpp). One row per dimension of one list of what the
+// policy promises: the state (enforced, degraded, off), the mechanism, the
+// source (measured or declared) and what was seen.
 #pragma once
 
 #include "oci/error.hpp"
