@@ -69,6 +69,21 @@ Status get_strings(yajl_val obj, const Path &p, const char *key, std::vector<std
 Status get_string_map(yajl_val obj, const Path &p, const char *key,
                       std::map<std::string, std::string> &out);
 
+// `f(object, path)` for each element of the array member `key` (absent:
+// none), each checked to be an object; the first error stops.
+template <class F> Status for_each_object(yajl_val obj, const Path &p, const char *key, F f) {
+    yajl_val arr = member(obj, key);
+    if (!arr) return {};
+    Path ap = p.field(key);
+    OCI_TRY(as_array(arr, ap));
+    for (size_t i = 0; i < arr->u.array.len; i++) {
+        Path ip = ap.at(i);
+        yajl_val o = OCI_TRY(as_object(arr->u.array.values[i], ip));
+        OCI_CHECK(f(o, ip));
+    }
+    return {};
+}
+
 // Integers are checked against [lo, hi] and must be whole numbers.
 Result<int64_t> to_int(yajl_val v, const Path &p, int64_t lo, int64_t hi);
 Result<uint64_t> to_uint(yajl_val v, const Path &p, uint64_t hi);

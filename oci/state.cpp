@@ -96,7 +96,11 @@ std::string write_record(const ContainerRecord &rec) {
     if (!rec.placeholders.empty()) {
         w.key("placeholders").begin_array();
         for (const auto &p : rec.placeholders)
-            w.begin_object().kv("path", p.path).kv_u64("dev", p.dev).kv_u64("ino", p.ino).end_object();
+            w.begin_object()
+                .kv("path", p.path)
+                .kv_u64("dev", p.dev)
+                .kv_u64("ino", p.ino)
+                .end_object();
         w.end_array();
     }
     if (rec.trace) w.kv_bool("trace", true);
@@ -124,46 +128,33 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_strings(top, p, "cgroupDirs", rec.cgroup_dirs));
     OCI_CHECK(json::get_string(top, p, "cgroupsPath", rec.cgroups_path));
     OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
-    if (yajl_val rules = json::member(top, "fsRules")) {
-        json::Path rp = p.field("fsRules");
-        OCI_TRY(json::as_array(rules, rp));
-        for (size_t i = 0; i < rules->u.array.len; i++) {
-            json::Path ip = rp.at(i);
-            yajl_val o = OCI_TRY(json::as_object(rules->u.array.values[i], ip));
+    OCI_CHECK(
+        json::for_each_object(top, p, "fsRules", [&](yajl_val o, const json::Path &ip) -> Status {
             FsRuleRecord r;
             OCI_CHECK(json::get_string(o, ip, "kind", r.kind, true));
             OCI_CHECK(json::get_string(o, ip, "path", r.path, true));
             OCI_CHECK(json::get_string(o, ip, "resolved", r.resolved, true));
             OCI_CHECK(json::get_bool(o, ip, "made", r.made));
-            if (yajl_val ways = json::member(o, "ways")) {
-                json::Path wp = ip.field("ways");
-                OCI_TRY(json::as_array(ways, wp));
-                for (size_t j = 0; j < ways->u.array.len; j++) {
-                    json::Path jp = wp.at(j);
-                    yajl_val wo = OCI_TRY(json::as_object(ways->u.array.values[j], jp));
+            OCI_CHECK(json::for_each_object(
+                o, ip, "ways", [&](yajl_val wo, const json::Path &wp) -> Status {
                     FsWayRecord way;
-                    OCI_CHECK(json::get_string(wo, jp, "path", way.path));
-                    OCI_CHECK(json::get_string(wo, jp, "how", way.how, true));
+                    OCI_CHECK(json::get_string(wo, wp, "path", way.path));
+                    OCI_CHECK(json::get_string(wo, wp, "how", way.how, true));
                     r.ways.push_back(std::move(way));
-                }
-            }
+                    return {};
+                }));
             rec.fs_rules.push_back(std::move(r));
-        }
-    }
-    if (yajl_val made = json::member(top, "placeholders")) {
-        json::Path mp = p.field("placeholders");
-        OCI_TRY(json::as_array(made, mp));
-        for (size_t i = 0; i < made->u.array.len; i++) {
-            json::Path ip = mp.at(i);
-            yajl_val o = OCI_TRY(json::as_object(made->u.array.values[i], ip));
+            return {};
+        }));
+    OCI_CHECK(json::for_each_object(
+        top, p, "placeholders", [&](yajl_val o, const json::Path &ip) -> Status {
             PlaceholderRecord r;
             OCI_CHECK(json::get_string(o, ip, "path", r.path, true));
             OCI_CHECK(json::get_uint(o, ip, "dev", r.dev, UINT64_MAX, true));
             OCI_CHECK(json::get_uint(o, ip, "ino", r.ino, UINT64_MAX, true));
             rec.placeholders.push_back(std::move(r));
-        }
-    }
-    OCI_CHECK(json::get_bool(top, p, "trace", rec.trace));
+            return {};
+        }));
     OCI_CHECK(json::get_uint(top, p, "shimPid", rec.shim_pid, INT32_MAX));
     OCI_CHECK(json::get_uint(top, p, "shimStartTime", rec.shim_start_time, UINT64_MAX));
     return rec;

@@ -62,9 +62,9 @@ struct ContainerRecord {
     bool sandboxed = false;               // config.json has a sandbox policy (dev.ocirun.*)
     std::vector<FsRuleRecord> fs_rules;   // its filesystem rules, as the init found them
     std::vector<PlaceholderRecord> placeholders; // parents first
-    bool trace = false;                   // dev.ocirun.trace: start attaches strace
-    int32_t shim_pid = 0;                 // the network helper (oci-run-shim), or 0
-    uint64_t shim_start_time = 0;         // its /proc/PID/stat field 22
+    bool trace = false;                          // dev.ocirun.trace: start attaches strace
+    int32_t shim_pid = 0;                        // the network helper (oci-run-shim), or 0
+    uint64_t shim_start_time = 0;                // its /proc/PID/stat field 22
 };
 
 // The OCI state document (runtime-spec state schema).

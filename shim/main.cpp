@@ -179,8 +179,8 @@ void drop_privileges(bool keep_setns) {
         for (int c = 0; c <= CAP_LAST_CAP; c++)
             if (!(keep_setns && c == CAP_SYS_ADMIN) && ::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 &&
                 !(errno == EINVAL && ::prctl(PR_CAPBSET_READ, c, 0, 0, 0) < 0))
-                die("drop capability " + std::to_string(c) + " from the bounding set: " +
-                    std::strerror(errno));
+                die("drop capability " + std::to_string(c) +
+                    " from the bounding set: " + std::strerror(errno));
     d[0] = d[1] = {};
     if (keep_setns) {
         d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;

@@ -76,8 +76,7 @@ const Command kCommands[] = {
      "  --cpu-rt-runtime N, --cpuset-cpus LIST, --cpuset-mems LIST\n"
      "  --blkio-weight N        10..1000\n",
      cmd_update},
-    {"report", "what a running container is held to, as measured",
-     "[options] ID | --bundle DIR",
+    {"report", "what a running container is held to, as measured", "[options] ID | --bundle DIR",
      "  -f, --format FORMAT     table (default) or json\n"
      "  -b, --bundle DIR        before create: what the bundle asks for (declared)\n",
      cmd_report},

@@ -165,7 +165,8 @@ extern "C" [[noreturn]] void stage_main(long *sp) {
     // can open /proc/PID/exe or ptrace this one.
     long r = sys(__NR_prctl, PR_SET_DUMPABLE, 0);
     if (r < 0) fail(-r, "prctl PR_SET_DUMPABLE 0");
-    if (sys(__NR_prctl, PR_GET_DUMPABLE) != 0) fail(EPERM, "prctl PR_SET_DUMPABLE 0: still dumpable");
+    if (sys(__NR_prctl, PR_GET_DUMPABLE) != 0)
+        fail(EPERM, "prctl PR_SET_DUMPABLE 0: still dumpable");
     // What ps shows while the container is created (the exec of a memfd
     // would show "memfd:oci-run-e").
     static const char name[] = "oci-run-stage";

@@ -284,7 +284,8 @@ std::string dir_of_process(const Hierarchy &h, pid_t pid) {
 }
 
 bool ends_with_path(const std::string &dir, const std::string &rel) {
-    return dir.size() > rel.size() + 1 && dir.compare(dir.size() - rel.size(), rel.size(), rel) == 0 &&
+    return dir.size() > rel.size() + 1 &&
+           dir.compare(dir.size() - rel.size(), rel.size(), rel) == 0 &&
            dir[dir.size() - rel.size() - 1] == '/';
 }
 

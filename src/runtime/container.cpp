@@ -9,9 +9,9 @@
 #include "init.hpp"
 #include "log.hpp"
 #include "mount_plan.hpp"
+#include "mount_table.hpp"
 #include "namespaces.hpp"
 #include "netlink.hpp"
-#include "mount_table.hpp"
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
@@ -186,8 +186,7 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
 Status signal_init(const CgroupHost &host, const oci::ContainerRecord &rec, int sig,
                    bool members = false) {
     if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec))
-        return fail_code(ESRCH, "container not running (process " +
-                                    std::to_string(rec.state.pid) +
+        return fail_code(ESRCH, "container not running (process " + std::to_string(rec.state.pid) +
                                     " is not in its cgroup: gone, or not its init)");
     if (members) signal_pidns_members(rec.state.pid, sig);
     return signal_process(rec.state.pid, rec.init_start_time, sig);
@@ -317,7 +316,8 @@ void remove_placeholders(const oci::ContainerRecord &rec) {
         struct open_how how {};
         how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
         how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-        Fd dir(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
+        Fd dir(
+            static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
         struct stat st;
         if (!dir.valid() || ::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
             !S_ISDIR(st.st_mode) || st.st_ino != it->ino ||
@@ -375,15 +375,16 @@ Status record_fs_note(oci::ContainerRecord &rec, const sync::Packet &msg) {
     for (const auto &m : host) {
         if (m.major != region.major || m.minor != region.minor || !path_under(region.path, m.root))
             continue;
-        std::string at = path_join(m.point, m.root == "/" ? region.path
-                                                          : region.path.substr(m.root.size()));
+        std::string at =
+            path_join(m.point, m.root == "/" ? region.path : region.path.substr(m.root.size()));
         struct stat st;
         if (::lstat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == ino) {
             rec.placeholders.push_back({at, static_cast<uint64_t>(st.st_dev), ino});
             return {};
         }
     }
-    log::debug("placeholder " + path + ": not on a filesystem the host shows; goes with the container");
+    log::debug("placeholder " + path +
+               ": not on a filesystem the host shows; goes with the container");
     return {};
 }
 
@@ -522,7 +523,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     std::vector<ReachGuard> reach_guard;
     {
         std::vector<MountEntry> host_mounts = OCI_TRY(own_mounts());
-        reach_guard = OCI_TRY(reach_guards(o.root, policy.present ? &policy : nullptr, host_mounts));
+        reach_guard =
+            OCI_TRY(reach_guards(o.root, policy.present ? &policy : nullptr, host_mounts));
         auto reaches = OCI_TRY(
             plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, host_mounts));
         OCI_CHECK(check_reach(reaches, reach_guard));
@@ -786,8 +788,8 @@ std::string read_until_eof(int fd) {
 // strace as its stderr, where it writes without -o: no file name, and no
 // "|command" pipe, is ever passed to it.
 Status attach_strace(const ContainerDir &dir, pid_t init) {
-    Fd log(::openat(dir.fd(), kTraceLog, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    0600));
+    Fd log(
+        ::openat(dir.fd(), kTraceLog, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!log.valid()) return fail_errno("trace: create " + dir.path() + "/" + kTraceLog);
     pid_t first = ::fork();
     if (first < 0) return fail_errno("trace: fork");

@@ -117,8 +117,8 @@ struct Child {
     int console_fd;
     int preserve_fds;
     bool in_userns;
-    bool detach;        // the process outlives the runtime
-    pid_t runtime_pid;  // its parent (CLONE_PARENT)
+    bool detach;       // the process outlives the runtime
+    pid_t runtime_pid; // its parent (CLONE_PARENT)
 };
 
 // The process the container sees (the intermediate's child, born in its PID
@@ -248,7 +248,8 @@ Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Lin
     for (const auto &j : kOrder) {
         if (!lx.find_namespace(j.type)) continue;
         if (nested && j.type == oci::NsType::user) continue; // handled above and below
-        if (nested && j.type == oci::NsType::mount) out.push_back({std::move(inner), CLONE_NEWUSER});
+        if (nested && j.type == oci::NsType::mount)
+            out.push_back({std::move(inner), CLONE_NEWUSER});
         out.push_back({OCI_TRY(open_ns(j.proc_name)), clone_flag(j.type)});
     }
     return out;
@@ -285,12 +286,16 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (!g) return forward(std::move(g.error()), "exec");
         guard = std::move(*g);
     }
-    Child c{&proc,     filter ? &*filter : nullptr,
+    Child c{&proc,
+            filter ? &*filter : nullptr,
             guard ? &*guard : nullptr,
-            {},        -1,
-            -1,        -1,
+            {},
+            -1,
+            -1,
+            -1,
             o.preserve_fds,
-            false,     o.detach,
+            false,
+            o.detach,
             ::getpid()};
     std::vector<NamespaceFd> ns_fds = OCI_TRY(container_namespaces(init, lx, policy.masks()));
     for (const auto &n : ns_fds) {
@@ -377,8 +382,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     // the process itself.
     if (!hello && WIFSIGNALED(mid_status)) return 128 + WTERMSIG(mid_status);
     if (!hello) return forward(std::move(hello.error()), "exec");
-    if (hello->type == sync::Msg::error)
-        return forward(Error{hello->value, hello->text}, "exec");
+    if (hello->type == sync::Msg::error) return forward(Error{hello->value, hello->text}, "exec");
     if (hello->type != sync::Msg::init_hello || hello->value <= 0)
         return fail("exec: sync: the intermediate did not name the process");
     pid_t pid = hello->value;

@@ -11,9 +11,7 @@
 
 namespace ocirun {
 
-namespace {
-
-int open_in_root(int root, const std::string &path, int flags, uint64_t resolve = 0) {
+int open_in_root(int root, const std::string &path, int flags, uint64_t resolve) {
     struct open_how how {};
     how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve;
@@ -22,6 +20,8 @@ int open_in_root(int root, const std::string &path, int flags, uint64_t resolve 
         rel++;
     return static_cast<int>(::syscall(SYS_openat2, root, *rel ? rel : ".", &how, sizeof how));
 }
+
+namespace {
 
 std::vector<std::string> components(const std::string &path) {
     std::vector<std::string> out;
@@ -81,8 +81,8 @@ std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
                 switch (overlap(shown, part)) {
                 case Overlap::same:
                 case Overlap::contains:
-                    at = path_join(m.point, m.root == "/" ? part.path
-                                                          : part.path.substr(m.root.size()));
+                    at = path_join(m.point,
+                                   m.root == "/" ? part.path : part.path.substr(m.root.size()));
                     break;
                 case Overlap::inside:
                     at = m.point;
@@ -231,10 +231,8 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
             continue;
         }
         Fd dir(open_in_root(root, r.resolved, O_RDONLY | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
-        if (dir.valid() &&
-            !walk(dir.get(), r.resolved, budget, note, [](const std::string &, const struct stat &) {
-                return true;
-            }))
+        if (dir.valid() && !walk(dir.get(), r.resolved, budget, note,
+                                 [](const std::string &, const struct stat &) { return true; }))
             cut[i] = true;
     }
     std::map<dev_t, size_t> wanted; // per filesystem, links still to find
@@ -266,8 +264,9 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
             if (f.rule == i && f.seen < f.links && !f.found_elsewhere && short_of_budget)
                 open_question = true;
         if (open_question)
-            fp.ways.push_back({i, "", "cannot tell: more than " + std::to_string(kHardLinkBudget) +
-                                          " entries to search for other hard links of its files"});
+            fp.ways.push_back({i, "",
+                               "cannot tell: more than " + std::to_string(kHardLinkBudget) +
+                                   " entries to search for other hard links of its files"});
     }
 }
 

@@ -77,6 +77,11 @@ inline constexpr size_t kHardLinkBudget = 200000;
 // resolved, placeholders made, every way found.
 Result<FsPlan> prepare_fs_rules(int root, int procfs, const std::vector<MountOp> &plan);
 
+// openat2 of `path` (absolute, in the container) beneath `root` with
+// RESOLVE_IN_ROOT and RESOLVE_NO_MAGICLINKS, plus `resolve` (such as
+// RESOLVE_NO_SYMLINKS); O_CLOEXEC added. The fd, or -1 with errno.
+int open_in_root(int root, const std::string &path, int flags, uint64_t resolve = 0);
+
 // Resolve `path` (absolute, in the container) inside `root`, following
 // symlinks, never out of it: RESOLVE_IN_ROOT, no magic links. With `make`,
 // what is missing is made as directories (a dangling symlink is followed to

@@ -273,9 +273,10 @@ Status report_fs_rules(const InitConfig &cfg, const FsPlan &fs) {
     }
     if (cfg.policy_strict && !fs.ways.empty()) {
         const FsWay &w = fs.ways[0];
-        return fail(rule_name(fs.rules[w.rule]) +
-                    (w.path.empty() ? ": " + w.how : " is also reachable at " + w.path + ": " + w.how) +
-                    " (dev.ocirun.enforcement=strict)");
+        return fail(
+            rule_name(fs.rules[w.rule]) +
+            (w.path.empty() ? ": " + w.how : " is also reachable at " + w.path + ": " + w.how) +
+            " (dev.ocirun.enforcement=strict)");
     }
     for (size_t i = 0; i < fs.rules.size(); i++) {
         const FsRule &r = fs.rules[i];
@@ -352,8 +353,8 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
-    RootfsContext rootfs{cfg.rootfs,      cfg.in_userns, cfg.no_pivot,    cfg.new_cgroupns,
-                         cfg.cgroups,     cfg.rootfs_fd, cfg.reach_guards};
+    RootfsContext rootfs{cfg.rootfs,  cfg.in_userns, cfg.no_pivot,    cfg.new_cgroupns,
+                         cfg.cgroups, cfg.rootfs_fd, cfg.reach_guards};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
     // The host objects the runtime opened for its checks: needed no more, and
     // not to stay reachable as /proc/self/fd/N (CVE-2024-21626).

@@ -25,8 +25,8 @@ struct InitConfig {
     // What no mount may reach (runtime/host_reach.hpp), for binds whose source
     // path now leads to another object than the one the runtime checked.
     const std::vector<ReachGuard> *reach_guards = nullptr;
-    int sync_fd = -1;                             // to the runtime
-    int fifo_read_fd = -1;                        // exec fifo: blocks until `start` writes
+    int sync_fd = -1;          // to the runtime
+    int fifo_read_fd = -1;     // exec fifo: blocks until `start` writes
     int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF
     int console_fd = -1;       // connected --console-socket, or -1
     int cgroup_fd = -1;        // the v2 cgroup directory fd clone3 used: closed first thing

@@ -153,9 +153,9 @@ MountOptions parse_mount_options(const std::vector<std::string> &options) {
 MountAttrPlan attr_plan(const MountOptions &o) {
     MountAttrPlan p;
     const unsigned long f = o.flags & ~MS_REMOUNT;
-    constexpr unsigned long kPerMount = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC |
-                                        MS_NOATIME | MS_NODIRATIME | MS_RELATIME |
-                                        MS_STRICTATIME | MS_NOSYMFOLLOW;
+    constexpr unsigned long kPerMount = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME |
+                                        MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME |
+                                        MS_NOSYMFOLLOW;
     if (f & kPerMount) {
         auto bit = [&](unsigned long ms, uint64_t attr) {
             if (f & ms) p.top.set |= attr;

@@ -38,7 +38,7 @@ struct MountOp {
     std::string what; // names the config.json field in errors: "mounts[3] /proc"
     std::string dest; // container path
     // mount
-    size_t index = 0;        // in config.json's mounts
+    size_t index = 0; // in config.json's mounts
     std::string source, type;
     MountOptions options;
     std::string option_list; // as config.json gives them, comma-separated ("none")

@@ -18,7 +18,8 @@ std::string unescape(std::string_view s) {
     for (size_t i = 0; i < s.size(); i++) {
         auto octal = [&](size_t k) { return s[k] >= '0' && s[k] <= '7'; };
         if (s[i] == '\\' && i + 3 < s.size() && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
-            out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+            out +=
+                static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
             i += 3;
         } else {
             out += s[i];
@@ -90,9 +91,8 @@ Result<std::string> path_of_fd(int fd, int procfs) {
 
 bool path_under(const std::string &path, const std::string &dir) {
     if (dir == "/") return !path.empty() && path[0] == '/';
-    return path == dir ||
-           (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-            path[dir.size()] == '/');
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                           path[dir.size()] == '/');
 }
 
 std::string path_join(const std::string &dir, const std::string &rest) {

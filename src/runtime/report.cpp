@@ -1,10 +1,10 @@
 #include "report.hpp"
 
+#include "fs_probe.hpp"
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
-#include "fs_probe.hpp"
 #include "proc.hpp"
 #include "sandbox_policy.hpp"
 #include "shim_launch.hpp"
@@ -105,10 +105,10 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
     std::vector<Promise> out;
     // The masks are locked in a user namespace the runtime nests inside the
     // container's (or the host's): wanted with them too.
-    out.push_back({Dim::userns, "user namespace",
-                   policy.masks() ? "user namespace (nested: the masks are locked in it)"
-                                  : "user namespace",
-                   lx.find_namespace(oci::NsType::user) != nullptr || policy.masks()});
+    out.push_back(
+        {Dim::userns, "user namespace",
+         policy.masks() ? "user namespace (nested: the masks are locked in it)" : "user namespace",
+         lx.find_namespace(oci::NsType::user) != nullptr || policy.masks()});
     out.push_back({Dim::pidns, "pid namespace", "pid namespace",
                    lx.find_namespace(oci::NsType::pid) != nullptr || policy.present});
     out.push_back({Dim::mounts, "mount isolation", "mount namespace + pivot_root", true});
@@ -125,33 +125,35 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
     rules(policy.deny_rename, "deny-rename", "bind onto itself");
     const NetworkPolicy &net = policy.net;
     if (net.own_namespace())
-        out.push_back({Dim::network, "network " + net.mode, "network namespace with loopback only"});
+        out.push_back(
+            {Dim::network, "network " + net.mode, "network namespace with loopback only"});
     if (net.helper())
         out.push_back({Dim::helper, "network helper", "oci-run-shim outside the container"});
     for (size_t i = 0; i < net.local_ports.size(); i++)
-        out.push_back({Dim::local_port,
-                       "local port " + std::to_string(net.local_ports[i].container_port),
-                       "forward to host 127.0.0.1:" + std::to_string(net.local_ports[i].host_port),
-                       true, i});
+        out.push_back(
+            {Dim::local_port, "local port " + std::to_string(net.local_ports[i].container_port),
+             "forward to host 127.0.0.1:" + std::to_string(net.local_ports[i].host_port), true, i});
     for (size_t i = 0; i < net.publish.size(); i++) {
         const PortPublish &p = net.publish[i];
         std::string where = egress::to_string(p.host_addr) + ":" + std::to_string(p.host_port);
-        out.push_back({Dim::publish, "publish " + where,
-                       "host " + where + " to container 127.0.0.1:" +
-                           std::to_string(p.container_port),
-                       true, i});
+        out.push_back(
+            {Dim::publish, "publish " + where,
+             "host " + where + " to container 127.0.0.1:" + std::to_string(p.container_port), true,
+             i});
     }
     if (net.proxy())
-        out.push_back({Dim::proxy, "egress proxy",
-                       std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce")});
+        out.push_back(
+            {Dim::proxy, "egress proxy",
+             std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce")});
     if (lx.resources && lx.resources->pids)
         out.push_back({Dim::pids, "pids limit", "cgroup pids.max"});
     for (size_t i = 0; i < spec.process->rlimits.size(); i++)
-        out.push_back({Dim::rlimit, "rlimit " + spec.process->rlimits[i].type, "setrlimit", true, i});
-    out.push_back({Dim::seccomp, "seccomp", "seccomp filter",
-                   lx.seccomp.has_value() || policy.present});
-    out.push_back({Dim::nnp, "no_new_privs", "prctl PR_SET_NO_NEW_PRIVS",
-                   spec.process->no_new_privileges});
+        out.push_back(
+            {Dim::rlimit, "rlimit " + spec.process->rlimits[i].type, "setrlimit", true, i});
+    out.push_back(
+        {Dim::seccomp, "seccomp", "seccomp filter", lx.seccomp.has_value() || policy.present});
+    out.push_back(
+        {Dim::nnp, "no_new_privs", "prctl PR_SET_NO_NEW_PRIVS", spec.process->no_new_privileges});
     out.push_back({Dim::caps, "capabilities", "bounding set"});
     if (policy.trace) out.push_back({Dim::trace, "trace", "strace from the host"});
     return out;
@@ -270,10 +272,10 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
         }
         case Dim::proxy: {
             bool l = tcp_listening(inside, kLoopback, kProxyPort);
-            row(l && alive,
-                "allow " + (net.domains.empty() ? std::string("nothing") : net.domains) +
-                    (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) + "; at most " +
-                    std::to_string(net.max_connections) + " tunnels");
+            row(l && alive, "allow " +
+                                (net.domains.empty() ? std::string("nothing") : net.domains) +
+                                (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) +
+                                "; at most " + std::to_string(net.max_connections) + " tunnels");
             break;
         }
         case Dim::pids: {

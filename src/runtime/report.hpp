@@ -27,14 +27,12 @@ struct SandboxPolicy;
 // The same, for a container whose directory the caller holds locked;
 // without `with_fs`, no row of the filesystem rules (start has just
 // measured them: measure_fs_rules).
-Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
-                                                 const oci::ContainerRecord &rec,
-                                                 bool with_fs = true);
+Result<std::vector<ReportRow>>
+measure_container(const ContainerDir &dir, const oci::ContainerRecord &rec, bool with_fs = true);
 // The rows of the sandbox policy's filesystem rules alone, each tried from
 // inside the container's namespaces (runtime/fs_probe.hpp).
 Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
-                                                const oci::Spec &spec,
-                                                const SandboxPolicy &policy);
+                                                const oci::Spec &spec, const SandboxPolicy &policy);
 
 // Before create: what the bundle asks for and whether this host can give
 // it (declared rows: enforced, off, or unsupported here).

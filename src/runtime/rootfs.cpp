@@ -1,9 +1,9 @@
 #include "rootfs.hpp"
 
 #include "fd.hpp"
+#include "fs_policy.hpp"
 #include "mount_api.hpp"
 #include "mount_options.hpp"
-#include "fs_policy.hpp"
 #include "mount_plan.hpp"
 
 #include <dirent.h>
@@ -249,8 +249,8 @@ Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
                     break;
                 }
                 if (c == 0) {
-                    result = fail(what + ": tmpcopyup: copy " + n + ": " +
-                                  std::to_string(left) + " bytes short (the file shrank)");
+                    result = fail(what + ": tmpcopyup: copy " + n + ": " + std::to_string(left) +
+                                  " bytes short (the file shrank)");
                     break;
                 }
                 left -= c;
@@ -293,8 +293,8 @@ Status set_attrs(int fd, const AttrChange &c, bool recursive, const std::string 
     a.attr_set = c.set;
     a.attr_clr = c.clear;
     if (::mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
-        return fail_errno(what + (recursive ? ": mount_setattr (recursive options)"
-                                            : ": mount_setattr"));
+        return fail_errno(what +
+                          (recursive ? ": mount_setattr (recursive options)" : ": mount_setattr"));
     return {};
 }
 
@@ -574,30 +574,19 @@ Status mask_target(int root, int t, Fd &null, const std::string &what) {
     return attach_mount(tree.get(), t, what);
 }
 
-int openat2_in_root_no_symlinks(int rootfd, const std::string &path, int flags) {
-    struct open_how how {};
-    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    const char *rel = path.c_str();
-    while (*rel == '/')
-        rel++;
-    return static_cast<int>(::syscall(SYS_openat2, rootfd, *rel ? rel : ".", &how, sizeof how));
-}
-
 // The mount tree at `t`, recursively read-only (nosuid, nodev, noexec too),
 // on top of it.
 Status readonly_tree(int t, const std::string &what) {
     Fd tree = OCI_TRY(clone_mount(t, true, what));
-    OCI_CHECK(set_mount_attrs(tree.get(),
-                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                  MOUNT_ATTR_NOEXEC,
-                              true, what));
+    OCI_CHECK(set_mount_attrs(
+        tree.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+        true, what));
     return attach_mount(tree.get(), t, what);
 }
 
 // `path` (a directory, no symlinks) bound onto itself.
 Status pin_at(int root, const std::string &path, const std::string &what) {
-    Fd a(openat2_in_root_no_symlinks(root, path, O_PATH | O_DIRECTORY));
+    Fd a(open_in_root(root, path, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
     if (!a.valid()) return fail_errno(what + ": pin " + path);
     Fd tree = OCI_TRY(clone_mount(a.get(), true, what + ": pin " + path));
     return attach_mount(tree.get(), a.get(), what + ": pin " + path);
@@ -658,11 +647,12 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
             const FsRule &r = fs->rules[next_rule];
             const Fd &object = fs->objects[next_rule];
             next_rule++;
-            Fd t(openat2_in_root_no_symlinks(root.get(), r.resolved, O_PATH));
+            Fd t(open_in_root(root.get(), r.resolved, O_PATH, RESOLVE_NO_SYMLINKS));
             if (!t.valid()) return fail_errno(op.what + ": reopen " + r.resolved);
             if (!same_object(t.get(), object.get()))
                 return fail(op.what + ": " + r.resolved + " is no longer the object it named");
-            if (op.kind == MountOpKind::deny) OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
+            if (op.kind == MountOpKind::deny)
+                OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
             if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), op.what));
             // A mount point cannot be renamed, removed or replaced; what is
             // inside stays as writable as it was. Every ancestor is pinned

@@ -154,8 +154,8 @@ void stop_shim(pid_t pid, uint64_t start_time, const std::string &id,
     if (pid <= 0 || !process_alive(pid, start_time)) return;
     // argv as spawn_shim made it: oci-run-shim --id ID --state-dir DIR ...,
     // DIR the same directory as `state_dir` (however --root was spelled).
-    std::string want = std::string("oci-run-shim") + '\0' + "--id" + '\0' + id + '\0' +
-                       "--state-dir" + '\0';
+    std::string want =
+        std::string("oci-run-shim") + '\0' + "--id" + '\0' + id + '\0' + "--state-dir" + '\0';
     auto cmdline = oci::read_file("/proc/" + std::to_string(pid) + "/cmdline", 0, 65536);
     bool ours = cmdline && cmdline->compare(0, want.size(), want) == 0;
     if (ours) {

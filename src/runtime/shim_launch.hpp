@@ -40,8 +40,7 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &launch);
 // Only the helper create started for container `id` with `state_dir` (its
 // command line says so: the PID comes from the state directory), and only
 // while it is the process that started at `start_time`.
-void stop_shim(pid_t pid, uint64_t start_time, const std::string &id,
-               const std::string &state_dir);
+void stop_shim(pid_t pid, uint64_t start_time, const std::string &id, const std::string &state_dir);
 
 // The egress log in a container's state directory (JSON lines).
 inline constexpr const char *kEgressLog = "egress.jsonl";

@@ -52,8 +52,7 @@ void check_paths(const std::vector<std::string> &paths, const char *key) {
         // Normalised: absolute, no empty, "." or ".." component, no trailing '/'.
         bool ok = p.size() > 1 && p[0] == '/' && p.back() != '/' &&
                   p.find("//") == std::string::npos && p.find("/./") == std::string::npos &&
-                  p.find("/../") == std::string::npos && !p.ends_with("/.") &&
-                  !p.ends_with("/..");
+                  p.find("/../") == std::string::npos && !p.ends_with("/.") && !p.ends_with("/..");
         if (!ok) fuzz::broken("a policy path is not normalised", std::string(key) + ": " + p);
     }
 }
@@ -80,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (policy->present != any_key) fuzz::broken("present differs from the keys given", "");
     // The sandbox policy holds the network policy: the same keys, the same verdict.
-    if (!net) fuzz::broken("network policy refused but the sandbox policy accepted", net.error().text());
+    if (!net)
+        fuzz::broken("network policy refused but the sandbox policy accepted", net.error().text());
 
     check_paths(policy->deny, "deny");
     check_paths(policy->deny_write, "deny-write");

@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const std::string once = oci::write_spec(*spec, false);
     auto again = oci::parse_spec(once);
-    if (!again) fuzz::broken("write_spec output does not parse", again.error().text() + "\n" + once);
+    if (!again)
+        fuzz::broken("write_spec output does not parse", again.error().text() + "\n" + once);
     const std::string twice = oci::write_spec(*again, false);
     if (twice != once) fuzz::broken("write_spec is not stable", once + "\n" + twice);
     if (oci::validate_spec(*again).has_value() != valid.has_value())

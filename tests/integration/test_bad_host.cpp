@@ -506,7 +506,8 @@ Test(bad_host, failing_privileged_calls_end_the_command_with_their_errno) {
     for (const auto &c : cases) {
         test::Env e = env("badcall");
         auto before = test::snapshot_host();
-        auto o = failing(c.call, c.arg0, c.err, {"--root", e.root, "run", "--bundle", e.b.dir, e.id});
+        auto o =
+            failing(c.call, c.arg0, c.err, {"--root", e.root, "run", "--bundle", e.b.dir, e.id});
         std::string left = test::left_behind(before, e.root, e.id);
         if (o.status != 1 || count_lines(o.err) != 1 || !contains(o.err, c.needle) || !left.empty())
             failures += std::string(c.what) + ": exit " + std::to_string(o.status) + ": " + o.err +
@@ -535,7 +536,8 @@ Test(bad_host, failing_privileged_calls_of_exec_hooks_and_the_helper) {
     h.b.spec.hooks = hooks;
     h.b.save();
     auto before = test::snapshot_host();
-    auto ho = failing("close_range", "3", ENOSYS, {"--root", h.root, "run", "--bundle", h.b.dir, h.id});
+    auto ho =
+        failing("close_range", "3", ENOSYS, {"--root", h.root, "run", "--bundle", h.b.dir, h.id});
     cr_assert_eq(ho.status, 1, "%s", ho.err.c_str());
     cr_assert(contains(ho.err, "close_range: Function not implemented"), "%s", ho.err.c_str());
     expect_nothing_left(before, h.root, h.id);

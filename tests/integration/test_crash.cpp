@@ -243,8 +243,8 @@ Test(crash, exec_killed_at_every_step_takes_only_its_own_process) {
     std::string id = c.e.id + "-x";
     create_started(c, id);
     long init = test::state_of(c.e.root, id).pid;
-    for (const char *phase : {"exec:cloned", "exec:joined", "exec-child:joined", "exec-child:visible",
-                              "exec:running"}) {
+    for (const char *phase : {"exec:cloned", "exec:joined", "exec-child:joined",
+                              "exec-child:visible", "exec:running"}) {
         std::string mark = std::string("OCI_RUN_TEST_EXEC=") + phase;
         ::setenv("OCI_RUN_TEST_EXEC", phase, 1);
         auto r =

@@ -754,7 +754,8 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     std::string original = read_file(record_path);
     auto rec = ocirun::oci::parse_record(original);
     cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", original.c_str());
-    std::string victim_cg = rec->cgroup_dirs[0].substr(0, rec->cgroup_dirs[0].rfind('/')) + "/victim";
+    std::string victim_cg =
+        rec->cgroup_dirs[0].substr(0, rec->cgroup_dirs[0].rfind('/')) + "/victim";
     cr_assert_eq(::mkdir(victim_cg.c_str(), 0755), 0, "%s: %s", victim_cg.c_str(),
                  std::strerror(errno));
     test::Spawned in_cg = test::spawn_files({"sleep", "30"});
@@ -781,7 +782,8 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
         r.shim_start_time = victim_start;
     });
     auto del = oci({"--root", e.root, "delete", "--force", e.id});
-    bool victim_alive = !test::pid_gone_now(victim.pid), in_cg_alive = !test::pid_gone_now(in_cg.pid);
+    bool victim_alive = !test::pid_gone_now(victim.pid),
+         in_cg_alive = !test::pid_gone_now(in_cg.pid);
     bool victim_cg_there = test::exists(victim_cg + "/cgroup.procs");
     bool container_gone = !test::exists(e.root + "/" + e.id);
     ::kill(victim.pid, SIGKILL);
@@ -799,7 +801,8 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
                                          std::to_string(victim.pid) + " is not in its cgroup"),
               "%s", kill_pid.err.c_str());
     cr_assert_eq(kill_id.status, 1, "%s", kill_id.err.c_str());
-    cr_assert(contains(kill_id.err, "the record is of \"someone-else\""), "%s", kill_id.err.c_str());
+    cr_assert(contains(kill_id.err, "the record is of \"someone-else\""), "%s",
+              kill_id.err.c_str());
     cr_assert_eq(del.status, 0, "delete with the helper PID changed: %s", del.err.c_str());
     cr_assert(contains(del.err, "not stopped: its command line is not the helper's"), "%s",
               del.err.c_str());

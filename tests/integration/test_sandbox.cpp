@@ -12,12 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
-#include <atomic>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -164,7 +164,7 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
         const char *reason;
     } cases[] = {
         {"submount under rbind,ro", prot, bind(host + "/repo", {"rbind", "ro"}),
-         "through its submount " },
+         "through its submount "},
         {"rro then rrw", prot, bind(host + "/repo/sub", {"rbind", "rro", "rrw"}),
          "is writable and contains the protected path"},
         {"ro then rrw", prot, bind(host + "/repo/sub", {"rbind", "ro", "rrw"}),
@@ -175,7 +175,7 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
          test::mount_entry("/mnt", "overlay", "overlay",
                            {"lowerdir=" + host + "/lower", "upperdir=" + prot + "/upper",
                             "workdir=" + prot + "/work"}),
-         "(its upperdir " },
+         "(its upperdir "},
         {"not there yet", host + "/plain/.git", bind(host + "/plain", {"rbind"}),
          "is writable and contains the protected path"},
     };
@@ -260,7 +260,8 @@ Test(sandbox, bad_annotations_name_the_key) {
         {"dev.ocirun.bogus", "1", "annotations[dev.ocirun.bogus]: unknown sandbox policy key"},
         {"dev.ocirun.network", "sometimes", "expected none, local, https or full"},
         {"dev.ocirun.domains", "a.*.com", "annotations[dev.ocirun.domains]: \"a.*.com\""},
-        {"dev.ocirun.local-ports", "80:x", "annotations[dev.ocirun.local-ports]: \"x\" is not a port"},
+        {"dev.ocirun.local-ports", "80:x",
+         "annotations[dev.ocirun.local-ports]: \"x\" is not a port"},
         {"dev.ocirun.publish", "1:2:3:4", "annotations[dev.ocirun.publish]: \"1:2:3:4\""},
         {"dev.ocirun.network-mode", "loud", "expected enforce or observe"},
     };
@@ -423,7 +424,8 @@ Test(sandbox, terminal_input_injection_is_refused_for_run_and_exec) {
     Env x = prepare("sbttyx", {"sleep", "30"});
     auto c = test::create(x);
     auto s = test::oci({"--root", x.root, "start", x.id});
-    auto [exec_status, exec_seen] = on_pty({"--root", x.root, "exec", x.id, "/syscall-probe", "tty"});
+    auto [exec_status, exec_seen] =
+        on_pty({"--root", x.root, "exec", x.id, "/syscall-probe", "tty"});
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     for (const auto &[what, status, seen] :
@@ -548,8 +550,8 @@ Test(sandbox, trace_log_from_the_bundle_is_refused) {
         if (o.status != 1 || test::count_lines(o.err) != 1 ||
             !contains(o.err, "annotations[dev.ocirun.trace-log]: set by the runtime") ||
             !left.empty())
-            failures += std::string(c.name) + ": status " + std::to_string(o.status) + ": " +
-                        o.err + "\n";
+            failures +=
+                std::string(c.name) + ": status " + std::to_string(o.status) + ": " + o.err + "\n";
     }
     bool ran = test::exists(marker);
     std::string seen = read_file(canary);
@@ -568,14 +570,15 @@ Test(sandbox, trace_log_from_the_bundle_is_refused) {
 Test(sandbox, policy_in_the_hosts_pid_namespace_is_refused) {
     std::string host = test::track_dir(test::make_temp_dir("sbpidns"));
     test::write_file(host + "/canary", "host\n");
-    test::Spawned victim = test::spawn_files(
-        {"setpriv", "--inh-caps=-all", "--bounding-set=-all", "sleep", "30"});
-    std::string read_host = "cat /proc/" + std::to_string(victim.pid) + "/root" + host +
-                            "/canary; echo end";
+    test::Spawned victim =
+        test::spawn_files({"setpriv", "--inh-caps=-all", "--bounding-set=-all", "sleep", "30"});
+    std::string read_host =
+        "cat /proc/" + std::to_string(victim.pid) + "/root" + host + "/canary; echo end";
     struct Case {
         const char *name, *enforcement;
         bool join_host;
-    } cases[] = {{"strict", "strict", false}, {"report", "report", false},
+    } cases[] = {{"strict", "strict", false},
+                 {"report", "report", false},
                  {"joined by path", "strict", true}};
     std::string failures;
     for (const auto &c : cases) {
@@ -591,8 +594,8 @@ Test(sandbox, policy_in_the_hosts_pid_namespace_is_refused) {
             !contains(o.err, "a sandbox policy (dev.ocirun.*) needs a PID namespace other than "
                              "the host's") ||
             contains(o.out, "host") || !left.empty())
-            failures += std::string(c.name) + ": " + std::to_string(o.status) + " " + o.out +
-                        o.err + "\n";
+            failures +=
+                std::string(c.name) + ": " + std::to_string(o.status) + " " + o.out + o.err + "\n";
     }
     // The same container without a policy reaches the host file: the attack
     // is real, not a test that cannot fail.
@@ -800,7 +803,8 @@ Test(sandbox, deny_and_deny_write_hold_for_what_a_symlink_names) {
             contains(o.out, "WROTE") || contains(o.out, "MADE") || f != "original\n")
             failures += std::string(a.name) + ": " + std::to_string(o.status) + "\n" + all + "\n";
         if (placeholder_left)
-            failures += std::string(a.name) + ": the placeholder /data/missing stayed on the host\n";
+            failures +=
+                std::string(a.name) + ": the placeholder /data/missing stayed on the host\n";
     }
     // report: where each rule went, enforced.
     Env e = sandbox_env("sbsymrep", "sleep 30");
@@ -836,7 +840,8 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
     } cases[] = {
         {"the rootfs bound again", "dev.ocirun.deny", "/secrets",
          [](Env &e) {
-             e.b.spec.mounts.push_back(test::mount_entry("/mnt/rootfs", "bind", e.b.rootfs, {"rbind"}));
+             e.b.spec.mounts.push_back(
+                 test::mount_entry("/mnt/rootfs", "bind", e.b.rootfs, {"rbind"}));
          },
          "/secrets is also reachable at /mnt/rootfs/secrets: the mount at /mnt/rootfs"},
         {"a host directory bound twice (deny)", "dev.ocirun.deny", "/data",
@@ -886,8 +891,8 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
             auto left = test::dir_entries(e.root);
             if (o.status != 1 || test::count_lines(o.err) != 1 || !contains(o.err, c.way) ||
                 contains(o.out, "TOPSECRET") || !left.empty())
-                failures += std::string(c.name) + ", " + a.name + ": " +
-                            std::to_string(o.status) + " " + o.out + o.err + "\n";
+                failures += std::string(c.name) + ", " + a.name + ": " + std::to_string(o.status) +
+                            " " + o.out + o.err + "\n";
             cleanup_all();
         }
     cr_assert(failures.empty(), "%s", failures.c_str());
@@ -919,7 +924,8 @@ Test(sandbox, report_measures_the_other_ways) {
                   contains(rep.out, "): readable"),
               "%s", rep.out.c_str());
     cr_assert(contains(rep.out, "{\"dimension\":\"deny-write /etc\",\"state\":\"degraded\"") &&
-                  contains(rep.out, "reachable at /mnt/rootfs/etc") && contains(rep.out, "writable"),
+                  contains(rep.out, "reachable at /mnt/rootfs/etc") &&
+                  contains(rep.out, "writable"),
               "%s", rep.out.c_str());
     // What the report says, the container does.
     cr_assert_str_eq(x.out.c_str(), "TOPSECRET\n");

@@ -65,13 +65,13 @@ Test(host_reach, guards_refuse_with_one_line) {
         return st ? std::string() : st.error().text();
     };
     // A read-only mount may show a protected path, but not the state.
-    unit::expect_eq(line({"mounts[1] (source /srv, destination /x, options rbind,ro)", "",
-                          at("/srv"), false}),
-                    "");
-    unit::expect_eq(line({"mounts[1] (source /srv, destination /x, options rbind)", "",
-                          at("/srv"), true}),
-                    "annotations[dev.ocirun.protected]: /srv/repo/.git: mounts[1] (source /srv, "
-                    "destination /x, options rbind) is writable and contains the protected path");
+    unit::expect_eq(
+        line({"mounts[1] (source /srv, destination /x, options rbind,ro)", "", at("/srv"), false}),
+        "");
+    unit::expect_eq(
+        line({"mounts[1] (source /srv, destination /x, options rbind)", "", at("/srv"), true}),
+        "annotations[dev.ocirun.protected]: /srv/repo/.git: mounts[1] (source /srv, "
+        "destination /x, options rbind) is writable and contains the protected path");
     unit::expect_eq(line({"mounts[2] (source /srv/b, destination /b, options rbind,ro)",
                           " through its submount /srv/b/git", at("/srv/repo/.git/x"), true}),
                     "annotations[dev.ocirun.protected]: /srv/repo/.git: mounts[2] (source /srv/b, "
@@ -124,13 +124,12 @@ std::string ways_of(const char *mountinfo, const std::vector<FsRule> &rules) {
 // The container's view: the rootfs (from /b/rootfs on 254:1) at /, a host
 // directory /srv/data bound at /data and again at /alias (read-only), the
 // rootfs itself bound again at /mnt/rootfs, a tmpfs over /mnt/rootfs/tmp.
-constexpr const char *kTable =
-    "10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
-    "11 10 254:1 /srv/data /data rw - ext4 /dev/vda rw\n"
-    "12 10 254:1 /srv/data /alias ro - ext4 /dev/vda rw\n"
-    "13 10 254:1 /b/rootfs /mnt/rootfs rw - ext4 /dev/vda rw\n"
-    "14 13 0:40 / /mnt/rootfs/tmp rw - tmpfs tmpfs rw\n"
-    "15 10 254:1 /srv/data/sub /part rw - ext4 /dev/vda rw\n";
+constexpr const char *kTable = "10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+                               "11 10 254:1 /srv/data /data rw - ext4 /dev/vda rw\n"
+                               "12 10 254:1 /srv/data /alias ro - ext4 /dev/vda rw\n"
+                               "13 10 254:1 /b/rootfs /mnt/rootfs rw - ext4 /dev/vda rw\n"
+                               "14 13 0:40 / /mnt/rootfs/tmp rw - tmpfs tmpfs rw\n"
+                               "15 10 254:1 /srv/data/sub /part rw - ext4 /dev/vda rw\n";
 
 } // namespace
 

@@ -208,7 +208,10 @@ Test(state, record_keeps_the_sandbox_facts) {
     rec.sandboxed = rec.trace = true;
     rec.cgroups_path = "/pods/p1/ctr-1";
     rec.fs_rules = {{"deny", "/root/.ssh", "/data/ssh", false, {}},
-                    {"deny-write", "/etc", "/etc", false,
+                    {"deny-write",
+                     "/etc",
+                     "/etc",
+                     false,
                      {{"/mnt/rootfs/etc", "the mount at /mnt/rootfs shows it"},
                       {"", "cannot tell: more than 200000 entries"}}},
                     {"deny", "/nothere", "/nothere", true, {}}};
