@@ -76,7 +76,8 @@ std::string write_record(const ContainerRecord &rec) {
     w.kv_bool("started", rec.started);
     w.kv_bool("hasHooks", rec.has_hooks);
     if (!rec.cgroup_dirs.empty()) w.kv_strings("cgroupDirs", rec.cgroup_dirs);
-    if (!rec.cgroups_path.empty()) w.kv("cgroupsPath", rec.cgroups_path);
+    if (!rec.cgroup_dirs.empty()) w.kv("cgroupsPath", rec.cgroups_path);
+    if (rec.init_pidns) w.kv_u64("initPidNamespace", rec.init_pidns);
     if (rec.sandboxed) w.kv_bool("sandboxed", true);
     if (!rec.fs_rules.empty()) {
         w.key("fsRules").begin_array();
@@ -126,7 +127,9 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_bool(top, p, "started", rec.started));
     OCI_CHECK(json::get_bool(top, p, "hasHooks", rec.has_hooks));
     OCI_CHECK(json::get_strings(top, p, "cgroupDirs", rec.cgroup_dirs));
+    rec.cgroups_path_recorded = json::member(top, "cgroupsPath") != nullptr;
     OCI_CHECK(json::get_string(top, p, "cgroupsPath", rec.cgroups_path));
+    OCI_CHECK(json::get_uint(top, p, "initPidNamespace", rec.init_pidns, UINT64_MAX));
     OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
     OCI_CHECK(
         json::for_each_object(top, p, "fsRules", [&](yajl_val o, const json::Path &ip) -> Status {
@@ -155,6 +158,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
             rec.placeholders.push_back(std::move(r));
             return {};
         }));
+    OCI_CHECK(json::get_bool(top, p, "trace", rec.trace));
     OCI_CHECK(json::get_uint(top, p, "shimPid", rec.shim_pid, INT32_MAX));
     OCI_CHECK(json::get_uint(top, p, "shimStartTime", rec.shim_start_time, UINT64_MAX));
     return rec;

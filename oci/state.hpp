@@ -59,6 +59,8 @@ struct ContainerRecord {
     bool has_hooks = false;               // config.json has hooks: start/delete read it back
     std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
     std::string cgroups_path;             // linux.cgroupsPath as configured ("" for the default)
+    bool cgroups_path_recorded = false;   // false in a record older than the field
+    uint64_t init_pidns = 0;              // the inode of the init's PID namespace (0: unknown)
     bool sandboxed = false;               // config.json has a sandbox policy (dev.ocirun.*)
     std::vector<FsRuleRecord> fs_rules;   // its filesystem rules, as the init found them
     std::vector<PlaceholderRecord> placeholders; // parents first

@@ -39,6 +39,15 @@ void sleep_ms(long ms) {
     ::nanosleep(&ts, nullptr);
 }
 
+// "a//b/" -> "a/b", "/a/" -> "/a": the form cgroup_dirs_for names
+// directories in, and check_own_cgroup compares.
+std::string normal_cgroup_path(const std::string &p) {
+    std::string out = p.empty() || p[0] != '/' ? "" : "/";
+    for (const auto &part : split(p, '/'))
+        if (!part.empty()) out += (out.empty() || out == "/" ? "" : "/") + part;
+    return out;
+}
+
 bool has_dotdot(const std::string &p) {
     for (const auto &part : split(p, '/'))
         if (part == "..") return true;
@@ -66,7 +75,9 @@ const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir) {
 
 Result<std::vector<std::string>>
 cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const std::string &id) {
-    std::string path = cgroups_path.empty() ? "oci-run/" + id : cgroups_path;
+    std::string path = normal_cgroup_path(cgroups_path.empty() ? "oci-run/" + id : cgroups_path);
+    if (path.empty() || path == "/")
+        return fail("linux.cgroupsPath: \"" + cgroups_path + "\" is a hierarchy's root");
     if (has_dotdot(path))
         return fail("linux.cgroupsPath: \"" + cgroups_path + "\" must not contain \"..\"");
     std::vector<std::string> dirs;
@@ -293,7 +304,8 @@ bool ends_with_path(const std::string &dir, const std::string &rel) {
 
 Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
     const std::string &id = rec.state.id;
-    const std::string path = rec.cgroups_path.empty() ? "oci-run/" + id : rec.cgroups_path;
+    const std::string path =
+        normal_cgroup_path(rec.cgroups_path.empty() ? "oci-run/" + id : rec.cgroups_path);
     const std::string default_path = "oci-run/" + id;
     auto refuse = [&](const std::string &d, const std::string &why) {
         return fail("state.json of \"" + id + "\": cgroup " + d + " " + why +
@@ -325,6 +337,13 @@ bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
         if (at.empty() || !path_under(at, d)) return false;
     }
     return true;
+}
+
+bool init_in_own_pid_namespace(const oci::ContainerRecord &rec) {
+    struct stat st;
+    return rec.init_pidns != 0 &&
+           ::stat(("/proc/" + std::to_string(rec.state.pid) + "/ns/pid").c_str(), &st) == 0 &&
+           st.st_ino == rec.init_pidns;
 }
 
 std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,

@@ -94,6 +94,9 @@ Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec)
 // the PID read back from the state directory the container's to signal (an
 // exiting init, already out of its cgroups, is not signalled either).
 bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec);
+// Or: it is in the PID namespace recorded as the init's at create (an init
+// that moved out of its cgroup is still the container's).
+bool init_in_own_pid_namespace(const oci::ContainerRecord &rec);
 
 // The hierarchy a directory belongs to (by mount point), or nullptr.
 const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir);

@@ -185,7 +185,9 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
 // (the PID is read back from the state directory).
 Status signal_init(const CgroupHost &host, const oci::ContainerRecord &rec, int sig,
                    bool members = false) {
-    if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec))
+    if (!process_alive(rec.state.pid, rec.init_start_time))
+        return fail_code(ESRCH, "container not running (its init is gone)");
+    if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec) && !init_in_own_pid_namespace(rec))
         return fail_code(ESRCH, "container not running (process " + std::to_string(rec.state.pid) +
                                     " is not in its cgroup: gone, or not its init)");
     if (members) signal_pidns_members(rec.state.pid, sig);
@@ -375,8 +377,7 @@ Status record_fs_note(oci::ContainerRecord &rec, const sync::Packet &msg) {
     for (const auto &m : host) {
         if (m.major != region.major || m.minor != region.minor || !path_under(region.path, m.root))
             continue;
-        std::string at =
-            path_join(m.point, m.root == "/" ? region.path : region.path.substr(m.root.size()));
+        std::string at = path_in_mount(m, region.path);
         struct stat st;
         if (::lstat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == ino) {
             rec.placeholders.push_back({at, static_cast<uint64_t>(st.st_dev), ino});
@@ -670,6 +671,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     // leaves the record without a PID: delete --force knows that case).
     rec.state.pid = pid;
     rec.init_start_time = process_start_time(pid);
+    if (struct stat ns; ::stat(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), &ns) == 0)
+        rec.init_pidns = ns.st_ino;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
     fault_point("create:pid-saved");
     // exec reads the container's configuration from here, not from a bundle
@@ -1118,8 +1121,16 @@ Status remove_container(ContainerDir &dir, bool force) {
     CgroupHost host;
     if (rec) {
         auto h = host_for(*rec);
-        if (!h) return forward(std::move(h.error()), "delete");
-        host = std::move(*h);
+        if (!h && !force) return forward(std::move(h.error()), "delete");
+        if (!h) {
+            // --force: the state goes, but nothing the record names is
+            // killed or removed.
+            log::warning("delete --force: " + h.error().text() +
+                         "; nothing it names is killed or removed");
+            rec = std::unexpected(h.error());
+        } else {
+            host = std::move(*h);
+        }
     }
     if (rec) {
         oci::ContainerStatus st = live_status(dir, host, *rec);

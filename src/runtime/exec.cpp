@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/nsfs.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -117,8 +118,7 @@ struct Child {
     int console_fd;
     int preserve_fds;
     bool in_userns;
-    bool detach;       // the process outlives the runtime
-    pid_t runtime_pid; // its parent (CLONE_PARENT)
+    bool detach; // the process outlives the runtime
 };
 
 // The process the container sees (the intermediate's child, born in its PID
@@ -132,13 +132,14 @@ Status exec_child(const Child &c) {
     if (::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
         return fail("exec: the process would be dumpable while the container can see it");
     // Dies with the runtime until its exec (unless detached); the runtime
-    // may already be gone.
+    // may be gone already, which its end of the sync socket tells (its PID
+    // is out of sight in the container's PID namespace).
     OCI_CHECK(set_death_signal(SIGKILL));
-    // The runtime, outside the container's PID namespace, shows as 0; once
-    // it dies this process is reparented to someone it can see.
-    if (pid_t parent = ::getppid(); parent != 0 && parent != c.runtime_pid)
-        return fail("exec: the runtime is gone");
+    struct pollfd hup = {c.sync_fd, POLLRDHUP, 0};
+    if (::poll(&hup, 1, 0) < 0) return fail_errno("exec: poll the sync socket");
+    if (hup.revents & (POLLHUP | POLLRDHUP | POLLERR)) return fail("exec: the runtime is gone");
     fault_point("exec-child:visible");
+    if (c.in_userns) OCI_CHECK(apply_rlimits(*c.proc, Rlimits::nproc));
     if (::setsid() < 0) return fail_errno("setsid");
     if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
     // As in the init: before the identity without no_new_privs (it needs
@@ -146,6 +147,8 @@ Status exec_child(const Child &c) {
     bool nnp = c.proc->no_new_privileges;
     if (c.seccomp && !nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
     OCI_CHECK(apply_identity(*c.proc));
+    // The identity change cleared it.
+    OCI_CHECK(set_death_signal(SIGKILL));
     OCI_CHECK(apply_cwd_umask(*c.proc));
     OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
     if (c.seccomp && nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
@@ -189,10 +192,15 @@ Status exec_child(const Child &c) {
     if (c.in_userns) {
         if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
             die(Error{errno, "become root in the container's user namespace"});
-        // A change of credentials resets it from fs.suid_dumpable.
+        // A change of credentials resets both: dumpable from
+        // fs.suid_dumpable, the death signal to none.
         check(set_dumpable(false));
+        check(set_death_signal(SIGKILL));
     }
-    check(apply_rlimits(*c.proc));
+    // RLIMIT_NPROC is checked when this process forks, against its user:
+    // in a user namespace that is the container's root, whatever its
+    // capabilities there, so the process sets that one itself.
+    check(apply_rlimits(*c.proc, c.in_userns ? Rlimits::but_nproc : Rlimits::all));
     // The guard while this process holds CAP_SYS_ADMIN, so the process is
     // born under it; it allows what is left of the setup.
     if (c.guard)
@@ -203,9 +211,17 @@ Status exec_child(const Child &c) {
     uint64_t extra = 1ull << CAP_SETUID | 1ull << CAP_SETGID | 1ull << CAP_SETPCAP;
     if (c.seccomp && !c.proc->no_new_privileges) extra |= 1ull << CAP_SYS_ADMIN;
     check(limit_capabilities(caps, extra));
+    // The process waits on `release` until the runtime has its PID: nothing it
+    // says (a notify fd, an error) may come before this process's hello.
+    int release[2];
+    if (::pipe2(release, O_CLOEXEC) < 0) die(Error{errno, "exec: pipe"});
     long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
     if (pid < 0) die(Error{errno, "exec: clone"});
     if (pid == 0) {
+        ::close(release[1]);
+        char b;
+        if (::read(release[0], &b, 1) != 1) ::_exit(1);
+        ::close(release[0]);
         auto r = exec_child(c);
         if (r && c.detach) r = set_death_signal(0);
         if (!r) {
@@ -216,7 +232,9 @@ Status exec_child(const Child &c) {
         sync::send_error(c.sync_fd, e);
         ::_exit(127);
     }
+    ::close(release[0]);
     check(sync::send(c.sync_fd, sync::Msg::init_hello, static_cast<int32_t>(pid)));
+    if (::write(release[1], "g", 1) != 1) die(Error{errno, "exec: release the process"});
     ::_exit(0);
 }
 
@@ -295,8 +313,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
             -1,
             o.preserve_fds,
             false,
-            o.detach,
-            ::getpid()};
+            o.detach};
     std::vector<NamespaceFd> ns_fds = OCI_TRY(container_namespaces(init, lx, policy.masks()));
     for (const auto &n : ns_fds) {
         c.ns.push_back({n.fd.get(), n.flag});

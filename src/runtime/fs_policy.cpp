@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 
 namespace ocirun {
 
@@ -35,20 +36,38 @@ std::vector<std::string> components(const std::string &path) {
     return out;
 }
 
-bool under_any_rule(const std::string &path, const std::vector<FsRule> &rules) {
+// `path` is hidden, or kept read-only, for an object of a rule of kind
+// `kind` by some rule: a deny hides it from everything, a deny-write keeps
+// it from being written (which is all a deny-write object needs).
+bool covered(const std::string &path, MountOpKind kind, const std::vector<FsRule> &rules) {
     for (const auto &r : rules)
-        if (path_under(path, r.resolved)) return true;
+        if (path_under(path, r.resolved) &&
+            (r.kind == MountOpKind::deny ||
+             (r.kind == MountOpKind::deny_write && kind == MountOpKind::deny_write)))
+            return true;
     return false;
 }
 
-// `at` seen through mount `m`, or hidden there by a mount on the way (one
-// below m's point on the path, or one stacked on m).
-bool hidden(const std::vector<MountEntry> &mounts, const MountEntry &m, const std::string &at) {
-    for (const auto &n : mounts) {
-        if (n.id == m.id || !path_under(at, n.point)) continue;
-        if (n.point != m.point && path_under(n.point, m.point)) return true;
-        if (n.point == m.point && n.parent == m.id) return true;
+// `n` is mounted on `m`, or on a mount on it, ...
+bool mounted_on(const std::vector<MountEntry> &mounts, const MountEntry &n, const MountEntry &m) {
+    int id = n.parent;
+    for (size_t hops = 0; hops < mounts.size() && id != 0; hops++) {
+        if (id == m.id) return true;
+        const MountEntry *up = find_mount(mounts, id);
+        if (!up || up->id == up->parent) return false;
+        id = up->parent;
     }
+    return false;
+}
+
+// `at` seen through mount `m`, or hidden there by a mount on top of m's
+// tree along that path (at or below m's point, mounted on m or on one of
+// its own; one m was mounted over hides nothing of m).
+bool hidden(const std::vector<MountEntry> &mounts, const MountEntry &m, const std::string &at) {
+    for (const auto &n : mounts)
+        if (n.id != m.id && path_under(at, n.point) && path_under(n.point, m.point) &&
+            mounted_on(mounts, n, m))
+            return true;
     return false;
 }
 
@@ -81,8 +100,7 @@ std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
                 switch (overlap(shown, part)) {
                 case Overlap::same:
                 case Overlap::contains:
-                    at = path_join(m.point,
-                                   m.root == "/" ? part.path : part.path.substr(m.root.size()));
+                    at = path_in_mount(m, part.path);
                     break;
                 case Overlap::inside:
                     at = m.point;
@@ -123,7 +141,8 @@ Result<Fd> resolve_in_root(int root, int procfs, const std::string &path, bool m
                     S_ISLNK(st.st_mode)) {
                     char buf[4096];
                     ssize_t n = ::readlinkat(parent.get(), parts[i].c_str(), buf, sizeof buf - 1);
-                    if (n <= 0) return fail_errno(what + ": readlink " + next);
+                    if (n < 0) return fail_errno(what + ": readlink " + next);
+                    if (n == 0) return fail(what + ": readlink " + next + ": an empty symlink");
                     std::string target(buf, static_cast<size_t>(n)), rest;
                     for (size_t j = i + 1; j < parts.size(); j++)
                         rest += "/" + parts[j];
@@ -153,7 +172,8 @@ namespace {
 
 struct LinkedFile {
     size_t rule = 0;
-    nlink_t links = 0, seen = 0;
+    nlink_t links = 0;
+    std::set<std::string> seen; // its names in the objects
     std::string path;
     bool found_elsewhere = false;
 };
@@ -163,7 +183,8 @@ using FileKey = std::pair<dev_t, ino_t>;
 // each entry to `visit(dirfd, name, st, path)`; a directory is entered when
 // `enter(path, st)` says so. False when the budget ran out.
 template <class Visit, class Enter>
-bool walk(int top, const std::string &top_path, size_t &budget, Visit visit, Enter enter) {
+bool walk(int top, const std::string &top_path, size_t &budget, bool &incomplete, Visit visit,
+          Enter enter) {
     struct Level {
         DIR *d;
         std::string path;
@@ -173,7 +194,8 @@ bool walk(int top, const std::string &top_path, size_t &budget, Visit visit, Ent
     DIR *d = dup >= 0 ? ::fdopendir(dup) : nullptr;
     if (!d) {
         if (dup >= 0) ::close(dup);
-        return true; // not a readable directory: nothing below it
+        incomplete = true; // not read: what is below it is not known
+        return true;
     }
     stack.push_back({d, top_path == "/" ? "" : top_path});
     bool ok = true;
@@ -193,15 +215,25 @@ bool walk(int top, const std::string &top_path, size_t &budget, Visit visit, Ent
         }
         budget--;
         struct stat st;
-        if (::fstatat(::dirfd(l.d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (::fstatat(::dirfd(l.d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            incomplete = true;
+            continue;
+        }
         std::string path = l.path + "/" + name;
         visit(st, path);
-        if (S_ISDIR(st.st_mode) && stack.size() < 256 && enter(path, st)) {
+        if (S_ISDIR(st.st_mode) && enter(path, st)) {
+            if (stack.size() >= 256) {
+                incomplete = true;
+                continue;
+            }
             int fd = ::openat(::dirfd(l.d), name.c_str(),
                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             DIR *sub = fd >= 0 ? ::fdopendir(fd) : nullptr;
             if (!sub && fd >= 0) ::close(fd);
-            if (sub) stack.push_back({sub, path});
+            if (sub)
+                stack.push_back({sub, path});
+            else
+                incomplete = true;
         }
     }
     for (auto &l : stack)
@@ -210,10 +242,13 @@ bool walk(int top, const std::string &top_path, size_t &budget, Visit visit, Ent
 }
 
 // Files in the objects with more links than the objects hold, and where
-// else in the container their other links are.
+// else in the container their other links are. Whatever the walks could not
+// look at (an unreadable directory, past the budget or 256 levels, a
+// filesystem no mount shows) leaves the question open: a "cannot tell" way.
 void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp) {
     std::map<FileKey, LinkedFile> files;
     size_t budget = kHardLinkBudget;
+    bool incomplete = false;
     std::vector<bool> cut(fp.rules.size(), false);
     for (size_t i = 0; i < fp.rules.size(); i++) {
         const FsRule &r = fp.rules[i];
@@ -221,8 +256,12 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
         auto note = [&](const struct stat &st, const std::string &path) {
             if (!S_ISREG(st.st_mode) || st.st_nlink < 2) return;
             LinkedFile &f = files[{st.st_dev, st.st_ino}];
-            if (f.seen == 0) f = {i, st.st_nlink, 0, path, false};
-            f.seen++;
+            if (f.seen.empty()) {
+                f.rule = i;
+                f.links = st.st_nlink;
+                f.path = path;
+            }
+            f.seen.insert(path);
         };
         struct stat st;
         if (::fstat(fp.objects[i].get(), &st) < 0) continue;
@@ -231,42 +270,59 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
             continue;
         }
         Fd dir(open_in_root(root, r.resolved, O_RDONLY | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
-        if (dir.valid() && !walk(dir.get(), r.resolved, budget, note,
+        bool walk_incomplete = !dir.valid();
+        if (dir.valid() && !walk(dir.get(), r.resolved, budget, walk_incomplete, note,
                                  [](const std::string &, const struct stat &) { return true; }))
             cut[i] = true;
+        if (walk_incomplete) cut[i] = true;
     }
     std::map<dev_t, size_t> wanted; // per filesystem, links still to find
     for (const auto &[key, f] : files)
-        if (f.seen < f.links) wanted[key.first] += f.links - f.seen;
+        if (f.seen.size() < f.links) wanted[key.first] += f.links - f.seen.size();
+    std::set<dev_t> searched;
     bool short_of_budget = false;
     for (const auto &m : mounts) {
         if (wanted.empty() || short_of_budget) break;
-        if (under_any_rule(m.point, fp.rules)) continue;
+        // What a deny hides needs no search.
+        bool hidden_all = false;
+        for (const auto &r : fp.rules)
+            if (r.kind == MountOpKind::deny && path_under(m.point, r.resolved)) hidden_all = true;
+        if (hidden_all) continue;
         Fd top(open_in_root(root, m.point, O_RDONLY | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
         struct stat st;
         if (!top.valid() || ::fstat(top.get(), &st) < 0 || !wanted.count(st.st_dev)) continue;
         dev_t dev = st.st_dev;
+        searched.insert(dev);
         auto visit = [&](const struct stat &s, const std::string &path) {
             if (!S_ISREG(s.st_mode) || s.st_nlink < 2) return;
             auto it = files.find({s.st_dev, s.st_ino});
-            if (it == files.end() || under_any_rule(path, fp.rules)) return;
+            if (it == files.end() || it->second.seen.count(path)) return;
+            if (covered(path, fp.rules[it->second.rule].kind, fp.rules)) return;
             it->second.found_elsewhere = true;
             fp.ways.push_back({it->second.rule, path, "a hard link of " + it->second.path});
         };
         auto enter = [&](const std::string &path, const struct stat &s) {
-            return s.st_dev == dev && !under_any_rule(path, fp.rules);
+            if (s.st_dev != dev) return false; // another mount: searched as its own
+            for (const auto &r : fp.rules)
+                if (r.kind == MountOpKind::deny && path_under(path, r.resolved)) return false;
+            return true;
         };
-        if (!walk(top.get(), m.point, budget, visit, enter)) short_of_budget = true;
+        if (!walk(top.get(), m.point, budget, incomplete, visit, enter)) short_of_budget = true;
     }
+    bool open_ended = short_of_budget || incomplete;
     for (size_t i = 0; i < fp.rules.size(); i++) {
         bool open_question = cut[i];
         for (const auto &[key, f] : files)
-            if (f.rule == i && f.seen < f.links && !f.found_elsewhere && short_of_budget)
+            if (f.rule == i && f.seen.size() < f.links && !f.found_elsewhere &&
+                (open_ended || !searched.count(key.first)))
                 open_question = true;
         if (open_question)
-            fp.ways.push_back({i, "",
-                               "cannot tell: more than " + std::to_string(kHardLinkBudget) +
-                                   " entries to search for other hard links of its files"});
+            fp.ways.push_back(
+                {i, "",
+                 "cannot tell whether other hard links of its files are reachable: the "
+                 "search (at most " +
+                     std::to_string(kHardLinkBudget) +
+                     " entries) could not look everywhere it had to"});
     }
 }
 

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -54,18 +55,27 @@ bool masked(int fd) {
     return empty;
 }
 
+// A failed try that shows nothing is reached: not there, or refused to the
+// container's strongest root (this probe). Anything else cannot tell, which
+// counts as reached.
+std::pair<bool, std::string> refused(int e) {
+    if (e == ENOENT || e == ENOTDIR || e == EACCES)
+        return {false, std::string("not reached: ") + std::strerror(e)};
+    return {true, std::string("cannot tell: ") + std::strerror(e)};
+}
+
 // One way tried, in the container's namespaces: reached, and what was seen.
 std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::string &path) {
     if (r.kind == "deny") {
         Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
-        if (!fd.valid()) return {false, std::string("not reached: ") + std::strerror(errno)};
+        if (!fd.valid()) return refused(errno);
         if (masked(fd.get())) return {false, "masked"};
         return {true, "readable"};
     }
     if (r.kind == "deny-write") {
         if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0) return {true, "writable"};
         if (errno == EROFS) return {false, "read-only"};
-        return {false, std::string("not reached: ") + std::strerror(errno)};
+        return refused(errno);
     }
     // deny-rename: the directory and each ancestor a mount point.
     for (std::string p = path; p.size() > 1; p = p.substr(0, p.rfind('/') ? p.rfind('/') : 1))
@@ -75,6 +85,7 @@ std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::stri
 
 [[noreturn]] void probe_child(const std::vector<NamespaceFd> &ns,
                               const std::vector<oci::FsRuleRecord> &rules, int out) {
+    // (`out` moves to fd 3 below.)
     auto line = [&](const std::string &s) { (void)!::write(out, s.data(), s.size()); };
     if (!set_death_signal(SIGKILL) || !set_dumpable(false)) ::_exit(2);
     bool userns = false;
@@ -91,6 +102,13 @@ std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::stri
              std::strerror(errno) + "\n");
         ::_exit(1);
     }
+    // Not dumpable after the credential change either, and nothing of the
+    // runtime's open here but the answer pipe (now fd 3).
+    if (!set_dumpable(false) || ::dup2(out, 3) < 0 || ::syscall(SYS_close_range, 4U, ~0U, 0U) < 0) {
+        line(std::string("error\tprobe set-up: ") + std::strerror(errno) + "\n");
+        ::_exit(1);
+    }
+    out = 3;
     for (size_t i = 0; i < rules.size(); i++) {
         const oci::FsRuleRecord &r = rules[i];
         std::vector<std::string> ways{r.resolved};
@@ -111,6 +129,10 @@ std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::stri
                     }
                 }
             }
+            // One line per way: what was seen may hold a name of the
+            // container's, with tabs or newlines in it.
+            for (char &ch : seen)
+                if (ch == '\t' || ch == '\n') ch = ' ';
             line(std::to_string(i) + "\t" + std::to_string(j) + "\t" + (reached ? "1" : "0") +
                  "\t" + seen + "\n");
         }

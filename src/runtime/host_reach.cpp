@@ -13,13 +13,6 @@ namespace ocirun {
 
 namespace {
 
-std::string fd_path(int fd) {
-    char buf[4096];
-    std::string link = "/proc/self/fd/" + std::to_string(fd);
-    ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-}
-
 // The host directories an overlay's data names: upperdir and workdir are
 // written to, each lowerdir read.
 struct OverlayDir {
@@ -66,7 +59,9 @@ Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const Sand
     if (!root.empty()) {
         auto r = region_of_path(root, host);
         if (!r) return forward(std::move(r.error()), "--root " + root);
-        out.push_back({"--root " + root, "the runtime's state directory", *r, true});
+        // Read-only for an ordinary container (a host's / or /run bound
+        // read-only is common); not at all with a policy, for untrusted work.
+        out.push_back({"--root " + root, "the runtime's state directory", *r, policy != nullptr});
     }
     if (policy)
         for (const auto &p : policy->protected_paths) {
@@ -97,10 +92,12 @@ Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGua
                 break;
             }
             if (!why) continue;
-            std::string how = g.any_mount ? "" : (r.writable ? "is writable and " : "");
+            std::string how = r.writable ? "is writable and " : "";
             std::string line = g.key + ": " + r.what + r.via + " " + how + why + " " + g.noun;
-            if (g.any_mount)
-                line += " (the container could change the records that delete and kill act on)";
+            if (g.noun == "the runtime's state directory")
+                line += r.writable ? " (the container could change the records that delete and "
+                                     "kill act on)"
+                                   : " (a sandbox policy's container may not read the records)";
             return fail(line);
         }
     return {};
@@ -111,7 +108,9 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
                                       const std::vector<MountEntry> &host) {
     std::vector<Reach> out;
     auto below = [&](const std::string &what, int fd, auto writable_of) -> Status {
-        std::string path = fd_path(fd);
+        auto at = path_of_fd(fd);
+        if (!at) return forward(std::move(at.error()), what);
+        const std::string &path = *at;
         for (const MountEntry *m : mounts_below(host, path))
             out.push_back({what, " through its submount " + m->point, region_of(*m),
                            writable_of(m->readonly)});

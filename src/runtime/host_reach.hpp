@@ -35,9 +35,9 @@ struct ReachGuard {
     bool any_mount = false;
 };
 
-// The guards of a create: the state directory `root` and, with a policy,
-// each protected path (one that does not exist yet guards where it would
-// be made: fail closed).
+// The guards of a create: the state directory `root` (no writable mount;
+// with a policy, no mount at all) and, with a policy, each protected path
+// (one that does not exist yet guards where it would be made: fail closed).
 Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const SandboxPolicy *policy,
                                              const std::vector<MountEntry> &host);
 

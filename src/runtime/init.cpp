@@ -45,6 +45,9 @@ Status wait_for_parent(const InitConfig &cfg) {
         // Become root of the new user namespace.
         if (::setresgid(0, 0, 0) < 0) return fail_errno("setresgid 0 in the user namespace");
         if (::setresuid(0, 0, 0) < 0) return fail_errno("setresuid 0 in the user namespace");
+        // The credential change cleared the death signal (and, from
+        // fs.suid_dumpable, maybe set dumpable: that waits for the id maps).
+        OCI_CHECK(set_death_signal(SIGKILL));
     }
     // Unshared here, not at clone: the namespace's root is the cgroup the
     // process is in, which is now the container's.
@@ -241,8 +244,10 @@ Status lock_mounts(const InitConfig &cfg, int procfs) {
                     ")");
     if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
         return fail_errno("lock mounts: become root of the nested user namespace");
-    // After the credential change (which sets it from fs.suid_dumpable).
+    // After the credential change, which sets dumpable from
+    // fs.suid_dumpable and clears the death signal.
     OCI_CHECK_CTX(set_dumpable(false), "lock mounts");
+    OCI_CHECK_CTX(set_death_signal(SIGKILL), "lock mounts");
     return {};
 }
 
@@ -394,6 +399,9 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     // rest of the setup and the exec need.
     if (cfg.guard) OCI_CHECK(load_seccomp(*cfg.guard));
     OCI_CHECK(apply_identity(proc));
+    // The identity change cleared it; until ready the init dies with the
+    // runtime.
+    OCI_CHECK(set_death_signal(SIGKILL));
     OCI_CHECK(apply_cwd_umask(proc));
     OCI_CHECK(find_executable(proc));
     OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));

@@ -38,6 +38,26 @@ Status set_mount_attrs(int tree, uint64_t attrs, bool recursive, const std::stri
     return {};
 }
 
+namespace {
+
+Status set_attrs(int fd, const AttrChange &c, bool recursive, const std::string &what) {
+    if (!c.any()) return {};
+    struct mount_attr a {};
+    a.attr_set = c.set;
+    a.attr_clr = c.clear;
+    if (::mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
+        return fail_errno(what +
+                          (recursive ? ": mount_setattr (recursive options)" : ": mount_setattr"));
+    return {};
+}
+
+} // namespace
+
+Status apply_attr_plan(int fd, const MountAttrPlan &p, const std::string &what) {
+    OCI_CHECK(set_attrs(fd, p.top, false, what));
+    return set_attrs(fd, p.tree, true, what);
+}
+
 Status attach_mount(int tree, int target, const std::string &what) {
     if (::move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
         return fail_errno(what + ": move_mount");

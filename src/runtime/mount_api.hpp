@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fd.hpp"
+#include "mount_options.hpp"
 #include "oci/error.hpp"
 
 #include <cstdint>
@@ -24,6 +25,10 @@ Result<Fd> clone_mount(int fd, bool recursive, const std::string &what);
 
 // Set MOUNT_ATTR_* flags on a (detached) mount tree.
 Status set_mount_attrs(int tree, uint64_t attrs, bool recursive, const std::string &what);
+
+// A bind's attributes as attr_plan (mount_options.hpp) computed them: the
+// top mount's change, then the tree's (AT_RECURSIVE), in that order.
+Status apply_attr_plan(int fd, const MountAttrPlan &p, const std::string &what);
 
 // Attach the detached `tree` on top of what `target` (an O_PATH fd) is.
 Status attach_mount(int tree, int target, const std::string &what);

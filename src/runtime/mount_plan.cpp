@@ -217,9 +217,9 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan) {
         while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
         }
         if (!st) return forward(std::move(st.error()), op.what + ": idmap");
-        Fd src(::open(op.source.c_str(), O_PATH | O_CLOEXEC));
-        if (!src.valid()) return fail_errno(op.what + ": open " + op.source);
-        Fd tree = OCI_TRY(clone_mount(src.get(), op.options.recursive, op.what));
+        // A copy of the object open_bind_sources opened and the checks saw.
+        if (op.source_fd < 0) return fail(op.what + ": idmap: the source was not opened");
+        Fd tree = OCI_TRY(clone_mount(op.source_fd, op.options.recursive, op.what));
         struct mount_attr a {};
         a.attr_set = MOUNT_ATTR_IDMAP;
         a.userns_fd = static_cast<uint64_t>(userns.get());
@@ -228,13 +228,8 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan) {
                             sizeof a) < 0)
             return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " +
                               op.source + " support idmapped mounts?)");
-        uint64_t attrs = 0;
-        unsigned long f = op.options.flags;
-        if (f & MS_RDONLY) attrs |= MOUNT_ATTR_RDONLY;
-        if (f & MS_NOSUID) attrs |= MOUNT_ATTR_NOSUID;
-        if (f & MS_NODEV) attrs |= MOUNT_ATTR_NODEV;
-        if (f & MS_NOEXEC) attrs |= MOUNT_ATTR_NOEXEC;
-        if (attrs) OCI_CHECK(set_mount_attrs(tree.get(), attrs, false, op.what));
+        // Every option, in the order the checks assumed (host_reach.cpp).
+        OCI_CHECK(apply_attr_plan(tree.get(), attr_plan(op.options), op.what));
         op.idmap_tree_fd = tree.release();
     }
     return {};

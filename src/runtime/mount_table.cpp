@@ -114,6 +114,10 @@ std::string describe(const FsRegion &r) {
     return std::to_string(r.major) + ":" + std::to_string(r.minor) + ":" + r.path;
 }
 
+std::string path_in_mount(const MountEntry &m, const std::string &fs_path) {
+    return path_join(m.point, m.root == "/" ? fs_path : fs_path.substr(m.root.size()));
+}
+
 FsRegion region_of(const MountEntry &m) {
     return {m.major, m.minor, m.root};
 }

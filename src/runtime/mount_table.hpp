@@ -48,6 +48,10 @@ Result<int> mount_id_of(int fd);
 // That mount in `mounts`, or null.
 const MountEntry *find_mount(const std::vector<MountEntry> &mounts, int id);
 
+// Where mount `m` shows `fs_path` of its filesystem (which must be at or
+// below m's root): m's point plus the rest.
+std::string path_in_mount(const MountEntry &m, const std::string &fs_path);
+
 // What a mount shows at its mount point.
 FsRegion region_of(const MountEntry &m);
 

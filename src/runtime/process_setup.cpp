@@ -66,8 +66,10 @@ Status set_death_signal(int sig) {
     return {};
 }
 
-Status apply_rlimits(const oci::Process &p) {
+Status apply_rlimits(const oci::Process &p, Rlimits which) {
     for (const auto &r : p.rlimits) {
+        bool nproc = r.resource == RLIMIT_NPROC;
+        if ((which == Rlimits::but_nproc && nproc) || (which == Rlimits::nproc && !nproc)) continue;
         struct rlimit rl = {r.soft, r.hard};
         if (::setrlimit(r.resource, &rl) < 0)
             return fail_errno("process.rlimits: set " + r.type + " to " + std::to_string(r.soft) +

@@ -22,8 +22,10 @@ Status set_dumpable(bool on);
 // PR_SET_PDEATHSIG (0 clears it), checked.
 Status set_death_signal(int sig);
 
-// rlimits (before dropping privileges).
-Status apply_rlimits(const oci::Process &p);
+// rlimits (before dropping privileges): all, or all but RLIMIT_NPROC, or
+// only that one (which a fork checks against the forking process's user).
+enum class Rlimits { all, but_nproc, nproc };
+Status apply_rlimits(const oci::Process &p, Rlimits which = Rlimits::all);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.
 Status apply_identity(const oci::Process &p);
 // umask, cwd (checked to be inside the container's root: CVE-2024-21626).

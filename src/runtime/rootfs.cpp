@@ -287,28 +287,11 @@ Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
     return result;
 }
 
-Status set_attrs(int fd, const AttrChange &c, bool recursive, const std::string &what) {
-    if (!c.any()) return {};
-    struct mount_attr a {};
-    a.attr_set = c.set;
-    a.attr_clr = c.clear;
-    if (::mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
-        return fail_errno(what +
-                          (recursive ? ": mount_setattr (recursive options)" : ": mount_setattr"));
-    return {};
-}
-
-// The mount's attributes as attr_plan computes them: the top mount, then
-// the whole tree (the order the checks assume).
-Status apply_attr_plan(int fd, const MountOptions &o, const std::string &what) {
-    MountAttrPlan p = attr_plan(o);
-    OCI_CHECK(set_attrs(fd, p.top, false, what));
-    return set_attrs(fd, p.tree, true, what);
-}
-
 // Recursive attributes (rro, rnosuid...) on the mount at `fd` and below it.
 Status set_recursive_attrs(int fd, const MountOptions &o, const std::string &what) {
-    return set_attrs(fd, attr_plan(o).tree, true, what);
+    MountAttrPlan p;
+    p.tree = attr_plan(o).tree;
+    return apply_attr_plan(fd, p, what);
 }
 
 // The same file: (st_dev, st_ino) of both fds.
@@ -374,7 +357,7 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     if (bind) {
         Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, op.source.c_str(), op.source,
                                           o.recursive, 0, what));
-        OCI_CHECK(apply_attr_plan(now.get(), o, what));
+        OCI_CHECK(apply_attr_plan(now.get(), attr_plan(o), what));
         if (op.source_fd >= 0 && !same_object(now.get(), op.source_fd))
             OCI_CHECK(check_mounted(now.get(), op, ctx));
         if (o.propagation)
@@ -647,6 +630,13 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
             const FsRule &r = fs->rules[next_rule];
             const Fd &object = fs->objects[next_rule];
             next_rule++;
+            // Under a path an earlier deny hid: nothing there to reach.
+            bool covered = false;
+            for (size_t i = 0; i + 1 < next_rule; i++)
+                if (fs->rules[i].kind == MountOpKind::deny &&
+                    path_under(r.resolved, fs->rules[i].resolved))
+                    covered = true;
+            if (covered) continue;
             Fd t(open_in_root(root.get(), r.resolved, O_PATH, RESOLVE_NO_SYMLINKS));
             if (!t.valid()) return fail_errno(op.what + ": reopen " + r.resolved);
             if (!same_object(t.get(), object.get()))

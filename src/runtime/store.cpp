@@ -1,5 +1,7 @@
 #include "store.hpp"
 
+#include "oci/spec_io.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -151,6 +153,13 @@ Result<oci::ContainerRecord> ContainerDir::load() const {
     if (rec->state.id != id_)
         return fail(path_ + "/state.json: the record is of \"" + rec->state.id + "\", not \"" +
                     id_ + "\"");
+    // A record from before cgroupsPath was kept: config.json beside it says.
+    if (!rec->cgroups_path_recorded && !rec->cgroup_dirs.empty()) {
+        auto spec = oci::load_bundle_spec(path_);
+        if (!spec) return forward(std::move(spec.error()), path_ + ": the configured cgroupsPath");
+        rec->cgroups_path = spec->linux_->cgroups_path;
+        rec->cgroups_path_recorded = true;
+    }
     return rec;
 }
 

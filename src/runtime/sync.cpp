@@ -15,11 +15,16 @@ namespace {
 // what we sent (the kernel then answers our send EPIPE, or our receive
 // ECONNRESET, ahead of the packet it left): that error is the cause.
 std::optional<Error> peer_error(int fd) {
+    int saved = errno;
     Packet p{};
     ssize_t n;
-    while ((n = ::recv(fd, &p, sizeof p, MSG_DONTWAIT)) < 0 && errno == EINTR) {
+    // Looked at first: only an error packet is taken off the queue.
+    while ((n = ::recv(fd, &p, sizeof p, MSG_DONTWAIT | MSG_PEEK)) < 0 && errno == EINTR) {
     }
-    if (n != static_cast<ssize_t>(sizeof p) || p.type != Msg::error) return std::nullopt;
+    bool is_error = n == static_cast<ssize_t>(sizeof p) && p.type == Msg::error;
+    if (is_error) (void)::recv(fd, &p, sizeof p, MSG_DONTWAIT);
+    errno = saved;
+    if (!is_error) return std::nullopt;
     p.text[sizeof p.text - 1] = '\0';
     return Error{p.value, p.text};
 }

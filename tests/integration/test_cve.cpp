@@ -672,11 +672,13 @@ Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_contain
 
 // A container that can write the state directory edits state.json, and the
 // next delete --force kills and removes whatever cgroup it names. Every way
-// a mount can reach --root is refused before anything is made (read-only
-// too: the records are the runtime's): the directory itself, read-only,
-// its parent, another container's directory inside it, through a symlink,
-// through a second bind mount of its parent on the host, and a rootfs that
-// holds it. The attack in each bundle: write the container's own record.
+// a writable mount can reach --root is refused before anything is made: the
+// directory itself, its parent, another container's directory inside it,
+// through a symlink, through a second bind mount of its parent on the host,
+// and a writable rootfs that holds it. With a sandbox policy a read-only
+// one is refused too (untrusted work does not read the records); without
+// one it is allowed, as runc allows a host's / bound read-only, and the
+// write fails. The attack in each bundle: write another container's record.
 Test(cve, mounts_that_reach_the_state_directory_are_refused) {
     test::private_mount_namespace();
     Env other = make_env("stother", {"sleep", "30"});
@@ -696,19 +698,22 @@ Test(cve, mounts_that_reach_the_state_directory_are_refused) {
         const char *name;
         std::string source;
         std::vector<std::string> options;
+        bool policy;
     } cases[] = {
-        {"--root", root, {"rbind"}},
-        {"--root read-only", root, {"rbind", "ro"}},
-        {"its parent", parent, {"rbind", "ro"}},
-        {"another container's directory", root + "/" + other.id, {"rbind"}},
-        {"a symlink to it", links + "/to-root", {"rbind"}},
-        {"a second mount of its parent", alias_root, {"rbind"}},
+        {"--root", root, {"rbind"}, false},
+        {"--root read-only, with a policy", root, {"rbind", "ro"}, true},
+        {"its parent", parent, {"rbind"}, false},
+        {"its parent read-only, with a policy", parent, {"rbind", "ro"}, true},
+        {"another container's directory", root + "/" + other.id, {"rbind"}, false},
+        {"a symlink to it", links + "/to-root", {"rbind"}, false},
+        {"a second mount of its parent", alias_root, {"rbind"}, false},
     };
     std::string failures;
     for (const auto &k : cases) {
         Env e = make_env("stbind", {"sh", "-c", "echo '{}' > /state/" + other.id + "/state.json"});
         e.root = root;
         test::track(root, e.id);
+        if (k.policy) e.b.spec.annotations["dev.ocirun.protected"] = "/nonexistent/protected";
         e.b.spec.mounts.push_back(test::mount_entry("/state", "bind", k.source, k.options));
         auto o = test::run(e);
         bool made = test::exists(root + "/" + e.id);
@@ -717,8 +722,16 @@ Test(cve, mounts_that_reach_the_state_directory_are_refused) {
             !contains(o.err, "the runtime's state directory") || made)
             failures += std::string(k.name) + ": " + std::to_string(o.status) + " " + o.err + "\n";
     }
+    // Read-only without a policy: runs, and the write fails.
+    Env ro = make_env("stbindro", {"sh", "-c", "echo '{}' > /state/" + other.id + "/state.json"});
+    ro.root = root;
+    test::track(root, ro.id);
+    ro.b.spec.mounts.push_back(test::mount_entry("/state", "bind", root, {"rbind", "ro"}));
+    auto ro_run = test::run(ro);
     // A rootfs that holds the state directory.
     Env in = make_env("strootfs", {"true"});
+    in.b.spec.root->readonly = false;
+    in.b.save();
     std::string inner_root = in.b.rootfs + "/var/lib/oci-run-state";
     auto o = oci({"--root", inner_root, "run", "--bundle", in.b.dir, in.id});
     bool inner_made = test::exists(inner_root + "/" + in.id);
@@ -726,6 +739,8 @@ Test(cve, mounts_that_reach_the_state_directory_are_refused) {
     ::umount2(alias.c_str(), MNT_DETACH);
     cleanup_all();
     cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert_eq(ro_run.status, 1, "read-only without a policy: %s", ro_run.err.c_str());
+    cr_assert(contains(ro_run.err, "Read-only file system"), "%s", ro_run.err.c_str());
     cr_assert_eq(o.status, 1, "rootfs holding --root: %s", o.err.c_str());
     cr_assert(contains(o.err, "--root " + inner_root + ": the rootfs ") &&
                   contains(o.err, "contains the runtime's state directory"),
@@ -769,7 +784,7 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
         test::write_file(record_path, ocirun::oci::write_record(r));
     };
     forged([&](auto &r) { r.cgroup_dirs = {victim_cg}; });
-    auto del_cg = oci({"--root", e.root, "delete", "--force", e.id});
+    auto del_cg = oci({"--root", e.root, "delete", e.id});
     forged([&](auto &r) {
         r.state.pid = victim.pid;
         r.init_start_time = victim_start;
@@ -809,4 +824,36 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     cr_assert(container_gone, "the container's directory stayed");
     cr_assert(victim_alive, "the victim process was killed");
     cr_assert(in_cg_alive && victim_cg_there, "the victim cgroup or its process was killed");
+}
+
+// A record written before the configured cgroupsPath was kept in it (an
+// upgrade with containers running, as Podman and containerd make them with
+// a cgroupsPath of their own): the path comes from the config.json beside
+// the record, and kill and delete work on the container's cgroup.
+Test(cve, a_record_from_before_cgroups_path_was_kept) {
+    Env e = make_env("legacy", {"sleep", "30"});
+    std::string parent = test::cgroup_parent("legacy");
+    e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
+    e.b.save();
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    std::string record_path = e.root + "/" + e.id + "/state.json";
+    std::string text = read_file(record_path);
+    size_t at = text.find(",\"cgroupsPath\":\"");
+    cr_assert(at != std::string::npos, "%s", text.c_str());
+    size_t end = text.find('"', at + 16);
+    text.erase(at, end + 1 - at);
+    test::write_file(record_path, text);
+    auto dirs = test::cgroup_dirs(parent, e.id);
+    auto k = oci({"--root", e.root, "kill", e.id, "KILL"});
+    test::wait_status(e.root, e.id, "stopped");
+    auto d = oci({"--root", e.root, "delete", e.id});
+    bool left = false;
+    for (const auto &dir : dirs)
+        if (test::exists(dir)) left = true;
+    cleanup_all();
+    test::remove_cgroup_parent(parent);
+    cr_assert_eq(k.status, 0, "kill: %s", k.err.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(!left, "the container's cgroup stayed");
 }

@@ -134,5 +134,34 @@ Test(exec, missing_command_is_reported) {
     auto x = oci({"--root", e.root, "exec", e.id, "no-such-program"});
     cleanup_all();
     cr_assert_eq(x.status, 1, "status %d", x.status);
-    cr_assert(contains(x.err, "exec no-such-program: executable file not found in $PATH"), "%s", x.err.c_str());
+    cr_assert(contains(x.err, "exec no-such-program: executable file not found in $PATH"), "%s",
+              x.err.c_str());
+}
+
+// RLIMIT_NPROC is counted per user when a process forks. In a user
+// namespace whose root already runs more processes than the limit, exec of
+// a process for another user with that limit works: the limit is set by the
+// process itself, not by the root that forks it (where the fork would fail
+// with EAGAIN).
+Test(exec, low_nproc_for_another_user_in_a_user_namespace) {
+    Env e = make_env("xnproc", {"sh", "-c", "for i in 1 2 3 4 5 6; do sleep 30 & done; wait"});
+    test::use_user_namespace(e);
+    e.b.spec.process->rlimits.clear();
+    e.b.save();
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    auto s = oci({"--root", e.root, "start", e.id});
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    usleep(300000);
+    std::string file = test::track_dir(test::make_temp_dir("xnprocp")) + "/process.json";
+    test::write_file(file,
+                     R"({"args": ["sh", "-c", "id -u; grep 'Max processes' /proc/self/limits"],
+        "cwd": "/", "user": {"uid": 1000, "gid": 1000},
+        "env": ["PATH=/bin"],
+        "rlimits": [{"type": "RLIMIT_NPROC", "soft": 3, "hard": 3}]})");
+    auto x = oci({"--root", e.root, "exec", "--process", file, e.id});
+    cleanup_all();
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(contains(x.out, "1000\n") && contains(x.out, "Max processes             3"), "%s",
+              x.out.c_str());
 }

@@ -197,6 +197,29 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
+// An idmapped bind gets every option the checks counted: rro makes it read-
+// only, so it may show a protected path, and a write there fails (the
+// idmapped copy once got only the top mount's flags, and was writable).
+Test(sandbox, idmapped_bind_is_as_read_only_as_checked) {
+    std::string host = test::track_dir(test::make_temp_dir("sbidm"));
+    ::chmod(host.c_str(), 0755);
+    ::mkdir((host + "/.git").c_str(), 0777);
+    test::write_file(host + "/.git/config", "original\n");
+    ::chmod((host + "/.git/config").c_str(), 0666);
+    Env e = sandbox_env("sbidm", "echo changed > /m/.git/config && echo WROTE; echo end");
+    test::use_user_namespace(e);
+    ::mkdir((e.b.rootfs + "/m").c_str(), 0755);
+    e.b.spec.mounts.push_back(test::mount_entry("/m", "bind", host, {"rbind", "idmap", "rro"}));
+    e.b.spec.annotations["dev.ocirun.protected"] = host + "/.git";
+    auto o = test::run(e);
+    std::string config = read_file(host + "/.git/config");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(!contains(o.out, "WROTE") && contains(o.err, "Read-only file system"), "%s\n%s",
+              o.out.c_str(), o.err.c_str());
+    cr_assert_str_eq(config.c_str(), "original\n", "the protected file was written");
+}
+
 // A symlink source swapped between a plain directory and the protected one
 // while containers start (40 runs): the runtime opens the source once and
 // the init checks again what it mounted when that is another object, so no
@@ -895,6 +918,56 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
                             " " + o.out + o.err + "\n";
             cleanup_all();
         }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// A hard link is hidden only by a rule that hides it: a link of a denied
+// file inside a deny-rename directory (pinned, still readable) is another
+// way to it; and one file named twice inside overlapping rules (deny /a and
+// deny-write /a/b) is counted once, so its third name elsewhere is found.
+// The two rules together also run: the deny-write under the deny is
+// covered by it.
+Test(sandbox, hard_links_are_covered_only_by_what_hides_them) {
+    std::string failures;
+    {
+        Env e = sandbox_env("sblinkpin", "cat /data/pub/k");
+        ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
+        ::mkdir((e.b.rootfs + "/data/pub").c_str(), 0755);
+        test::write_file(e.b.rootfs + "/data/key", "TOPSECRET\n");
+        ::link((e.b.rootfs + "/data/key").c_str(), (e.b.rootfs + "/data/pub/k").c_str());
+        e.b.spec.annotations["dev.ocirun.deny"] = "/data/key";
+        e.b.spec.annotations["dev.ocirun.deny-rename"] = "/data/pub";
+        auto o = test::run(e);
+        if (o.status != 1 || contains(o.out, "TOPSECRET") ||
+            !contains(o.err, "/data/key is also reachable at /data/pub/k: a hard link"))
+            failures += "deny-rename as cover: " + std::to_string(o.status) + " " + o.out + o.err;
+        cleanup_all();
+    }
+    {
+        Env e = sandbox_env("sblinkov", "cat /etc/k");
+        for (const char *d : {"/a", "/a/b"})
+            ::mkdir((e.b.rootfs + d).c_str(), 0755);
+        test::write_file(e.b.rootfs + "/a/b/key", "TOPSECRET\n");
+        ::link((e.b.rootfs + "/a/b/key").c_str(), (e.b.rootfs + "/etc/k").c_str());
+        e.b.spec.annotations["dev.ocirun.deny"] = "/a";
+        e.b.spec.annotations["dev.ocirun.deny-write"] = "/a/b";
+        auto o = test::run(e);
+        if (o.status != 1 || contains(o.out, "TOPSECRET") ||
+            !contains(o.err, "/a is also reachable at /etc/k: a hard link of /a/b/key"))
+            failures += "overlapping rules: " + std::to_string(o.status) + " " + o.out + o.err;
+        cleanup_all();
+    }
+    {
+        Env e = sandbox_env("sbnested", "ls -A /a; touch /a/b/x && echo WROTE; echo end");
+        for (const char *d : {"/a", "/a/b"})
+            ::mkdir((e.b.rootfs + d).c_str(), 0755);
+        e.b.spec.annotations["dev.ocirun.deny"] = "/a";
+        e.b.spec.annotations["dev.ocirun.deny-write"] = "/a/b";
+        auto o = test::run(e);
+        if (o.status != 0 || contains(o.out, "WROTE") || !contains(o.out, "end"))
+            failures += "nested rules: " + std::to_string(o.status) + " " + o.out + o.err;
+        cleanup_all();
+    }
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 

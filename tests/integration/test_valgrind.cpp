@@ -142,8 +142,12 @@ struct Checked {
 
 // `oci-run args` under memcheck, the binary run from its sealed copy when the
 // command re-executes itself. Fails the test on any valgrind report.
-Checked memcheck(const std::vector<std::string> &args, bool sealed = false) {
-    std::string logs = test::track_dir(test::make_temp_dir("vglog"));
+// `log_dir`: where valgrind writes its logs ("": a new directory). Each
+// process it follows writes vg.PID.log there, exec's inside the container
+// (forked in its mount namespace), which needs the directory at that path.
+Checked memcheck(const std::vector<std::string> &args, bool sealed = false,
+                 const std::string &log_dir = "") {
+    std::string logs = log_dir.empty() ? test::track_dir(test::make_temp_dir("vglog")) : log_dir;
     std::vector<std::string> argv{"valgrind",
                                   "-q",
                                   "--error-exitcode=" + std::to_string(kValgrindError),
@@ -191,9 +195,17 @@ void expect_refusal(const Checked &c, const char *needle) {
 }
 
 // A bundle without process.rlimits (see the header comment).
-Env valgrind_env(const char *tag, const std::vector<std::string> &args) {
+// With `logs`: a log directory for memcheck, bound into the container at
+// the same path (exec's process is forked inside the container's mount
+// namespace and writes its log there).
+Env valgrind_env(const char *tag, const std::vector<std::string> &args,
+                 std::string *logs = nullptr) {
     Env e = make_env(tag, args);
     e.b.spec.process->rlimits.clear();
+    if (logs) {
+        *logs = test::track_dir(test::make_temp_dir("vglog"));
+        e.b.spec.mounts.push_back(test::mount_entry(*logs, "bind", *logs, {"rbind"}));
+    }
     e.b.save();
     return e;
 }
@@ -224,7 +236,8 @@ Test(valgrind, help_version_spec_features) {
 
 Test(valgrind, lifecycle_commands_on_a_running_container) {
     need_valgrind();
-    Env e = valgrind_env("vglife", {"sleep", "600"});
+    std::string exec_logs;
+    Env e = valgrind_env("vglife", {"sleep", "600"}, &exec_logs);
     auto c = test::create(e);
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     const std::string &r = e.root, &id = e.id;
@@ -241,7 +254,8 @@ Test(valgrind, lifecycle_commands_on_a_running_container) {
     auto ev = memcheck({"--root", r, "events", "--stats", id});
     cr_assert_eq(ev.status, 0, "%s", ev.err.c_str());
     cr_assert(contains(ev.out, "\"stats\""), "%s", ev.out.c_str());
-    auto x = memcheck({"--root", r, "exec", id, "sh", "-c", "echo in-$(hostname); exit 3"}, true);
+    auto x = memcheck({"--root", r, "exec", id, "sh", "-c", "echo in-$(hostname); exit 3"}, true,
+                      exec_logs);
     cr_assert_eq(x.status, 3, "exec exited %d: %s", x.status, x.err.c_str());
     cr_assert_str_eq(x.out.c_str(), "in-oci-run\n");
     // Criterion keeps the string's pointer past the full expression: the

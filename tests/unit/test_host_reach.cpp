@@ -80,8 +80,13 @@ Test(host_reach, guards_refuse_with_one_line) {
     unit::expect_eq(line({"mounts[0] (source /run, destination /run, options rbind,ro)", "",
                           at("/run"), false}),
                     "--root /run/oci-run: mounts[0] (source /run, destination /run, options "
-                    "rbind,ro) contains the runtime's state directory (the container could change "
-                    "the records that delete and kill act on)");
+                    "rbind,ro) contains the runtime's state directory (a sandbox policy's "
+                    "container may not read the records)");
+    unit::expect_eq(
+        line({"mounts[0] (source /run, destination /run, options rbind)", "", at("/run"), true}),
+        "--root /run/oci-run: mounts[0] (source /run, destination /run, options "
+        "rbind) is writable and contains the runtime's state directory (the container "
+        "could change the records that delete and kill act on)");
 }
 
 // The order the applier sets them in: the top mount as a remount, then the
@@ -161,4 +166,24 @@ Test(host_reach, mount_ways_through_what_is_mounted_below) {
                             "12 10 254:1 /srv /host-srv rw - ext4 /dev/vda rw\n",
                             {r}),
                     "0 /host-srv/cache\n");
+}
+
+// Hidden is a matter of which mount is on top: /alias/sub was mounted first
+// and /alias over it (on the rootfs, not on /alias/sub), so /alias shows the
+// data directory's sub/secret, and the way is found there.
+Test(host_reach, mount_ways_know_which_mount_is_on_top) {
+    FsRule r = rule(MountOpKind::deny, "/data/sub/secret", at("/srv/data/sub/secret"));
+    std::string ways = ways_of("10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+                               "11 10 254:1 /srv/data /data rw - ext4 /dev/vda rw\n"
+                               "12 10 0:40 / /alias/sub rw - tmpfs tmpfs rw\n"
+                               "13 10 254:1 /srv/data /alias rw - ext4 /dev/vda rw\n",
+                               {r});
+    unit::expect_eq(ways, "0 /alias/sub/secret\n");
+    // A mount on /alias/sub mounted on top of /alias hides it again.
+    ways = ways_of("10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+                   "11 10 254:1 /srv/data /data rw - ext4 /dev/vda rw\n"
+                   "13 10 254:1 /srv/data /alias rw - ext4 /dev/vda rw\n"
+                   "14 13 0:40 / /alias/sub rw - tmpfs tmpfs rw\n",
+                   {r});
+    unit::expect_eq(ways, "");
 }

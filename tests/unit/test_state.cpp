@@ -206,7 +206,9 @@ Test(state, record_keeps_the_sandbox_facts) {
     ContainerRecord rec;
     rec.state = sample(ContainerStatus::created, 7);
     rec.sandboxed = rec.trace = true;
+    rec.cgroup_dirs = {"/sys/fs/cgroup/pods/p1/ctr-1"};
     rec.cgroups_path = "/pods/p1/ctr-1";
+    rec.init_pidns = 4026532001;
     rec.fs_rules = {{"deny", "/root/.ssh", "/data/ssh", false, {}},
                     {"deny-write",
                      "/etc",
@@ -221,6 +223,8 @@ Test(state, record_keeps_the_sandbox_facts) {
     cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
     cr_assert(r->sandboxed && r->trace);
     expect_eq(r->cgroups_path, "/pods/p1/ctr-1");
+    cr_assert(r->cgroups_path_recorded);
+    cr_assert_eq(r->init_pidns, 4026532001u);
     cr_assert_eq(r->fs_rules.size(), 3u);
     expect_eq(r->fs_rules[0].resolved, "/data/ssh");
     cr_assert_eq(r->fs_rules[1].ways.size(), 2u);
