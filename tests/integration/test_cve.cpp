@@ -750,6 +750,21 @@ Test(cve, mounts_that_reach_the_state_directory_are_refused) {
               other_record.c_str());
 }
 
+namespace {
+
+// A created container running `sleep 30` with a cgroupsPath below `parent`
+// (a cgroup parent of this test's, as Podman and containerd give one).
+Env created_in_cgroup(const char *tag, const std::string &parent) {
+    Env e = make_env(tag, {"sleep", "30"});
+    e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
+    e.b.save();
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    return e;
+}
+
+} // namespace
+
 // Nothing read back from the state directory decides what to kill or
 // remove without a check. The test changes a created container's record as a
 // container with write access could have: its cgroup directory set to a
@@ -759,12 +774,8 @@ Test(cve, mounts_that_reach_the_state_directory_are_refused) {
 // delete --force refuse or pass over each; the victims live, the victim
 // cgroup stays; with the record put back, delete works.
 Test(cve, a_changed_record_does_not_decide_what_is_killed) {
-    Env e = make_env("forge", {"sleep", "30"});
     std::string parent = test::cgroup_parent("forge");
-    e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
-    e.b.save();
-    auto c = create(e);
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    Env e = created_in_cgroup("forge", parent);
     std::string record_path = e.root + "/" + e.id + "/state.json";
     std::string original = read_file(record_path);
     auto rec = ocirun::oci::parse_record(original);
@@ -831,12 +842,8 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
 // a cgroupsPath of their own): the path comes from the config.json beside
 // the record, and kill and delete work on the container's cgroup.
 Test(cve, a_record_from_before_cgroups_path_was_kept) {
-    Env e = make_env("legacy", {"sleep", "30"});
     std::string parent = test::cgroup_parent("legacy");
-    e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
-    e.b.save();
-    auto c = create(e);
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    Env e = created_in_cgroup("legacy", parent);
     std::string record_path = e.root + "/" + e.id + "/state.json";
     std::string text = read_file(record_path);
     size_t at = text.find(",\"cgroupsPath\":\"");
