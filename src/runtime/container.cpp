@@ -842,18 +842,23 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
                         ", not created");
     }
     if (rec.trace) OCI_CHECK(attach_strace(dir, rec.state.pid));
+    // config.json, read once, where the policy or the hooks need it.
+    std::optional<oci::Spec> spec;
+    SandboxPolicy policy;
+    if (rec.sandboxed || rec.has_hooks) spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    if (rec.sandboxed) policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
+    auto not_enforced = [&](const ReportRow &r) {
+        return "sandbox policy of " + dir.id() + ": " + r.dimension + " is not enforced (" +
+               r.detail + ")";
+    };
     // The filesystem rules, tried from inside before the process runs: in
     // strict mode a rule the container could get round refuses the start.
     bool fs_measured = false;
     if (rec.sandboxed && !rec.fs_rules.empty()) {
-        oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
-        SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
-        for (const auto &r : OCI_TRY(measure_fs_rules(rec, spec, policy))) {
+        for (const auto &r : OCI_TRY(measure_fs_rules(rec, *spec, policy))) {
             if (r.state != "degraded") continue;
-            std::string line = "sandbox policy of " + dir.id() + ": " + r.dimension +
-                               " is not enforced (" + r.detail + ")";
-            if (policy.strict) return fail(line + " (dev.ocirun.enforcement=strict)");
-            log::error(line);
+            if (policy.strict) return fail(not_enforced(r) + " (dev.ocirun.enforcement=strict)");
+            log::error(not_enforced(r));
         }
         fs_measured = true;
     }
@@ -915,17 +920,14 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
     // A sandbox policy is measured once the process runs: what contradicts
     // it is an error in the log (and shows in `report`).
     if (rec.sandboxed) {
-        if (auto rows = measure_container(dir, rec, !fs_measured)) {
+        if (auto rows = measure_container(rec, *spec, policy, !fs_measured)) {
             for (const auto &r : *rows)
-                if (r.state == "degraded")
-                    log::error("sandbox policy of " + dir.id() + ": " + r.dimension +
-                               " is not enforced (" + r.detail + ")");
+                if (r.state == "degraded") log::error(not_enforced(r));
         }
     }
     if (rec.has_hooks) {
-        oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
-        if (spec.hooks) {
-            auto r = run_hooks(spec.hooks->poststart, "poststart",
+        if (spec->hooks) {
+            auto r = run_hooks(spec->hooks->poststart, "poststart",
                                hook_state(rec, oci::ContainerStatus::running));
             if (!r) {
                 // runtime-spec Lifecycle step 9: stop the container.

@@ -159,9 +159,12 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
     return out;
 }
 
+} // namespace
+
 // The rows of the filesystem rules, tried from inside the container.
-Result<std::vector<ReportRow>> fs_rows(const oci::ContainerRecord &rec, const oci::Spec &spec,
-                                       const SandboxPolicy &policy) {
+Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
+                                                const oci::Spec &spec,
+                                                const SandboxPolicy &policy) {
     std::vector<ReportRow> rows;
     auto tried = OCI_TRY(probe_fs_rules(rec.state.pid, *spec.linux_, policy.masks(), rec.fs_rules));
     for (const Promise &p : promises(spec, policy)) {
@@ -179,33 +182,31 @@ Result<std::vector<ReportRow>> fs_rows(const oci::ContainerRecord &rec, const oc
     return rows;
 }
 
-} // namespace
-
 Result<std::vector<ReportRow>> container_report(const std::string &root, const std::string &id) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     return measure_container(dir, rec);
 }
 
-Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
-                                                const oci::Spec &spec,
-                                                const SandboxPolicy &policy) {
-    return fs_rows(rec, spec, policy);
+Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
+                                                 const oci::ContainerRecord &rec) {
+    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    return measure_container(rec, spec, policy, true);
 }
 
-Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
-                                                 const oci::ContainerRecord &rec, bool with_fs) {
+Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec,
+                                                 const oci::Spec &spec, const SandboxPolicy &policy,
+                                                 bool with_fs) {
     const std::string &id = rec.state.id;
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("report: container \"" + id + "\" is not running");
-    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
-    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
     const oci::Linux &lx = *spec.linux_;
     std::string proc = "/proc/" + std::to_string(rec.state.pid);
     std::string status = OCI_TRY(oci::read_file(proc + "/status"));
     std::string limits = OCI_TRY(oci::read_file(proc + "/limits"));
     std::vector<ReportRow> fs;
-    if (with_fs) fs = OCI_TRY(fs_rows(rec, spec, policy));
+    if (with_fs) fs = OCI_TRY(measure_fs_rules(rec, spec, policy));
     size_t next_fs = 0;
     std::vector<ReportRow> rows;
     // Namespaces: the init's against this process's.

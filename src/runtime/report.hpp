@@ -24,11 +24,15 @@ Result<std::vector<ReportRow>> container_report(const std::string &root, const s
 
 class ContainerDir;
 struct SandboxPolicy;
-// The same, for a container whose directory the caller holds locked;
+// The same, for a container whose directory the caller holds locked.
+Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
+                                                 const oci::ContainerRecord &rec);
+// The same from its config.json as parsed (`policy` from its annotations);
 // without `with_fs`, no row of the filesystem rules (start has just
 // measured them: measure_fs_rules).
-Result<std::vector<ReportRow>>
-measure_container(const ContainerDir &dir, const oci::ContainerRecord &rec, bool with_fs = true);
+Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec,
+                                                 const oci::Spec &spec, const SandboxPolicy &policy,
+                                                 bool with_fs);
 // The rows of the sandbox policy's filesystem rules alone, each tried from
 // inside the container's namespaces (runtime/fs_probe.hpp).
 Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
