@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <vector>
 
 #include <yajl/yajl_parse.h>
@@ -160,6 +161,43 @@ static size_t too_deep_at(std::string_view text) {
     return std::string_view::npos;
 }
 
+namespace {
+
+bool identifier(std::string_view k) {
+    if (k.empty()) return false;
+    for (char c : k)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+
+// The first object (depth first) holding a key twice, as the key's path:
+// yajl's tree keeps both members, and a reader taking the first would see
+// another value than one taking the last (a reviewer reads one, the runtime
+// would apply the other).
+Status no_duplicate_keys(yajl_val v, const Path &p) {
+    if (YAJL_IS_ARRAY(v)) {
+        for (size_t i = 0; i < v->u.array.len; i++)
+            OCI_CHECK(no_duplicate_keys(v->u.array.values[i], p.at(i)));
+        return {};
+    }
+    if (!YAJL_IS_OBJECT(v)) return {};
+    // The first key, in document order, that an earlier member already named.
+    std::set<std::string_view> seen;
+    for (size_t i = 0; i < v->u.object.len; i++) {
+        std::string_view k = v->u.object.keys[i];
+        if (seen.insert(k).second) continue;
+        std::string at = p.parent ? p.str() : "";
+        at += identifier(k) ? (at.empty() ? "" : ".") + std::string(k)
+                            : "[\"" + std::string(k) + "\"]";
+        return fail(at + ": duplicate key: the object names it twice");
+    }
+    for (size_t i = 0; i < v->u.object.len; i++)
+        OCI_CHECK(no_duplicate_keys(v->u.object.values[i], p.field(v->u.object.keys[i])));
+    return {};
+}
+
+} // namespace
+
 Result<Document> Document::parse(std::string_view text) {
     if (text.find('\0') != std::string_view::npos) return fail("invalid JSON: contains a NUL byte");
     // yajl checks no more than the text up to a bracket too deep: a syntax
@@ -177,6 +215,7 @@ Result<Document> Document::parse(std::string_view text) {
     if (!v) return fail(std::string("invalid JSON: ") + err);
     Document d;
     d.tree_.reset(v);
+    OCI_CHECK(no_duplicate_keys(v, Path{}));
     return d;
 }
 
@@ -328,7 +367,47 @@ Writer &Writer::end_array() {
 Writer &Writer::key(std::string_view k) {
     return str(k);
 }
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or 0.
+size_t utf8_sequence(std::string_view s, size_t i) {
+    auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = b(i);
+    if (c < 0x80) return 1;
+    size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+               : c >= 0xe0 && c <= 0xef ? 3
+               : c >= 0xf0 && c <= 0xf4 ? 4
+                                        : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((b(i + k) & 0xc0) != 0x80) return 0;
+    unsigned char d = b(i + 1);
+    if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d > 0x9f) || (c == 0xf0 && d < 0x90) ||
+        (c == 0xf4 && d > 0x8f))
+        return 0;
+    return n;
+}
+
+} // namespace
+
 Writer &Writer::str(std::string_view s) {
+    std::string fixed;
+    size_t done = 0;
+    for (size_t i = 0; i < s.size();) {
+        size_t n = utf8_sequence(s, i);
+        if (n > 0) {
+            i += n;
+            continue;
+        }
+        fixed.append(s.substr(done, i - done)).append("\xEF\xBF\xBD"); // U+FFFD
+        replaced_++;
+        done = ++i;
+    }
+    if (done > 0) {
+        fixed.append(s.substr(done));
+        s = fixed;
+    }
     yajl_gen_string(g_, reinterpret_cast<const unsigned char *>(s.data()), s.size());
     return *this;
 }

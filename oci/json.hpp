@@ -173,6 +173,8 @@ class Writer {
     Writer &begin_array();
     Writer &end_array();
     Writer &key(std::string_view k);
+    // Bytes that are not valid UTF-8 are written as U+FFFD, one per byte,
+    // and counted in replaced(): what the runtime writes is valid JSON.
     Writer &str(std::string_view s);
     Writer &boolean(bool b);
     Writer &i64(int64_t v);
@@ -208,9 +210,12 @@ class Writer {
 
     // The document written so far (valid once every container is closed).
     std::string_view view() const;
+    // Invalid UTF-8 bytes replaced so far (str()).
+    size_t replaced() const { return replaced_; }
 
   private:
     yajl_gen g_;
+    size_t replaced_ = 0;
 };
 
 } // namespace ocirun::json

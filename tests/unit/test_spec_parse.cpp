@@ -886,11 +886,22 @@ Test(spec_parse, zero_is_not_unset) {
     cr_assert(!*s.linux_->resources->memory->disable_oom_killer);
 }
 
-Test(spec_parse, duplicate_key_last_wins) {
-    Spec s = parsed(
-        R"({"ociVersion": "1.0.0", "hostname": "a", "hostname": "b", "ociVersion": "1.2.0"})");
-    cr_assert_str_eq(s.hostname.c_str(), "b");
-    cr_assert_str_eq(s.oci_version.c_str(), "1.2.0");
+// A key named twice in one object is refused with its path: a reader taking
+// the first value and one taking the last would disagree.
+Test(spec_parse, duplicate_key_is_refused_with_its_path) {
+    EXPECT_PARSE_ERR(
+        R"({"ociVersion": "1.0.0", "hostname": "a", "hostname": "b", "ociVersion": "1.2.0"})",
+        "hostname: duplicate key: the object names it twice");
+    EXPECT_PARSE_ERR(
+        R"({"ociVersion": "1.0.0", "annotations": {"dev.ocirun.network": "full",
+                        "x": "1", "dev.ocirun.network": "none"}})",
+        "annotations[\"dev.ocirun.network\"]: duplicate key: the object names it twice");
+    EXPECT_PARSE_ERR(R"({"ociVersion": "1.0.0", "process": {"env": [], "args": ["a"],
+                        "cwd": "/", "user": {"uid": 0, "uid": 1, "gid": 0}}})",
+                     "process.user.uid: duplicate key: the object names it twice");
+    EXPECT_PARSE_ERR(R"({"ociVersion": "1.0.0", "mounts": [{"destination": "/a"},
+                        {"destination": "/b", "type": "tmpfs", "destination": "/c"}]})",
+                     "mounts[1].destination: duplicate key: the object names it twice");
 }
 
 // ---------------------------------------------------------------------------
