@@ -325,55 +325,155 @@ IpAddr from_sockaddr(const sockaddr *sa) {
 
 namespace {
 
-AddressClass classify_v4(const uint8_t *b) {
-    uint32_t v = uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3];
-    auto in = [v](uint32_t net, int prefix) {
-        uint32_t mask = prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix);
-        return (v & mask) == net;
-    };
-    if (v == 0xa9fea9fe || v == 0xa9feaa02) return AddressClass::metadata; // .169.254, .170.2
-    if (in(0x00000000, 8)) return AddressClass::unspecified;
-    if (in(0x7f000000, 8)) return AddressClass::loopback;
-    if (in(0x0a000000, 8) || in(0xac100000, 12) || in(0xc0a80000, 16))
-        return AddressClass::private_net;
-    if (in(0xa9fe0000, 16)) return AddressClass::link_local;
-    if (in(0x64400000, 10)) return AddressClass::cgnat;
-    if (in(0xe0000000, 4)) return AddressClass::multicast;
-    if (in(0xf0000000, 4) || in(0xc0000000, 24) || in(0xc6120000, 15) || in(0xc0000200, 24) ||
-        in(0xc6336400, 24) || in(0xcb007100, 24))
-        return AddressClass::reserved;
-    return AddressClass::global;
+// The IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and
+// the RFCs since), every entry, most specific first: the first entry that
+// covers an address decides. An entry marked globally reachable there is
+// `global` here; the rest are what they are (private, loopback, ...) or
+// `reserved`. Blocks the registries mark "N/A" (deprecated 6to4 relays,
+// Teredo, ORCHID) are reserved: fail closed.
+struct Special {
+    const char *net;
+    int prefix;
+    AddressClass cls;
+    const char *name; // the registry's name, for messages
+};
+
+constexpr Special kSpecialV4[] = {
+    {"169.254.169.254", 32, AddressClass::metadata, "cloud metadata"},
+    {"169.254.170.2", 32, AddressClass::metadata, "cloud metadata (ECS)"},
+    {"0.0.0.0", 32, AddressClass::unspecified, "this host on this network"},
+    {"0.0.0.0", 8, AddressClass::unspecified, "this network"},
+    {"10.0.0.0", 8, AddressClass::private_net, "private-use"},
+    {"100.64.0.0", 10, AddressClass::cgnat, "shared address space"},
+    {"127.0.0.0", 8, AddressClass::loopback, "loopback"},
+    {"169.254.0.0", 16, AddressClass::link_local, "link local"},
+    {"172.16.0.0", 12, AddressClass::private_net, "private-use"},
+    {"192.0.0.9", 32, AddressClass::global, "port control protocol anycast"},
+    {"192.0.0.10", 32, AddressClass::global, "traversal using relays around NAT anycast"},
+    {"192.0.0.0", 29, AddressClass::reserved, "IPv4 service continuity prefix"},
+    {"192.0.0.8", 32, AddressClass::reserved, "IPv4 dummy address"},
+    {"192.0.0.170", 32, AddressClass::reserved, "NAT64/DNS64 discovery"},
+    {"192.0.0.171", 32, AddressClass::reserved, "NAT64/DNS64 discovery"},
+    {"192.0.0.0", 24, AddressClass::reserved, "IETF protocol assignments"},
+    {"192.0.2.0", 24, AddressClass::reserved, "documentation (TEST-NET-1)"},
+    {"192.31.196.0", 24, AddressClass::global, "AS112-v4"},
+    {"192.52.193.0", 24, AddressClass::global, "AMT"},
+    {"192.88.99.0", 24, AddressClass::reserved, "deprecated 6to4 relay anycast"},
+    {"192.168.0.0", 16, AddressClass::private_net, "private-use"},
+    {"192.175.48.0", 24, AddressClass::global, "direct delegation AS112 service"},
+    {"198.18.0.0", 15, AddressClass::reserved, "benchmarking"},
+    {"198.51.100.0", 24, AddressClass::reserved, "documentation (TEST-NET-2)"},
+    {"203.0.113.0", 24, AddressClass::reserved, "documentation (TEST-NET-3)"},
+    {"224.0.0.0", 4, AddressClass::multicast, "multicast"},
+    {"255.255.255.255", 32, AddressClass::reserved, "limited broadcast"},
+    {"240.0.0.0", 4, AddressClass::reserved, "reserved"},
+};
+
+constexpr Special kSpecialV6[] = {
+    {"fd00:ec2::254", 128, AddressClass::metadata, "cloud metadata"},
+    {"::1", 128, AddressClass::loopback, "loopback"},
+    {"::", 128, AddressClass::unspecified, "unspecified"},
+    // ::ffff:0:0/96 (IPv4-mapped) is read as IPv4 before this table.
+    {"64:ff9b:1::", 48, AddressClass::nat64_local, "local-use IPv4/IPv6 translation"},
+    {"100::", 64, AddressClass::reserved, "discard-only"},
+    {"100:0:0:1::", 64, AddressClass::reserved, "dummy IPv6 prefix"},
+    {"2001:1::1", 128, AddressClass::global, "port control protocol anycast"},
+    {"2001:1::2", 128, AddressClass::global, "traversal using relays around NAT anycast"},
+    {"2001:1::3", 128, AddressClass::global, "DNS-SD service registration protocol anycast"},
+    {"2001:2::", 48, AddressClass::reserved, "benchmarking"},
+    {"2001:3::", 32, AddressClass::global, "AMT"},
+    {"2001:4:112::", 48, AddressClass::global, "AS112-v6"},
+    {"2001:10::", 28, AddressClass::reserved, "deprecated ORCHID"},
+    {"2001:20::", 28, AddressClass::global, "ORCHIDv2"},
+    {"2001:30::", 28, AddressClass::global, "drone remote ID protocol entity tags"},
+    {"2001::", 32, AddressClass::reserved, "Teredo"},
+    {"2001::", 23, AddressClass::reserved, "IETF protocol assignments"},
+    {"2001:db8::", 32, AddressClass::reserved, "documentation"},
+    {"2620:4f:8000::", 48, AddressClass::global, "direct delegation AS112 service"},
+    {"3fff::", 20, AddressClass::reserved, "documentation"},
+    {"5f00::", 16, AddressClass::reserved, "segment routing (SRv6) SIDs"},
+    {"fc00::", 7, AddressClass::ula, "unique-local"},
+    {"fe80::", 10, AddressClass::link_local, "link-local unicast"},
+    {"fec0::", 10, AddressClass::reserved, "deprecated site-local"},
+    {"ff00::", 8, AddressClass::multicast, "multicast"},
+};
+
+bool in_prefix(const uint8_t *a, const uint8_t *net, int prefix) {
+    int whole = prefix / 8, rest = prefix % 8;
+    if (std::memcmp(a, net, static_cast<size_t>(whole)) != 0) return false;
+    if (rest == 0) return true;
+    auto mask = static_cast<uint8_t>(0xff << (8 - rest));
+    return (a[whole] & mask) == (net[whole] & mask);
 }
 
-AddressClass classify_v6(const uint8_t *b) {
-    static const uint8_t metadata[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0,    0,
-                                         0,    0, 0,    0,    0, 0, 0x02, 0x54};
+// The entry covering `a` (AF_INET or AF_INET6, not IPv4-mapped), or null.
+const Special *special(const IpAddr &a) {
+    auto find = [&](const auto &table) -> const Special * {
+        for (const Special &s : table) {
+            uint8_t net[16] = {};
+            (void)::inet_pton(a.family, s.net, net);
+            if (in_prefix(a.bytes, net, s.prefix)) return &s;
+        }
+        return nullptr;
+    };
+    return a.family == AF_INET ? find(kSpecialV4) : find(kSpecialV6);
+}
+
+struct Verdict {
+    AddressClass cls;
+    std::string name;
+};
+
+Verdict verdict_v4(const uint8_t *b) {
+    IpAddr a;
+    a.family = AF_INET;
+    std::memcpy(a.bytes, b, 4);
+    if (const Special *s = special(a)) return {s->cls, s->name};
+    return {AddressClass::global, "global"};
+}
+
+// IPv6 forms that carry an IPv4 address the packet would end up at: a
+// non-global one makes the IPv6 address non-global too.
+Verdict verdict_v6(const uint8_t *b) {
+    static const uint8_t zeros[12] = {};
     static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
-    static const uint8_t zeros[16] = {};
-    if (std::memcmp(b, metadata, 16) == 0) return AddressClass::metadata;
-    if (std::memcmp(b, zeros, 15) == 0) {
-        if (b[15] == 0) return AddressClass::unspecified;
-        if (b[15] == 1) return AddressClass::loopback;
-    }
-    if (std::memcmp(b, zeros, 12) == 0) return AddressClass::reserved; // ::/96, IPv4-compatible
-    if (std::memcmp(b, nat64, 12) == 0) return classify_v4(b + 12);
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return AddressClass::link_local;
-    if ((b[0] & 0xfe) == 0xfc) return AddressClass::ula;
-    if (b[0] == 0xff) return AddressClass::multicast;
-    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
-        return AddressClass::reserved; // 2001:db8::/32, documentation
-    if (b[0] == 0x01 && std::memcmp(b + 1, zeros, 7) == 0)
-        return AddressClass::reserved; // 100::/64, discard-only
-    return AddressClass::global;
+    IpAddr a;
+    a.family = AF_INET6;
+    std::memcpy(a.bytes, b, 16);
+    const Special *s = special(a);
+    if (s && s->prefix == 128) return {s->cls, s->name}; // ::, ::1, metadata, anycast
+    auto embedded = [](const uint8_t *v4, const char *form, AddressClass if_global) -> Verdict {
+        Verdict v = verdict_v4(v4);
+        if (v.cls == AddressClass::global) return {if_global, std::string(form)};
+        return {v.cls, std::string(form) + " of " + v.name};
+    };
+    if (std::memcmp(b, zeros, 12) == 0) // ::/96, deprecated IPv4-compatible
+        return embedded(b + 12, "IPv4-compatible", AddressClass::reserved);
+    if (std::memcmp(b, nat64, 12) == 0) // 64:ff9b::/96, NAT64 well-known prefix
+        return embedded(b + 12, "NAT64", AddressClass::global);
+    if (b[0] == 0x20 && b[1] == 0x02) // 2002::/16, 6to4: the IPv4 address in bits 16..47
+        return embedded(b + 2, "6to4", AddressClass::global);
+    if (s) return {s->cls, s->name};
+    // Outside 2000::/3 the IPv6 address space is unassigned (reserved by the IETF).
+    if ((b[0] & 0xe0) != 0x20) return {AddressClass::reserved, "reserved by the IETF"};
+    return {AddressClass::global, "global"};
+}
+
+Verdict verdict(const IpAddr &addr) {
+    IpAddr a = canonical(addr);
+    if (a.family == AF_INET) return verdict_v4(a.bytes);
+    if (a.family == AF_INET6) return verdict_v6(a.bytes);
+    return {AddressClass::reserved, "no address"};
 }
 
 } // namespace
 
 AddressClass classify(const IpAddr &addr) {
-    IpAddr a = canonical(addr);
-    if (a.family == AF_INET) return classify_v4(a.bytes);
-    if (a.family == AF_INET6) return classify_v6(a.bytes);
-    return AddressClass::reserved;
+    return verdict(addr).cls;
+}
+
+std::string describe_class(const IpAddr &addr) {
+    return verdict(addr).name;
 }
 
 const char *class_name(AddressClass c) {
@@ -396,6 +496,8 @@ const char *class_name(AddressClass c) {
         return "unspecified";
     case AddressClass::multicast:
         return "multicast";
+    case AddressClass::nat64_local:
+        return "NAT64 local-use";
     case AddressClass::reserved:
         return "reserved";
     }
@@ -494,10 +596,18 @@ const Pattern *match(const std::vector<Pattern> &patterns, const Host &host, uin
     return nullptr;
 }
 
-const Pattern *covering(const std::vector<Pattern> &patterns, const IpAddr &a) {
+const Pattern *covering(const std::vector<Pattern> &patterns, const IpAddr &a, uint16_t port,
+                        bool any_port_when_unset) {
     for (const Pattern &p : patterns) {
-        if (p.kind == Pattern::Kind::address && in_net(a, p.net, p.prefix)) return &p;
+        if (p.kind != Pattern::Kind::address || !in_net(a, p.net, p.prefix)) continue;
+        if ((any_port_when_unset && p.ports.empty()) || p.allows_port(port)) return &p;
     }
+    return nullptr;
+}
+
+const Pattern *covering(const std::vector<Pattern> &patterns, const IpAddr &a) {
+    for (const Pattern &p : patterns)
+        if (p.kind == Pattern::Kind::address && in_net(a, p.net, p.prefix)) return &p;
     return nullptr;
 }
 

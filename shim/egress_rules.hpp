@@ -31,23 +31,19 @@ IpAddr canonical(const IpAddr &a);
 // for anything else.
 IpAddr from_sockaddr(const sockaddr *sa);
 
-// What an address is, for the rule "names resolve to global addresses only".
-// IPv4                                      IPv6
-//   loopback     127.0.0.0/8                  ::1
-//   private_net  10/8, 172.16/12, 192.168/16  -
-//   link_local   169.254/16 (but metadata)    fe80::/10
-//   cgnat        100.64/10                    -
-//   ula          -                            fc00::/7 (but metadata)
-//   metadata     169.254.169.254, 169.254.170.2, fd00:ec2::254
-//   unspecified  0.0.0.0/8                    ::
-//   multicast    224/4                        ff00::/8
-//   reserved     240/4 (255.255.255.255 too), 2001:db8::/32, 100::/64,
-//                192.0.0/24, 198.18/15,       ::/96 but ::1 and ::
-//                192.0.2/24, 198.51.100/24,
-//                203.0.113/24
-//   global       everything else
-// ::ffff:a.b.c.d is classified as a.b.c.d; so is NAT64 64:ff9b::a.b.c.d (the
-// translator would reach a.b.c.d).
+// What an address is, for the rule "names resolve to global addresses only":
+// the entry of the IANA IPv4 or IPv6 Special-Purpose Address Registry that
+// covers it (every entry; the most specific decides), else global. Entries
+// the registries call globally reachable (the PCP and TURN anycast
+// addresses, AS112, AMT, ORCHIDv2, ...) are global; those marked N/A
+// (Teredo, the deprecated 6to4 relay anycast and ORCHID) are reserved. IPv6
+// outside 2000::/3 and the listed blocks is unassigned: reserved. Cloud
+// metadata addresses (169.254.169.254, 169.254.170.2, fd00:ec2::254) are
+// their own class. Forms that embed an IPv4 address the packet would reach
+// take its class when that is not global: ::ffff:a.b.c.d (IPv4-mapped, read
+// as a.b.c.d), ::a.b.c.d (IPv4-compatible, deprecated: reserved when
+// global), 64:ff9b::a.b.c.d (NAT64) and 2002:AABB:CCDD::/48 (6to4);
+// 64:ff9b:1::/48 (NAT64 local-use, RFC 8215) is never global.
 enum class AddressClass {
     global,
     loopback,
@@ -58,12 +54,16 @@ enum class AddressClass {
     metadata,
     unspecified,
     multicast,
+    nat64_local,
     reserved
 };
 AddressClass classify(const IpAddr &a);
 // "loopback", "private", "link-local", "CGNAT", "ULA", "metadata",
-// "unspecified", "multicast", "reserved", "global".
+// "unspecified", "multicast", "NAT64 local-use", "reserved", "global".
 const char *class_name(AddressClass c);
+// The registry entry's name for `a` ("documentation (TEST-NET-1)",
+// "6to4 of private-use", ...), or "global".
+std::string describe_class(const IpAddr &a);
 
 // One entry of an allow-list annotation.
 struct Pattern {
@@ -117,8 +117,14 @@ Result<Host> normalize_host(std::string_view raw);
 const Pattern *match(const std::vector<Pattern> &patterns, const Host &host, uint16_t port,
                      bool any_port_when_unset = false);
 
-// An address pattern covering `a` (any port), or null: a name may resolve to
-// a non-global address only then.
+// An address pattern covering `a` whose ports take `port`, or null: a name
+// may resolve to a non-global address only then, and only for the ports that
+// pattern allows (a name's rule and the address's rule must both allow the
+// port). With any_port_when_unset (deny lists), an entry without a port
+// covers every port.
+const Pattern *covering(const std::vector<Pattern> &patterns, const IpAddr &a, uint16_t port,
+                        bool any_port_when_unset = false);
+// An address pattern covering `a`, whatever its ports (for messages).
 const Pattern *covering(const std::vector<Pattern> &patterns, const IpAddr &a);
 
 } // namespace ocirun::egress

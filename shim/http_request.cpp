@@ -267,6 +267,8 @@ Parsed<Request> request(std::string_view head) {
     req.host = std::move(a.host);
     req.port = a.port;
     req.forward_head = forward_head(method, path, version, auth, h);
+    req.chunked = h.has_te;
+    req.content_length = h.has_length ? h.length : 0;
     return req;
 }
 
@@ -296,6 +298,98 @@ ParseResult parse_request(std::string_view buf, size_t max_head) {
     r.req = std::move(*req);
     r.req.head_len = end;
     return r;
+}
+
+BodyFramer::BodyFramer(const Request &r)
+    : state_(r.chunked              ? State::size
+             : r.content_length > 0 ? State::length
+                                    : State::done),
+      remaining_(r.chunked ? 0 : r.content_length) {}
+
+Result<size_t> BodyFramer::feed(std::string_view data) {
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    auto text_byte = [](unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); };
+    size_t i = 0;
+    while (i < data.size() && state_ != State::done) {
+        char c = data[i];
+        switch (state_) {
+        case State::length:
+        case State::data: {
+            size_t n = static_cast<size_t>(std::min<uint64_t>(remaining_, data.size() - i));
+            remaining_ -= n;
+            i += n;
+            if (remaining_ == 0) state_ = state_ == State::length ? State::done : State::data_cr;
+            continue;
+        }
+        case State::size:
+            if (hex(c) >= 0) {
+                if (++digits_ > 15) return fail("chunk size over 2^60");
+                remaining_ = remaining_ * 16 + static_cast<uint64_t>(hex(c));
+                break;
+            }
+            if (c == '\n') return fail("bare LF in the chunk framing");
+            if (digits_ == 0) return fail("chunk size is not a hex number");
+            if (c == '\r')
+                state_ = State::size_lf;
+            else if (c == ';' || c == ' ' || c == '\t')
+                state_ = State::ext;
+            else
+                return fail("chunk size is not a hex number");
+            break;
+        case State::ext:
+            if (c == '\r')
+                state_ = State::size_lf;
+            else if (!text_byte(static_cast<unsigned char>(c)))
+                return fail("control character in a chunk extension");
+            break;
+        case State::size_lf:
+            if (c != '\n') return fail("bare CR in the chunk framing");
+            digits_ = 0;
+            state_ = remaining_ == 0 ? State::line : State::data;
+            break;
+        case State::data_cr:
+            if (c != '\r') return fail("chunk data longer than its size");
+            state_ = State::data_lf;
+            break;
+        case State::data_lf:
+            if (c != '\n') return fail("bare CR in the chunk framing");
+            state_ = State::size;
+            break;
+        case State::line:
+            if (c == '\r')
+                state_ = State::last_lf;
+            else if (c == ' ' || c == '\t')
+                return fail("obsolete line folding in a trailer");
+            else if (!text_byte(static_cast<unsigned char>(c)))
+                return fail("control character in a trailer");
+            else
+                state_ = State::trailer;
+            break;
+        case State::trailer:
+            if (c == '\r')
+                state_ = State::trailer_lf;
+            else if (!text_byte(static_cast<unsigned char>(c)))
+                return fail("control character in a trailer");
+            break;
+        case State::trailer_lf:
+            if (c != '\n') return fail("bare CR in a trailer");
+            state_ = State::line;
+            break;
+        case State::last_lf:
+            if (c != '\n') return fail("bare CR in the chunk framing");
+            state_ = State::done;
+            break;
+        case State::done:
+            break;
+        }
+        i++;
+    }
+    return i;
 }
 
 } // namespace ocirun::egress

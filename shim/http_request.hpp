@@ -4,6 +4,8 @@
 // obs-fold, conflicting framing headers) is refused rather than repaired.
 #pragma once
 
+#include "oci/error.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +28,44 @@ struct Request {
     // Proxy-Authenticate, TE, Upgrade), then "Connection: close".
     // Transfer-Encoding, Content-Length (once) and Trailer are kept.
     std::string forward_head;
+    // http only: how the body is framed (RFC 9112 section 6.3): chunked when
+    // Transfer-Encoding ends in chunked, else content_length bytes (0
+    // without Content-Length).
+    bool chunked = false;
+    uint64_t content_length = 0;
+};
+
+// The body of a request parse_request accepted, as its head frames it:
+// content_length bytes, or chunks up to the last chunk and the trailer
+// section's empty line. feed() takes the bytes that follow, in order, and
+// says how many of them are the body's; once done(), none are (what follows
+// is another request, which the proxy does not relay). Chunk framing it
+// cannot read (a size that is not hex or over 2^60, bare LF or CR, control
+// bytes in an extension or trailer line) is an error.
+class BodyFramer {
+  public:
+    explicit BodyFramer(const Request &r);
+    Result<size_t> feed(std::string_view data);
+    bool done() const { return state_ == State::done; }
+
+  private:
+    enum class State {
+        length,  // content_length: remaining_ bytes to go
+        size,    // chunk-size digits
+        ext,     // chunk extension, to CR
+        size_lf, // LF after a chunk-size line
+        data,    // remaining_ bytes of chunk data
+        data_cr, // CR after chunk data
+        data_lf, // LF after chunk data
+        line,    // start of a trailer line (CR: the end)
+        trailer, // inside a trailer line, to CR
+        trailer_lf,
+        last_lf, // LF of the empty line ending the trailer section
+        done
+    };
+    State state_;
+    uint64_t remaining_ = 0;
+    int digits_ = 0;
 };
 
 enum class ParseState { incomplete, done, bad };

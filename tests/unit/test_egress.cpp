@@ -401,6 +401,128 @@ Test(egress, ports_default_to_80_and_443) {
 
 // ---- address classes -------------------------------------------------------
 
+// Every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries
+// (as of 2026; written out here from the registries, not from the code's
+// table): the first and the last address of each block, and whether the
+// registry calls it globally reachable. "N/A" entries are not global here.
+Test(egress, special_purpose_registries_every_entry) {
+    struct Entry {
+        const char *first, *last;
+        bool global;
+    };
+    const Entry v4[] = {
+        {"0.0.0.0", "0.255.255.255", false},           // "this network", RFC 791
+        {"0.0.0.0", "0.0.0.0", false},                 // "this host on this network"
+        {"10.0.0.0", "10.255.255.255", false},         // private-use, RFC 1918
+        {"100.64.0.0", "100.127.255.255", false},      // shared address space, RFC 6598
+        {"127.0.0.0", "127.255.255.255", false},       // loopback
+        {"169.254.0.0", "169.254.255.255", false},     // link local, RFC 3927
+        {"172.16.0.0", "172.31.255.255", false},       // private-use
+        {"192.0.0.0", "192.0.0.255", false},           // IETF protocol assignments, RFC 6890
+        {"192.0.0.0", "192.0.0.7", false},             // IPv4 service continuity prefix, RFC 7335
+        {"192.0.0.8", "192.0.0.8", false},             // IPv4 dummy address, RFC 7600
+        {"192.0.0.9", "192.0.0.9", true},              // PCP anycast, RFC 7723
+        {"192.0.0.10", "192.0.0.10", true},            // TURN anycast, RFC 8155
+        {"192.0.0.170", "192.0.0.171", false},         // NAT64/DNS64 discovery, RFC 8880
+        {"192.0.2.0", "192.0.2.255", false},           // documentation (TEST-NET-1), RFC 5737
+        {"192.31.196.0", "192.31.196.255", true},      // AS112-v4, RFC 7535
+        {"192.52.193.0", "192.52.193.255", true},      // AMT, RFC 7450
+        {"192.88.99.0", "192.88.99.255", false},       // deprecated 6to4 relay anycast (N/A)
+        {"192.168.0.0", "192.168.255.255", false},     // private-use
+        {"192.175.48.0", "192.175.48.255", true},      // direct delegation AS112, RFC 7534
+        {"198.18.0.0", "198.19.255.255", false},       // benchmarking, RFC 2544
+        {"198.51.100.0", "198.51.100.255", false},     // documentation (TEST-NET-2)
+        {"203.0.113.0", "203.0.113.255", false},       // documentation (TEST-NET-3)
+        {"240.0.0.0", "255.255.255.254", false},       // reserved, RFC 1112
+        {"255.255.255.255", "255.255.255.255", false}, // limited broadcast, RFC 919
+        {"224.0.0.0", "239.255.255.255", false},       // multicast (its own registry)
+    };
+    const Entry v6[] = {
+        {"::1", "::1", false},                             // loopback
+        {"::", "::", false},                               // unspecified
+        {"::ffff:0.0.0.0", "::ffff:0.255.255.255", false}, // IPv4-mapped "this network"
+        {"::ffff:8.8.8.8", "::ffff:8.8.8.8", true},        // IPv4-mapped, global
+        {"64:ff9b::8.8.8.8", "64:ff9b::8.8.8.8", true},    // IPv4-IPv6 translation, RFC 6052
+        {"64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff",
+         false},                                              // local-use translation, RFC 8215
+        {"100::", "100::ffff:ffff:ffff:ffff", false},         // discard-only, RFC 6666
+        {"100:0:0:1::", "100::1:ffff:ffff:ffff:ffff", false}, // dummy IPv6 prefix, RFC 9780
+        {"2001::", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", false}, // IETF protocol assignments
+        {"2001::", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff", false},   // Teredo, RFC 4380 (N/A)
+        {"2001:1::1", "2001:1::1", true},                            // PCP anycast
+        {"2001:1::2", "2001:1::2", true},                            // TURN anycast
+        {"2001:1::3", "2001:1::3", true},                            // DNS-SD SRP anycast, RFC 9665
+        {"2001:2::", "2001:2:0:ffff:ffff:ffff:ffff:ffff", false},    // benchmarking, RFC 5180
+        {"2001:3::", "2001:3:ffff:ffff:ffff:ffff:ffff:ffff", true},  // AMT
+        {"2001:4:112::", "2001:4:112:ffff:ffff:ffff:ffff:ffff", true}, // AS112-v6, RFC 7535
+        {"2001:10::", "2001:1f:ffff:ffff:ffff:ffff:ffff:ffff", false}, // deprecated ORCHID (N/A)
+        {"2001:20::", "2001:2f:ffff:ffff:ffff:ffff:ffff:ffff", true},  // ORCHIDv2, RFC 7343
+        {"2001:30::", "2001:3f:ffff:ffff:ffff:ffff:ffff:ffff", true},  // drone remote ID, RFC 9374
+        {"2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", false}, // documentation, RFC 3849
+        {"2002::", "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+         true}, // 6to4 of a global IPv4 address
+        {"2620:4f:8000::", "2620:4f:8000:ffff:ffff:ffff:ffff:ffff",
+         true},                                                       // direct delegation AS112
+        {"3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", false},  // documentation, RFC 9637
+        {"5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", false}, // SRv6 SIDs, RFC 9602
+        {"fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", false}, // unique-local, RFC 4193
+        {"fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", false}, // link-local unicast
+        {"ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", false}, // multicast
+    };
+    auto check = [](const Entry &e) {
+        for (const char *a : {e.first, e.last}) {
+            // 2002::/16 takes the embedded address's class: its first and last
+            // embed 0.0.0.0 and 255.255.255.255; a global one is checked below.
+            if (std::strncmp(a, "2002:", 5) == 0) a = "2002:808:808::1";
+            bool global = classify(ip(a)) == AddressClass::global;
+            cr_assert_eq(global, e.global, "%s (entry %s..%s): %s, want %s", a, e.first, e.last,
+                         class_name(classify(ip(a))), e.global ? "global" : "not global");
+        }
+    };
+    for (const Entry &e : v4)
+        check(e);
+    for (const Entry &e : v6)
+        check(e);
+    // Next to the blocks: global.
+    for (const char *a : {"192.0.1.0", "192.0.3.0", "198.20.0.0", "100.128.0.0", "2001:200::1",
+                          "2001:db9::1", "2620:4f:8001::1", "2606:4700::1111"})
+        cr_assert_eq(classify(ip(a)), AddressClass::global, "%s", a);
+    // IPv6 outside 2000::/3 and the listed blocks is unassigned.
+    for (const char *a : {"4000::1", "1::1", "e000::1", "::ffff:0:808:808"})
+        cr_assert_eq(classify(ip(a)), AddressClass::reserved, "%s", a);
+    // Forms that embed a non-global IPv4 address are not global either.
+    expect_class("::ffff:10.1.2.3", AddressClass::private_net);
+    expect_class("::169.254.169.254", AddressClass::metadata);
+    expect_class("64:ff9b::10.1.2.3", AddressClass::private_net);
+    expect_class("64:ff9b::192.0.2.1", AddressClass::reserved);
+    expect_class("64:ff9b:1::a01:203", AddressClass::nat64_local);
+    expect_class("64:ff9b:1:0a01:0203::", AddressClass::nat64_local);
+    expect_class("2002:a01:203::1", AddressClass::private_net); // 6to4 of 10.1.2.3
+    expect_class("2002:a9fe:a9fe::1", AddressClass::metadata);  // 6to4 of 169.254.169.254
+    expect_class("2002:7f00:1::1", AddressClass::loopback);     // 6to4 of 127.0.0.1
+    expect_class("2002:808:808::1", AddressClass::global);      // 6to4 of 8.8.8.8
+    unit::expect_eq(describe_class(ip("192.0.2.7")), "documentation (TEST-NET-1)");
+    unit::expect_eq(describe_class(ip("2002:a01:203::1")), "6to4 of private-use");
+    unit::expect_eq(describe_class(ip("64:ff9b:1::1")), "local-use IPv4/IPv6 translation");
+    unit::expect_eq(describe_class(ip("8.8.8.8")), "global");
+    cr_assert_str_eq(class_name(AddressClass::nat64_local), "NAT64 local-use");
+}
+
+// An address pattern lets a name's resolved address through only on the
+// ports the pattern allows; a deny entry without a port covers every port.
+Test(egress, covering_takes_the_port) {
+    auto allow = pats("127.0.0.1:11434,10.0.0.0/8");
+    cr_assert_not_null(covering(allow, ip("127.0.0.1"), 11434));
+    cr_assert_null(covering(allow, ip("127.0.0.1"), 443));
+    cr_assert_not_null(covering(allow, ip("10.9.9.9"), 443)); // no port: 80 and 443
+    cr_assert_null(covering(allow, ip("10.9.9.9"), 22));
+    cr_assert_not_null(covering(allow, ip("127.0.0.1"))); // whatever the port
+    auto deny = pats("10.0.0.0/8,192.168.0.0/16:22");
+    cr_assert_not_null(covering(deny, ip("10.1.1.1"), 5432, true));
+    cr_assert_not_null(covering(deny, ip("192.168.1.1"), 22, true));
+    cr_assert_null(covering(deny, ip("192.168.1.1"), 443, true));
+}
+
 Test(egress, address_classes) {
     expect_class("127.0.0.1", AddressClass::loopback);
     expect_class("127.255.255.254", AddressClass::loopback);
@@ -414,7 +536,7 @@ Test(egress, address_classes) {
     expect_class("169.254.1.1", AddressClass::link_local);
     expect_class("fe80::1", AddressClass::link_local);
     expect_class("febf::1", AddressClass::link_local);
-    expect_class("fec0::1", AddressClass::global);
+    expect_class("fec0::1", AddressClass::reserved); // deprecated site-local
     expect_class("100.64.0.1", AddressClass::cgnat);
     expect_class("100.127.255.255", AddressClass::cgnat);
     expect_class("100.128.0.1", AddressClass::global);
@@ -441,9 +563,10 @@ Test(egress, address_classes) {
     expect_class("203.0.113.1", AddressClass::reserved);
     expect_class("2001:db8::1", AddressClass::reserved);
     expect_class("100::1", AddressClass::reserved);
-    expect_class("100:0:0:1::1", AddressClass::global);
-    expect_class("::2", AddressClass::reserved);
-    expect_class("::10.0.0.1", AddressClass::reserved); // IPv4-compatible
+    expect_class("100:0:0:1::1", AddressClass::reserved);  // dummy prefix, RFC 9780
+    expect_class("::2", AddressClass::unspecified);        // IPv4-compatible 0.0.0.2
+    expect_class("::10.0.0.1", AddressClass::private_net); // IPv4-compatible
+    expect_class("::8.8.8.8", AddressClass::reserved);     // deprecated: never global
     // NAT64: the embedded IPv4 address decides.
     expect_class("64:ff9b::8.8.8.8", AddressClass::global);
     expect_class("64:ff9b::127.0.0.1", AddressClass::loopback);
@@ -693,4 +816,52 @@ Test(egress, request_smuggling_refused) {
                400, "both Content-Length and Transfer-Encoding");
     // A CR at the very end may still become CRLF.
     cr_assert_eq(parse("GET http://a.com/ HTTP/1.1\r").state, ParseState::incomplete);
+}
+
+// ---- request bodies ----------------------------------------------------------
+
+namespace {
+
+// The body's length in `bytes` (fed in pieces of `step`), or the error.
+std::string framed(std::string_view head, std::string_view bytes, size_t step = 1000) {
+    ParseResult r = parse(head);
+    cr_assert_eq(r.state, ParseState::done, "%s", r.reason.c_str());
+    BodyFramer f(r.req);
+    size_t total = 0;
+    for (size_t at = 0; at < bytes.size() && !f.done(); at += step) {
+        auto n = f.feed(bytes.substr(at, std::min(step, bytes.size() - at)));
+        if (!n) return "error: " + n.error().text();
+        total += *n;
+        if (*n < std::min(step, bytes.size() - at)) break;
+    }
+    return (f.done() ? "done " : "open ") + std::to_string(total);
+}
+
+} // namespace
+
+// The proxy relays a plain-http request's body as its head frames it, and
+// nothing after it: a pipelined request is never the body's.
+Test(egress, request_bodies_are_framed) {
+    const std::string get = "GET http://a.com/ HTTP/1.1\r\nHost: a.com\r\n\r\n";
+    const std::string post = "POST http://a.com/ HTTP/1.1\r\nContent-Length: 5\r\n\r\n";
+    const std::string chunked = "POST http://a.com/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const std::string next = "GET http://evil.com/ HTTP/1.1\r\n\r\n";
+    unit::expect_eq(framed(get, next), "done 0");
+    unit::expect_eq(framed(post, "hello" + next), "done 5");
+    unit::expect_eq(framed(post, "hel"), "open 3");
+    for (size_t step : {1, 3, 1000}) {
+        unit::expect_eq(framed(chunked, "5\r\nhello\r\n0\r\n\r\n" + next, step), "done 15");
+        unit::expect_eq(
+            framed(chunked, "A;ext=1\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n" + next, step),
+            "done 34");
+    }
+    unit::expect_eq(framed(chunked, "5\r\nhello\r\n"), "open 10");
+    unit::expect_eq(framed(chunked, "5\nhello\r\n0\r\n\r\n"),
+                    "error: bare LF in the chunk framing");
+    unit::expect_eq(framed(chunked, "5\r\rhello"), "error: bare CR in the chunk framing");
+    unit::expect_eq(framed(chunked, "zz\r\n"), "error: chunk size is not a hex number");
+    unit::expect_eq(framed(chunked, "5\r\nhello!\r\n"), "error: chunk data longer than its size");
+    unit::expect_eq(framed(chunked, "1000000000000000\r\n"), "error: chunk size over 2^60");
+    unit::expect_eq(framed(chunked, "0\r\n X: 1\r\n\r\n"),
+                    "error: obsolete line folding in a trailer");
 }
