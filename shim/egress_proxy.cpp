@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -38,23 +39,29 @@ Verdict decide(const ProxyConfig &c, const Host &host, uint16_t port) {
     return v;
 }
 
-Pick pick_address(const ProxyConfig &c, const std::string &name, const std::vector<IpAddr> &addrs) {
+Pick pick_address(const ProxyConfig &c, const std::string &name, uint16_t port,
+                  const std::vector<IpAddr> &addrs) {
     Pick p;
     std::string seen;
     for (const IpAddr &raw : addrs) {
         IpAddr a = egress::canonical(raw);
         egress::AddressClass cls = egress::classify(a);
-        seen += (seen.empty() ? "" : ", ") + egress::to_string(a) + " (" + egress::class_name(cls) +
-                ")";
-        if (egress::covering(c.deny, a)) continue;
-        if (cls == egress::AddressClass::global || egress::covering(c.allow, a)) {
+        std::string what = egress::class_name(cls);
+        if (const egress::Pattern *d = egress::covering(c.deny, a, port, true))
+            what = "denied by \"" + d->text + "\"";
+        else if (cls == egress::AddressClass::global || egress::covering(c.allow, a, port)) {
             p.addr = a;
             return p;
-        }
+        } else if (egress::covering(c.allow, a))
+            what += "; its address pattern does not allow port " + std::to_string(port);
+        else if (cls == egress::AddressClass::reserved)
+            what += ": " + egress::describe_class(a);
+        seen += (seen.empty() ? "" : ", ") + egress::to_string(a) + " (" + what + ")";
     }
     p.blocked = true;
     p.reason = addrs.empty() ? name + " does not resolve"
-                             : name + " resolves to no address it may reach: " + seen;
+                             : name + " resolves to no address it may reach on port " +
+                                   std::to_string(port) + ": " + seen;
     if (!addrs.empty()) p.addr = egress::canonical(addrs.front());
     return p;
 }
@@ -200,16 +207,35 @@ void answer(int fd, int status, const std::string &reason) {
     (void)send_all(fd, msg);
 }
 
-constexpr std::string_view kConnect = "CONNECT ";
+// Whether the first bytes inside a CONNECT tunnel are a proxy request: a
+// tunnel through an allowed host that is itself a proxy would reach any
+// host. Blank lines first are skipped (servers ignore them before a request
+// line). A proxy request starts with a standard method and a space; bytes
+// that cannot be the start of one (TLS, SSH, most protocols) are not one,
+// decided at once. After CONNECT it is one; after another method it is one
+// when the target is in absolute form ("://"), decided once the target ends
+// (or kProbeLine bytes). nullopt: not enough bytes yet.
+constexpr size_t kProbeLine = 4096;
 
-// Does `data` (the first bytes inside a tunnel) start a CONNECT? nullopt
-// while too short to say.
-std::optional<bool> nested_connect(std::string_view data) {
-    size_t n = std::min(data.size(), kConnect.size());
-    bool prefix = ::strncasecmp(data.data(), kConnect.data(), n) == 0;
-    if (!prefix) return false;
-    if (n < kConnect.size()) return std::nullopt;
-    return true;
+std::optional<bool> proxy_request(std::string_view data, bool eof) {
+    static constexpr std::string_view kMethods[] = {
+        "CONNECT ", "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "TRACE ", "PATCH "};
+    size_t i = data.find_first_not_of("\r\n");
+    if (i == std::string_view::npos) return eof ? std::optional<bool>(false) : std::nullopt;
+    std::string_view rest = data.substr(i);
+    for (std::string_view m : kMethods) {
+        size_t n = std::min(rest.size(), m.size());
+        if (::strncasecmp(rest.data(), m.data(), n) != 0) continue;
+        if (n < m.size()) return eof ? std::optional<bool>(false) : std::nullopt;
+        if (m == "CONNECT ") return true;
+        std::string_view target = rest.substr(m.size());
+        size_t end = target.find_first_of(" \t\r\n");
+        if (target.find("://") < end) return true;
+        if (end == std::string_view::npos && target.size() < kProbeLine && !eof)
+            return std::nullopt;
+        return false;
+    }
+    return false;
 }
 
 class ProxyConn : public Handler {
@@ -224,28 +250,40 @@ class ProxyConn : public Handler {
     void on_ready(Loop &loop, int fd, uint32_t events) override;
 
   private:
+    enum class Phase { head, resolving, dialing, probe, http };
     void read_head(Loop &loop);
-    void decided(Loop &loop);
     void resolved(Loop &loop, std::vector<IpAddr> addrs, const std::string &err);
     void connect_to(Loop &loop, const IpAddr &addr);
     void connected(Loop &loop, int err);
     void probe(Loop &loop);
     void relay(Loop &loop);
+    // The plain-http exchange: the parsed head, then exactly the body its
+    // head frames, up; the response down until the server closes.
+    void http(Loop &loop);
+    bool http_watch(Loop &loop);
     // Refuse with `status`: answer, log, close.
     void refuse(Loop &loop, int status, const std::string &reason);
     void finish(Loop &loop);
 
     EgressProxy &px_;
     int client_, up_ = -1;
+    Phase phase_ = Phase::head;
     std::string buf_;
     uint64_t sent_up_ = 0; // bytes sent upstream before the relay took over
     egress::Request req_;
     EgressEvent ev_;
+    // http
+    std::optional<egress::BodyFramer> body_;
+    std::string to_up_, to_client_;
+    bool up_eof_ = false, client_eof_ = false, extra_ = false;
+    uint64_t down_ = 0;
+    uint32_t want_client_ = 0, want_up_ = 0;
 };
 
 void ProxyConn::finish(Loop &loop) {
     if (client_ >= 0) loop.unwatch(client_);
-    px_.active--;
+    if (up_ >= 0) loop.unwatch(up_);
+    px_.release();
     loop.retire(this);
 }
 
@@ -258,10 +296,18 @@ void ProxyConn::refuse(Loop &loop, int status, const std::string &reason) {
     finish(loop);
 }
 
-void ProxyConn::on_ready(Loop &loop, int, uint32_t events) {
-    (void)events;
-    if (up_ >= 0) return probe(loop);
-    read_head(loop);
+void ProxyConn::on_ready(Loop &loop, int, uint32_t) {
+    switch (phase_) {
+    case Phase::head:
+        return read_head(loop);
+    case Phase::probe:
+        return probe(loop);
+    case Phase::http:
+        return http(loop);
+    case Phase::resolving:
+    case Phase::dialing:
+        return;
+    }
 }
 
 void ProxyConn::read_head(Loop &loop) {
@@ -293,11 +339,17 @@ void ProxyConn::read_head(Loop &loop) {
     Verdict v = decide(px_.config(), *host, req_.port);
     ev_.matched = v.matched;
     if (v.blocked) {
+        // Enforced: refused before any lookup (a denied name is never asked).
         if (!ev_.observe) return refuse(loop, 403, v.reason);
         ev_.blocked = true;
         ev_.reason = v.reason;
     }
-    if (host->is_address) return connect_to(loop, host->addr);
+    if (host->is_address) {
+        // An address literal: its own address rule decided above.
+        phase_ = Phase::dialing;
+        return connect_to(loop, host->addr);
+    }
+    phase_ = Phase::resolving;
     px_.resolver().resolve(loop, host->name,
                            [this](Loop &l, std::vector<IpAddr> addrs, std::string err) {
                                resolved(l, std::move(addrs), err);
@@ -307,12 +359,13 @@ void ProxyConn::read_head(Loop &loop) {
 void ProxyConn::resolved(Loop &loop, std::vector<IpAddr> addrs, const std::string &err) {
     if (addrs.empty())
         return refuse(loop, 502, ev_.host + " does not resolve" + (err.empty() ? "" : ": " + err));
-    Pick p = pick_address(px_.config(), ev_.host, addrs);
+    Pick p = pick_address(px_.config(), ev_.host, req_.port, addrs);
     if (p.blocked) {
         if (!ev_.observe) return refuse(loop, 403, p.reason);
         ev_.blocked = true;
         ev_.reason += (ev_.reason.empty() ? "" : "; ") + p.reason;
     }
+    phase_ = Phase::dialing;
     connect_to(loop, p.addr);
 }
 
@@ -330,38 +383,43 @@ void ProxyConn::connected(Loop &loop, int err) {
                           std::strerror(err));
     ev_.event = "allowed";
     px_.log().write(ev_);
-    std::string_view rest = std::string_view(buf_).substr(req_.head_len);
+    buf_.erase(0, req_.head_len);
     if (req_.kind == egress::Request::Kind::http) {
-        if (!send_all(up_, req_.forward_head) || !send_all(up_, rest)) return finish(loop);
-        sent_up_ = req_.forward_head.size() + rest.size();
-        return relay(loop);
+        phase_ = Phase::http;
+        cap_buffers(client_, false);
+        cap_buffers(up_, false);
+        body_.emplace(req_);
+        to_up_ = req_.forward_head;
+        sent_up_ = 0;
+        return http(loop);
     }
     if (!send_all(client_, "HTTP/1.1 200 Connection established\r\n\r\n")) return finish(loop);
-    buf_.erase(0, req_.head_len);
+    phase_ = Phase::probe;
     probe(loop);
 }
 
-// The first bytes inside a CONNECT tunnel must not be another CONNECT (a
-// tunnel through an allowed host that is itself a proxy would reach any).
 void ProxyConn::probe(Loop &loop) {
-    std::string seen = buf_;
     bool eof = false;
-    if (seen.size() < kConnect.size()) {
-        char tmp[16];
-        ssize_t n = ::recv(client_, tmp, sizeof tmp, MSG_PEEK);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) return finish(loop);
-        if (n == 0) eof = true;
-        if (n > 0) seen.append(tmp, static_cast<size_t>(n));
+    while (buf_.size() < kProbeLine) {
+        char tmp[kProbeLine];
+        ssize_t n = ::recv(client_, tmp, kProbeLine - buf_.size(), 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) break;
+        if (n < 0) return finish(loop);
+        if (n == 0) {
+            eof = true;
+            break;
+        }
+        buf_.append(tmp, static_cast<size_t>(n));
     }
-    if (seen.empty() && eof) {
+    if (buf_.empty() && eof) {
         // Closed without a byte: the tunnel ends here, and says so.
         ev_.event = "close";
         ev_.bytes = true;
         px_.log().write(ev_);
         return finish(loop);
     }
-    std::optional<bool> nested = seen.empty() ? std::nullopt : nested_connect(seen);
-    if (!nested && eof) nested = false;
+    std::optional<bool> nested = proxy_request(buf_, eof);
     if (!nested) {
         // Wait for more bytes (or EOF).
         if (!loop.watch(client_, EPOLLIN, this)) return finish(loop);
@@ -370,7 +428,7 @@ void ProxyConn::probe(Loop &loop) {
     loop.unwatch(client_);
     if (*nested) {
         ev_.blocked = true;
-        ev_.reason = "a second CONNECT inside the tunnel";
+        ev_.reason = "a proxy request (CONNECT or an absolute URL) inside the tunnel";
         if (!ev_.observe) {
             ev_.event = "refused";
             px_.log().write(ev_);
@@ -379,6 +437,8 @@ void ProxyConn::probe(Loop &loop) {
     }
     if (!buf_.empty() && !send_all(up_, buf_)) return finish(loop);
     sent_up_ = buf_.size();
+    // What the client sent was read, not left in the socket: EOF passes on.
+    if (eof) ::shutdown(up_, SHUT_WR);
     relay(loop);
 }
 
@@ -390,24 +450,144 @@ void ProxyConn::relay(Loop &loop) {
     ev.bytes = true;
     int c = client_, u = up_;
     client_ = up_ = -1;
-    px.active++; // the relay's own count; this connection's ends in finish()
+    px.hold(); // the relay's own place; this connection's ends in finish()
     finish(loop);
     Relay *r =
         Relay::start(loop, px.pool(), c, u, [&px, ev, sent](uint64_t up, uint64_t down) mutable {
             ev.bytes_up = sent + up;
             ev.bytes_down = down;
             px.log().write(ev);
-            px.active--;
+            px.release();
         });
     if (!r) {
         // No pipes (the helper is out of descriptors): both sockets are
-        // closed without the callback, so the count is given back here, or
-        // the place would be lost for good.
+        // closed without the callback, so the place is given back here, or
+        // it would be lost for good.
         ev.bytes_up = sent;
         ev.reason = "no pipe for the relay (out of file descriptors)";
         px.log().write(ev);
-        px.active--;
+        px.release();
     }
+}
+
+// Non-blocking both ways through small buffers: the client's bytes go up
+// only as far as the body its head framed (what follows, a pipelined
+// request, is never relayed: the server was told Connection: close, so the
+// exchange ends with its response and the client asks again on a new
+// connection, decided on its own); the server's bytes go down until it
+// closes.
+void ProxyConn::http(Loop &loop) {
+    constexpr size_t kChunk = 65536;
+    char tmp[kChunk];
+    for (bool moved = true; moved;) {
+        moved = false;
+        if (!to_up_.empty()) {
+            ssize_t n = ::send(up_, to_up_.data(), to_up_.size(), MSG_NOSIGNAL);
+            if (n > 0) {
+                to_up_.erase(0, static_cast<size_t>(n));
+                sent_up_ += static_cast<uint64_t>(n);
+                moved = true;
+            } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                return finish(loop);
+            }
+        }
+        // The body: buffered bytes first, then the client's socket.
+        if (to_up_.empty() && !body_->done()) {
+            if (buf_.empty() && !client_eof_) {
+                ssize_t n = ::recv(client_, tmp, kChunk, 0);
+                if (n > 0)
+                    buf_.assign(tmp, static_cast<size_t>(n));
+                else if (n == 0)
+                    client_eof_ = true;
+                else if (errno != EAGAIN && errno != EINTR)
+                    return finish(loop);
+            }
+            if (!buf_.empty()) {
+                auto k = body_->feed(buf_);
+                if (!k) {
+                    ev_.reason = "request body: " + k.error().text();
+                    return refuse(loop, 400, ev_.reason);
+                }
+                to_up_.append(buf_, 0, *k);
+                buf_.erase(0, *k);
+                moved = true;
+            } else if (client_eof_) {
+                return finish(loop); // gone before the body's end
+            }
+        }
+        if (body_->done() && !buf_.empty()) {
+            extra_ = true; // a pipelined request: not relayed
+            buf_.clear();
+        }
+        // After the body the client is still read, for its EOF (passed on
+        // to the server, which may wait for it); its bytes are dropped.
+        if (body_->done() && !client_eof_) {
+            ssize_t n = ::recv(client_, tmp, kChunk, 0);
+            if (n > 0) {
+                extra_ = true;
+                moved = true;
+            } else if (n == 0) {
+                client_eof_ = true;
+                ::shutdown(up_, SHUT_WR);
+            } else if (errno != EAGAIN && errno != EINTR) {
+                return finish(loop);
+            }
+        }
+        if (!to_client_.empty()) {
+            ssize_t n = ::send(client_, to_client_.data(), to_client_.size(), MSG_NOSIGNAL);
+            if (n > 0) {
+                to_client_.erase(0, static_cast<size_t>(n));
+                down_ += static_cast<uint64_t>(n);
+                moved = true;
+            } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                return finish(loop);
+            }
+        }
+        if (to_client_.empty() && !up_eof_) {
+            ssize_t n = ::recv(up_, tmp, kChunk, 0);
+            if (n > 0) {
+                to_client_.assign(tmp, static_cast<size_t>(n));
+                moved = true;
+            } else if (n == 0) {
+                up_eof_ = true;
+            } else if (errno != EAGAIN && errno != EINTR) {
+                return finish(loop);
+            }
+        }
+    }
+    if (up_eof_ && to_client_.empty()) {
+        ev_.event = "close";
+        ev_.bytes = true;
+        ev_.bytes_up = sent_up_;
+        ev_.bytes_down = down_;
+        if (extra_ || (!body_->done()))
+            ev_.reason = std::string(extra_ ? "bytes after the request (a pipelined request) "
+                                              "were not relayed: one request per connection"
+                                            : "the server closed before the request's end");
+        px_.log().write(ev_);
+        return finish(loop);
+    }
+    if (!http_watch(loop)) return finish(loop);
+}
+
+bool ProxyConn::http_watch(Loop &loop) {
+    // The client is read for the body while the server takes it, then for
+    // its EOF alone.
+    bool read_client = !client_eof_ && (body_->done() || (to_up_.empty() && buf_.empty()));
+    uint32_t wc =
+        (read_client ? uint32_t{EPOLLIN} : 0u) | (!to_client_.empty() ? uint32_t{EPOLLOUT} : 0u);
+    uint32_t wu = (!up_eof_ && to_client_.empty() ? uint32_t{EPOLLIN} : 0u) |
+                  (!to_up_.empty() ? uint32_t{EPOLLOUT} : 0u);
+    auto set = [&](int fd, uint32_t w, uint32_t &cur) {
+        if (w == cur) return true;
+        cur = w;
+        if (w == 0) {
+            loop.unwatch(fd);
+            return true;
+        }
+        return loop.watch(fd, w, this);
+    };
+    return set(client_, wc, want_client_) && set(up_, wu, want_up_);
 }
 
 } // namespace
@@ -420,22 +600,27 @@ void EgressProxy::on_ready(Loop &loop, int, uint32_t) {
     for (;;) {
         int c = accept_connection(listener_);
         if (c < 0) return;
-        if (active >= config_.max_connections) {
+        if (active >= config_.max_connections || budget_.full()) {
             EgressEvent ev;
             ev.event = "refused";
             ev.blocked = true;
             ev.observe = config_.observe;
-            ev.reason = "more than " + std::to_string(config_.max_connections) +
-                        " connections at once (dev.ocirun.proxy-max-connections)";
-            log_.write(ev);
+            ev.reason = active >= config_.max_connections
+                            ? "more than " + std::to_string(config_.max_connections) +
+                                  " connections at once (dev.ocirun.proxy-max-connections)"
+                            : "more than " + std::to_string(budget_.max) +
+                                  " connections through the helper at once "
+                                  "(dev.ocirun.max-connections)";
+            log_.refused_over("proxy", ev);
             answer(c, 503, ev.reason);
             ::close(c);
             continue;
         }
-        active++;
+        log_.under("proxy");
+        hold();
         auto *conn = new ProxyConn(*this, c);
         if (!loop.watch(c, EPOLLIN, conn)) {
-            active--;
+            release();
             delete conn;
         }
     }

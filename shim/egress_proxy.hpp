@@ -40,14 +40,15 @@ struct Verdict {
 Verdict decide(const ProxyConfig &c, const egress::Host &host, uint16_t port);
 
 // The address to connect to among those a name resolved to: the first one
-// that is global or covered by an allow address pattern, and not covered by
-// a deny pattern. blocked (with the reason) when there is none.
+// that is global or covered by an allow address pattern that takes `port`,
+// and not covered by a deny pattern for `port`. blocked (with the reason)
+// when there is none.
 struct Pick {
     bool blocked = false;
     egress::IpAddr addr;
     std::string reason;
 };
-Pick pick_address(const ProxyConfig &c, const std::string &name,
+Pick pick_address(const ProxyConfig &c, const std::string &name, uint16_t port,
                   const std::vector<egress::IpAddr> &addrs);
 
 // Name resolution off the loop's thread (getaddrinfo_a), answered on the
@@ -75,9 +76,9 @@ class Resolver : public Handler {
 
 class EgressProxy : public Handler {
   public:
-    EgressProxy(PipePool &pool, EgressLog &log, Resolver &resolver, ProxyConfig config,
-                int listener)
-        : pool_(pool), log_(log), resolver_(resolver), config_(std::move(config)),
+    EgressProxy(PipePool &pool, ConnectionBudget &budget, EgressLog &log, Resolver &resolver,
+                ProxyConfig config, int listener)
+        : pool_(pool), budget_(budget), log_(log), resolver_(resolver), config_(std::move(config)),
           listener_(listener) {}
     ~EgressProxy() override;
     int fd() const { return listener_; }
@@ -88,9 +89,19 @@ class EgressProxy : public Handler {
     Resolver &resolver() { return resolver_; }
     const ProxyConfig &config() const { return config_; }
     int active = 0; // connections from accept to close
+    // A place, here and in the helper's budget; and giving it back.
+    void hold() {
+        active++;
+        budget_.active++;
+    }
+    void release() {
+        active--;
+        budget_.active--;
+    }
 
   private:
     PipePool &pool_;
+    ConnectionBudget &budget_;
     EgressLog &log_;
     Resolver &resolver_;
     ProxyConfig config_;

@@ -124,27 +124,64 @@ int open_socket(int family, int netns, int home) {
     return s;
 }
 
+void reset_connection(int fd) {
+    struct linger lg {
+        1, 0
+    };
+    (void)::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    ::close(fd);
+}
+
 Forwarder::~Forwarder() {
     ::close(listener_);
+}
+
+void Forwarder::refuse(int c) {
+    reset_connection(c);
+    if (!limits_.log) return;
+    EgressEvent ev;
+    ev.event = "refused";
+    ev.host = address_text(target_);
+    ev.blocked = true;
+    bool mine = active_ >= limits_.max;
+    ev.reason = limits_.what + ": more than " +
+                std::to_string(mine ? limits_.max : limits_.budget->max) +
+                (mine ? " connections at once (dev.ocirun.forward-max-connections)"
+                      : " connections through the helper at once (dev.ocirun.max-connections)");
+    limits_.log->refused_over(limits_.what, ev);
+}
+
+void Forwarder::release() {
+    active_--;
+    limits_.budget->active--;
 }
 
 void Forwarder::on_ready(Loop &loop, int, uint32_t) {
     for (;;) {
         int c = accept_connection(listener_);
         if (c < 0) return;
-        int up = open_socket(target_.ss_family, netns_, home_);
-        if (up < 0) {
-            ::close(c);
+        if (active_ >= limits_.max || limits_.budget->full()) {
+            refuse(c);
             continue;
         }
+        if (limits_.log) limits_.log->under(limits_.what);
+        int up = open_socket(target_.ss_family, netns_, home_);
+        if (up < 0) {
+            reset_connection(c);
+            continue;
+        }
+        active_++;
+        limits_.budget->active++;
         PipePool &pool = pool_;
-        dial(loop, up, target_, [c, up, &pool](Loop &l, int err) {
+        dial(loop, up, target_, [this, c, up, &pool](Loop &l, int err) {
             if (err != 0) {
-                ::close(c);
+                reset_connection(c);
                 ::close(up);
+                release();
                 return;
             }
-            Relay::start(l, pool, c, up, nullptr);
+            if (!Relay::start(l, pool, c, up, [this](uint64_t, uint64_t) { release(); }))
+                release(); // no pipes: both closed, no callback
         });
     }
 }

@@ -5,6 +5,7 @@
 // the container's loopback is made from a socket opened in its namespace.
 #pragma once
 
+#include "egress_log.hpp"
 #include "egress_rules.hpp"
 #include "loop.hpp"
 #include "relay.hpp"
@@ -29,21 +30,41 @@ int accept_connection(int listener);
 // the network namespace `netns` (-1: the helper's own; `home` brings it back).
 int open_socket(int family, int netns, int home);
 
+// Refuse an accepted connection at once: closed with a reset, so the
+// client's next call fails (ECONNRESET) rather than waiting.
+void reset_connection(int fd);
+
+struct ForwardLimits {
+    ConnectionBudget *budget = nullptr; // the helper's, shared
+    int max = 128;                      // this forward's connections at once
+    EgressLog *log = nullptr;           // where refusals are said (in runs)
+    std::string what;                   // "local port 8080", for the event
+};
+
 class Forwarder : public Handler {
   public:
     // `listener` (owned) is non-blocking; connections go to `target`, from
-    // sockets made in `netns` (-1: here).
-    Forwarder(PipePool &pool, int listener, sockaddr_storage target, int netns, int home)
-        : pool_(pool), listener_(listener), target_(target), netns_(netns), home_(home) {}
+    // sockets made in `netns` (-1: here). Past the forward's or the helper's
+    // limit a connection is accepted and reset.
+    Forwarder(PipePool &pool, int listener, sockaddr_storage target, int netns, int home,
+              ForwardLimits limits)
+        : pool_(pool), listener_(listener), target_(target), netns_(netns), home_(home),
+          limits_(std::move(limits)) {}
     ~Forwarder() override;
     int fd() const { return listener_; }
     void on_ready(Loop &loop, int fd, uint32_t events) override;
+    int active() const { return active_; }
 
   private:
+    void refuse(int c);
+    void release();
+
     PipePool &pool_;
     int listener_;
     sockaddr_storage target_;
     int netns_, home_;
+    ForwardLimits limits_;
+    int active_ = 0;
 };
 
 // "ADDR:PORT" of an IPv4 or [IPv6] address, for messages.

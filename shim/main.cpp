@@ -9,6 +9,7 @@
 //                [--forward FD:HOSTPORT]... [--netns-fd FD --publish ADDR:HOSTPORT:CPORT]...
 //                [--proxy FD [--domains LIST] [--deny-domains LIST] [--observe]
 //                 [--max-connections N]]
+//                [--forward-max-connections N] [--total-max-connections N]
 //
 // It answers on the ready fd with "ready PID" once everything listens, or
 // "error TEXT".
@@ -56,7 +57,9 @@ struct Options {
     std::vector<std::string> publish;
     std::string domains, deny_domains;
     bool observe = false;
-    int max_connections = 256;
+    int max_connections = 256;         // the proxy's
+    int forward_max_connections = 128; // each forward's (local port, published port)
+    int total_max_connections = 512;   // the helper's, every kind together
 };
 
 int ready_fd = -1;
@@ -106,6 +109,10 @@ Options parse(int argc, char **argv) {
             o.observe = true;
         else if (a == "--max-connections")
             o.max_connections = static_cast<int>(number(a, value(), 1, 65536));
+        else if (a == "--forward-max-connections")
+            o.forward_max_connections = static_cast<int>(number(a, value(), 1, 65536));
+        else if (a == "--total-max-connections")
+            o.total_max_connections = static_cast<int>(number(a, value(), 1, 65536));
         else if (a == "--publish")
             o.publish.push_back(value());
         else if (a == "--forward") {
@@ -242,11 +249,18 @@ int main(int argc, char **argv) {
     if (!log.open(log_path, o.id)) die("open " + log_path + ": " + std::strerror(errno));
 
     PipePool pool;
+    ConnectionBudget budget;
+    budget.max = o.total_max_connections;
+    auto limits = [&](std::string what) {
+        return ForwardLimits{&budget, o.forward_max_connections, &log, std::move(what)};
+    };
     std::vector<std::unique_ptr<Forwarder>> forwarders;
     for (auto [fd, host_port] : o.forwards) {
         if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
             die("--forward: fd " + std::to_string(fd) + ": " + std::strerror(errno));
-        forwarders.push_back(std::make_unique<Forwarder>(pool, fd, loopback(host_port), -1, -1));
+        forwarders.push_back(std::make_unique<Forwarder>(
+            pool, fd, loopback(host_port), -1, -1,
+            limits("forward to host port " + std::to_string(host_port))));
     }
     int home = -1;
     if (!o.publish.empty()) {
@@ -255,8 +269,8 @@ int main(int argc, char **argv) {
         for (const auto &p : o.publish) {
             uint16_t cport = 0;
             int l = listen_published(p, cport);
-            forwarders.push_back(
-                std::make_unique<Forwarder>(pool, l, loopback(cport), o.netns_fd, home));
+            forwarders.push_back(std::make_unique<Forwarder>(pool, l, loopback(cport), o.netns_fd,
+                                                             home, limits("publish " + p)));
         }
     }
     for (auto &f : forwarders)
@@ -284,7 +298,8 @@ int main(int argc, char **argv) {
         if (!resolver->start(loop)) die(std::string("resolver: ") + std::strerror(errno));
         if (::fcntl(o.proxy_fd, F_SETFL, ::fcntl(o.proxy_fd, F_GETFL) | O_NONBLOCK) < 0)
             die(std::string("--proxy: ") + std::strerror(errno));
-        proxy = std::make_unique<EgressProxy>(pool, log, *resolver, std::move(pc), o.proxy_fd);
+        proxy =
+            std::make_unique<EgressProxy>(pool, budget, log, *resolver, std::move(pc), o.proxy_fd);
         if (!loop.watch(o.proxy_fd, EPOLLIN, proxy.get()))
             die(std::string("epoll: ") + std::strerror(errno));
     }
@@ -294,7 +309,9 @@ int main(int argc, char **argv) {
     (void)!::write(o.ready_fd, ready.data(), ready.size());
     ::close(o.ready_fd);
     ready_fd = -1;
-    if (!loop.run()) {
+    bool ran = loop.run();
+    log.flush(); // the refusals still counted
+    if (!ran) {
         std::perror("oci-run-shim: epoll_wait");
         return 1;
     }

@@ -9,14 +9,6 @@
 
 namespace ocirun::shim {
 
-namespace {
-
-// Bigger pipes move more per splice; the default (16 pages) halves the
-// throughput of a bulk transfer. Unprivileged users may get less.
-constexpr int kPipeSize = 1 << 20;
-
-} // namespace
-
 PipePool::~PipePool() {
     for (auto &p : free_) {
         ::close(p.r);
@@ -32,25 +24,42 @@ bool PipePool::take(Pipe &p) {
     }
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) return false;
-    (void)::fcntl(fds[1], F_SETPIPE_SZ, kPipeSize);
+    // Bigger pipes move more per splice; the default (16 pages) halves the
+    // throughput of a bulk transfer. Unprivileged users may get less.
+    if (in_use_ + kBigPipe <= big_budget_)
+        (void)::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kBigPipe));
     int cap = ::fcntl(fds[1], F_GETPIPE_SZ);
     p = {fds[0], fds[1], static_cast<size_t>(cap > 0 ? cap : 4096)};
+    in_use_ += p.capacity;
     return true;
 }
 
 void PipePool::give(Pipe p) {
     if (p.r < 0) return;
-    if (free_.size() < 64) {
+    // Keep a few, the big ones first: a pipe kept still counts.
+    if (free_.size() < 16) {
         free_.push_back(p);
         return;
     }
+    drop(p);
+}
+
+void PipePool::drop(Pipe p) {
+    if (p.r < 0) return;
     ::close(p.r);
     ::close(p.w);
+    in_use_ -= std::min(in_use_, p.capacity);
 }
 
 std::vector<Relay *> &Relay::all() {
     static std::vector<Relay *> relays;
     return relays;
+}
+
+void cap_buffers(int fd, bool big) {
+    int size = big ? 1 << 20 : 64 << 10;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
 Relay *Relay::start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close) {
@@ -60,6 +69,9 @@ Relay *Relay::start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close) 
         r->close(loop); // retires it
         return nullptr;
     }
+    bool big = std::min(r->ab_.pipe.capacity, r->ba_.pipe.capacity) >= PipePool::kBigPipe;
+    cap_buffers(a, big);
+    cap_buffers(b, big);
     all().push_back(r);
     r->update(loop);
     return r;
@@ -163,10 +175,8 @@ void Relay::close(Loop &loop) {
     for (Direction *d : {&ab_, &ba_}) {
         if (d->in_pipe == 0)
             pool_.give(d->pipe);
-        else if (d->pipe.r >= 0) {
-            ::close(d->pipe.r);
-            ::close(d->pipe.w);
-        }
+        else
+            pool_.drop(d->pipe);
         d->pipe = {};
     }
     if (on_close_) on_close_(ab_.bytes, ba_.bytes);

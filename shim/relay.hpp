@@ -1,5 +1,7 @@
 // A TCP relay between two connected sockets: splice(2) through one pipe per
-// direction, so the bytes never enter user space. Half-closes pass through
+// direction, so the bytes never enter user space. Both sockets' kernel
+// buffers are capped (1 MiB with big pipes, else 64 KiB), so what a relay
+// can hold is bounded whatever the two ends do. Half-closes pass through
 // (EOF one way shuts down writing the other way); an error on either side
 // closes both. Pipes are reused across relays.
 #pragma once
@@ -18,15 +20,43 @@ struct Pipe {
 };
 
 // Drained pipes kept for the next relay (a pipe costs two syscalls and a
-// few pages).
+// few pages). A pipe is made big (1 MiB: more per splice) while the pipes
+// alive stay within `big_budget` bytes of capacity in all, else it keeps the
+// kernel's default (16 pages): a flood of connections cannot make the
+// helper hold more than big_budget plus 64 KiB per pipe, whatever the
+// container pushes and the far end leaves unread.
 class PipePool {
   public:
+    explicit PipePool(size_t big_budget = kBigPipeBudget) : big_budget_(big_budget) {}
     ~PipePool();
     bool take(Pipe &p);
     void give(Pipe p); // must be empty
+    void drop(Pipe p); // closed, with bytes in it or not
+    size_t capacity_in_use() const { return in_use_; }
+
+    static constexpr size_t kBigPipe = 1 << 20;
+    static constexpr size_t kBigPipeBudget = 16 << 20;
+
   private:
     std::vector<Pipe> free_;
+    size_t big_budget_;
+    size_t in_use_ = 0; // capacity of the pipes alive (in relays and kept)
 };
+
+// Connections through the helper at once, every kind together (forwarded,
+// published, proxied): past `max` a new one is refused. Each holds six
+// descriptors and two pipes.
+struct ConnectionBudget {
+    int active = 0;
+    int max = 512;
+    bool full() const { return active >= max; }
+};
+
+// The kernel's buffers of a socket the helper relays, capped: autotuning
+// would let each hold several MiB that the container pushed and the far
+// end left unread. 1 MiB per buffer for a relay with big pipes, else 64 KiB
+// (the kernel counts either twice, for its overhead).
+void cap_buffers(int fd, bool big);
 
 class Relay : public Handler {
   public:

@@ -454,6 +454,37 @@ Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
     return fail("cgroup.freeze: " + d + " did not report " + want);
 }
 
+std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
+                                            const std::vector<std::string> &dirs) {
+    std::vector<std::string> out;
+    for (const auto &d : dirs) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        if (h && (h->version == 2 || h->has("memory") || h->has("pids")))
+            out.push_back(d + "/" + kHelperCgroup);
+    }
+    return out;
+}
+
+namespace {
+
+// The helper's child cgroup: its processes (the helper, which delete stops
+// too) killed, then the directory removed.
+Status remove_helper_cgroup(const std::string &d) {
+    std::string child = d + "/" + kHelperCgroup;
+    for (int tries = 0; ::rmdir(child.c_str()) < 0; tries++) {
+        if (errno == ENOENT) return {};
+        if (errno != EBUSY || tries > 2000) return fail_errno("cgroup: remove " + child);
+        if (tries % 50 == 0)
+            if (auto text = oci::read_file(child + "/cgroup.procs"))
+                for (auto w : words(*text))
+                    if (auto pid = number<pid_t>(w)) ::kill(*pid, SIGKILL);
+        sleep_ms(1);
+    }
+    return {};
+}
+
+} // namespace
+
 Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs) {
     bool any = false;
     for (const auto &d : dirs)
@@ -464,6 +495,7 @@ Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &di
     if (cgroup_frozen(host, dirs)) (void)freeze_cgroup(host, dirs, false);
     for (const auto &d : dirs) {
         if (::access(d.c_str(), F_OK) != 0) continue;
+        OCI_CHECK(remove_helper_cgroup(d));
         int tries = 0;
         while (::rmdir(d.c_str()) < 0) {
             if (errno == ENOENT) break;

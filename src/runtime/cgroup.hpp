@@ -78,8 +78,19 @@ Status signal_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
 Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, bool frozen);
 bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs);
 
-// Kill what is left, wait for it, remove every directory (and the default
-// "oci-run" parent once it is empty). Missing directories are not errors.
+// The network helper's cgroup: a child of the container's, in the v2
+// hierarchy and the v1 memory and pids ones, so that its memory (relay
+// pipes, socket buffers) and tasks are charged to the container's limits
+// (a cgroup without controllers of its own is charged to its parent). Not
+// in cpuset (a child needs cpus and mems of its own), devices or freezer
+// on v1. cgroup.procs of the container's cgroup does not list it.
+inline constexpr const char *kHelperCgroup = "oci-run-helper";
+std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
+                                            const std::vector<std::string> &dirs);
+
+// Kill what is left, wait for it, remove every directory (the helper's
+// child first, and the default "oci-run" parent once it is empty). Missing
+// directories are not errors.
 Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs);
 
 // The record's cgroup directories, checked before anything acts on them

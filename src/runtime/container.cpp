@@ -222,8 +222,13 @@ long clone_into(unsigned long flags, int cgroup_fd) {
 // ports) a handle on its network namespace.
 Result<ShimProcess> start_network_helper(const std::string &id, const std::string &state_dir,
                                          pid_t init, const std::vector<Fd> &listeners,
-                                         const NetworkPolicy &net) {
+                                         const NetworkPolicy &net, const CgroupHost &host,
+                                         const std::vector<std::string> &cgroup_dirs) {
     ShimLaunch l;
+    // Its cgroup under the container's (removed with it by destroy_cgroup).
+    l.cgroups = helper_cgroup_dirs(host, cgroup_dirs);
+    for (const auto &d : l.cgroups)
+        if (::mkdir(d.c_str(), 0755) < 0) return fail_errno("network helper: cgroup: make " + d);
     l.id = id;
     l.state_dir = state_dir;
     l.init = init;
@@ -554,7 +559,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (policy.present) {
         static const std::vector<std::string> none;
         guard = OCI_TRY(compile_sandbox_guard(
-            spec.process->capabilities ? spec.process->capabilities->bounding : none));
+            spec.process->capabilities ? spec.process->capabilities->bounding : none, policy.net));
         cfg.guard = &*guard;
     }
     cfg.report_pid = user_ns_fd >= 0;
@@ -733,7 +738,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
             return abort_child(Error{0, "sync: the init sent " + std::to_string(listeners.size()) +
                                             " listening sockets, not " +
                                             std::to_string(cfg.listen_ports.size())});
-        auto shim = start_network_helper(o.id, dir.path(), pid, listeners, policy.net);
+        auto shim = start_network_helper(o.id, dir.path(), pid, listeners, policy.net, host,
+                                         rec.cgroup_dirs);
         if (!shim) return abort_child(shim.error());
         rec.shim_pid = shim->pid;
         rec.shim_start_time = shim->start_time;

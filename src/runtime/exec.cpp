@@ -300,7 +300,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;
-        auto g = compile_sandbox_guard(proc.capabilities ? proc.capabilities->bounding : none);
+        auto g = compile_sandbox_guard(proc.capabilities ? proc.capabilities->bounding : none,
+                                       policy.net);
         if (!g) return forward(std::move(g.error()), "exec");
         guard = std::move(*g);
     }

@@ -1,5 +1,7 @@
 #include "network_policy.hpp"
 
+#include <sys/socket.h>
+
 #include "text.hpp"
 
 #include <arpa/inet.h>
@@ -100,6 +102,18 @@ std::vector<uint16_t> NetworkPolicy::listen_ports() const {
     return out;
 }
 
+// A connection limit: 1 up to the default, which is also the most (the
+// helper's descriptors and memory are the host's, not the bundle's).
+Result<int> connection_limit(const std::string &name, const std::string &v, int most) {
+    int n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > most)
+        return bad(name.c_str(), "expected a number from 1 to " + std::to_string(most) +
+                                     " (the default, which an annotation may only lower), got \"" +
+                                     v + "\"");
+    return n;
+}
+
 Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::string &v) {
     if (name == "network") {
         if (v != "none" && v != "local" && v != "https" && v != "full")
@@ -121,12 +135,12 @@ Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::s
             return bad("network-mode", "expected enforce or observe, got \"" + v + "\"");
         p.observe = v == "observe";
     } else if (name == "proxy-max-connections") {
-        int n = 0;
-        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-        if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 65536)
-            return bad("proxy-max-connections",
-                       "expected a number from 1 to 65536, got \"" + v + "\"");
-        p.max_connections = n;
+        p.max_connections = OCI_TRY(connection_limit(name, v, kDefaultProxyMaxConnections));
+    } else if (name == "forward-max-connections") {
+        p.forward_max_connections =
+            OCI_TRY(connection_limit(name, v, kDefaultForwardMaxConnections));
+    } else if (name == "max-connections") {
+        p.total_max_connections = OCI_TRY(connection_limit(name, v, kDefaultMaxConnections));
     } else {
         return bad(name.c_str(), "not a network key");
     }
@@ -142,6 +156,10 @@ Status finish_network_policy(NetworkPolicy &p) {
         return nullptr;
     };
     const char *port_key = first_set({"local-ports", "publish"});
+    // Limits of the helper: nothing to limit without it.
+    if (const char *k = first_set({"forward-max-connections"});
+        k && p.local_ports.empty() && p.publish.empty())
+        return bad(k, "no dev.ocirun.local-ports or publish to limit");
     const char *proxy_key =
         first_set({"domains", "deny-domains", "network-mode", "proxy-max-connections"});
     // The mode the keys imply when dev.ocirun.network is not set.
@@ -160,6 +178,8 @@ Status finish_network_policy(NetworkPolicy &p) {
         return bad(extra, "dev.ocirun.network=none allows loopback only; use local or https");
     if (p.mode == "local" && proxy_key)
         return bad(proxy_key, "needs the egress proxy: dev.ocirun.network=https, not local");
+    if (const char *k = first_set({"max-connections"}); k && !p.helper())
+        return bad(k, "no network helper to limit (dev.ocirun.local-ports, publish or https)");
     for (const auto &f : p.local_ports)
         if (p.proxy() && f.container_port == kProxyPort)
             return bad("local-ports",
@@ -170,11 +190,40 @@ Status finish_network_policy(NetworkPolicy &p) {
 Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
     NetworkPolicy p;
     // In the order the keys were checked before the table: the mode first.
-    for (const char *name : {"network", "local-ports", "publish", "domains", "deny-domains",
-                             "network-mode", "proxy-max-connections"})
+    for (const char *name :
+         {"network", "local-ports", "publish", "domains", "deny-domains", "network-mode",
+          "proxy-max-connections", "forward-max-connections", "max-connections"})
         if (const std::string *v = find(a, name)) OCI_CHECK(parse_network_key(p, name, *v));
     OCI_CHECK(finish_network_policy(p));
     return p;
+}
+
+SocketFamilies socket_families(const NetworkPolicy &p) {
+    SocketFamilies f;
+    if (p.mode == "none") {
+        f.restricted = true;
+        f.allowed = {AF_UNIX};
+    } else if (p.mode == "local" || p.mode == "https") {
+        f.restricted = true;
+        f.allowed = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+        f.netlink_route_only = true;
+    }
+    return f;
+}
+
+std::string SocketFamilies::text() const {
+    if (!restricted) return "all";
+    std::string out;
+    for (int af : allowed) {
+        if (!out.empty()) out += ", ";
+        out += af == AF_UNIX      ? "AF_UNIX"
+               : af == AF_INET    ? "AF_INET"
+               : af == AF_INET6   ? "AF_INET6"
+               : af == AF_NETLINK ? "AF_NETLINK"
+                                  : "AF_" + std::to_string(af);
+        if (af == AF_NETLINK && netlink_route_only) out += " (NETLINK_ROUTE only)";
+    }
+    return out;
 }
 
 void add_proxy_env(std::vector<std::string> &env) {

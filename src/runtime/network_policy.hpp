@@ -17,7 +17,14 @@ namespace ocirun {
 
 // Where the egress proxy listens inside the container (HTTP_PROXY points there).
 inline constexpr uint16_t kProxyPort = 3128;
+// Connections at once, each the default and the most an annotation may ask
+// for (it may only lower them): the proxy's (dev.ocirun.proxy-max-
+// connections), each forwarded or published port's (forward-max-
+// connections), and the helper's in all (max-connections). Each connection
+// holds six descriptors and two pipes in the helper.
 inline constexpr int kDefaultProxyMaxConnections = 256;
+inline constexpr int kDefaultForwardMaxConnections = 128;
+inline constexpr int kDefaultMaxConnections = 512;
 
 // dev.ocirun.local-ports: inside, 127.0.0.1:container_port reaches the host's
 // 127.0.0.1:host_port.
@@ -45,6 +52,8 @@ struct NetworkPolicy {
     std::vector<egress::Pattern> allow, deny;
     bool observe = false; // dev.ocirun.network-mode=observe
     int max_connections = kDefaultProxyMaxConnections;
+    int forward_max_connections = kDefaultForwardMaxConnections;
+    int total_max_connections = kDefaultMaxConnections;
     bool mode_set = false;             // dev.ocirun.network itself was given
     std::vector<std::string> set_keys; // the network keys given (without the prefix)
 
@@ -57,6 +66,27 @@ struct NetworkPolicy {
     // every local port, then the proxy.
     std::vector<uint16_t> listen_ports() const;
 };
+
+// The socket families a network need leaves the container's processes; the
+// sandbox guard answers socket(2) and socketpair(2) of any other family with
+// EAFNOSUPPORT (and a netlink protocol other than the allowed one with
+// EPROTONOSUPPORT). none: AF_UNIX; local and https: AF_UNIX, AF_INET,
+// AF_INET6 and AF_NETLINK for NETLINK_ROUTE (addresses and routes of the
+// container's own namespace, which getaddrinfo asks); full or no network
+// key: every family. Vsock, packet, key, bluetooth, alg, xdp, ... are
+// refused: some are not per network namespace (a vsock port is the
+// machine's). On i386 socketcall(2) the family is in memory a filter cannot
+// read: its socket and socketpair calls are refused whenever families are
+// restricted (i386 programs built for kernels since 4.3 call socket(2) and
+// are checked like the others).
+struct SocketFamilies {
+    bool restricted = false;
+    std::vector<int> allowed; // AF_* in ascending order, restricted only
+    bool netlink_route_only = false;
+    // "AF_UNIX, AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE only)", or "all".
+    std::string text() const;
+};
+SocketFamilies socket_families(const NetworkPolicy &p);
 
 // One network key's value (`name` after the dev.ocirun. prefix), into `p`;
 // the sandbox policy's key table (sandbox_policy.cpp) calls it per key.

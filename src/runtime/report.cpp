@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "cgroup.hpp"
+
 #include "fs_probe.hpp"
 #include "oci/json.hpp"
 #include "oci/names.hpp"
@@ -81,6 +83,7 @@ enum class Dim {
     local_port,
     publish,
     proxy,
+    families,
     pids,
     rlimit,
     seccomp,
@@ -99,6 +102,15 @@ struct Promise {
     std::string kind; // fs_rule: deny, deny-write, deny-rename
     std::string path; // fs_rule: as the policy names it
 };
+
+// The helper's bounds, as report shows them.
+std::string connection_limits(const NetworkPolicy &net) {
+    std::string out = "at most " + std::to_string(net.total_max_connections) + " connections";
+    if (!net.local_ports.empty() || !net.publish.empty())
+        out += ", " + std::to_string(net.forward_max_connections) + " per port";
+    if (net.proxy()) out += ", " + std::to_string(net.max_connections) + " through the proxy";
+    return out;
+}
 
 std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy) {
     const oci::Linux &lx = *spec.linux_;
@@ -128,7 +140,8 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
         out.push_back(
             {Dim::network, "network " + net.mode, "network namespace with loopback only"});
     if (net.helper())
-        out.push_back({Dim::helper, "network helper", "oci-run-shim outside the container"});
+        out.push_back({Dim::helper, "network helper",
+                       "oci-run-shim outside the container, charged to its cgroup"});
     for (size_t i = 0; i < net.local_ports.size(); i++)
         out.push_back(
             {Dim::local_port, "local port " + std::to_string(net.local_ports[i].container_port),
@@ -145,6 +158,9 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
         out.push_back(
             {Dim::proxy, "egress proxy",
              std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce")});
+    if (socket_families(net).restricted)
+        out.push_back(
+            {Dim::families, "socket families", "sandbox guard: other families EAFNOSUPPORT"});
     if (lx.resources && lx.resources->pids)
         out.push_back({Dim::pids, "pids limit", "cgroup pids.max"});
     for (size_t i = 0; i < spec.process->rlimits.size(); i++)
@@ -253,9 +269,24 @@ Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec
                 "netns " + link_of(proc + "/ns/net") + ", interfaces " + ifaces);
             break;
         }
-        case Dim::helper:
-            row(alive, alive ? "pid " + std::to_string(rec.shim_pid) : "not running");
+        case Dim::helper: {
+            // Charged to the container: listed in each of its helper cgroups.
+            int listed = 0, made = 0;
+            for (const auto &d : rec.cgroup_dirs) {
+                auto procs = oci::read_file(d + "/" + kHelperCgroup + "/cgroup.procs");
+                if (!procs) continue;
+                made++;
+                for (auto w : words(*procs))
+                    if (w == std::to_string(rec.shim_pid)) listed++;
+            }
+            bool charged = rec.cgroup_dirs.empty() || (made > 0 && listed == made);
+            row(alive && charged, (alive ? "pid " + std::to_string(rec.shim_pid) : "not running") +
+                                      (rec.cgroup_dirs.empty() ? ""
+                                       : charged               ? ", in the container's cgroup"
+                                                 : ", not in the container's cgroup") +
+                                      "; " + connection_limits(net));
             break;
+        }
         case Dim::local_port: {
             uint16_t port = net.local_ports[p.index].container_port;
             bool l = tcp_listening(inside, kLoopback, port);
@@ -277,6 +308,12 @@ Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec
                                 (net.domains.empty() ? std::string("nothing") : net.domains) +
                                 (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) +
                                 "; at most " + std::to_string(net.max_connections) + " tunnels");
+            break;
+        }
+        case Dim::families: {
+            // The guard is a filter of the process: loaded, it holds these rules.
+            std::string seccomp = status_field(status, "Seccomp");
+            row(seccomp == "2", "allowed " + socket_families(net).text());
             break;
         }
         case Dim::pids: {
@@ -370,7 +407,10 @@ Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
         }
         case Dim::helper:
             possible = host.shim;
-            detail = shim_path();
+            detail = shim_path() + "; " + connection_limits(net);
+            break;
+        case Dim::families:
+            detail = "allowed " + socket_families(net).text();
             break;
         case Dim::local_port:
             possible = host.shim;

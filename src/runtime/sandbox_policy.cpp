@@ -8,7 +8,10 @@
 #include "text.hpp"
 
 #include <fcntl.h>
+#include <linux/net.h>
+#include <linux/netlink.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,6 +102,8 @@ constexpr PolicyKey kKeys[] = {
     {"deny-domains", PolicyKeySetter::bundle, parse_network},
     {"network-mode", PolicyKeySetter::bundle, parse_network},
     {"proxy-max-connections", PolicyKeySetter::bundle, parse_network},
+    {"forward-max-connections", PolicyKeySetter::bundle, parse_network},
+    {"max-connections", PolicyKeySetter::bundle, parse_network},
     // The path of dev.ocirun.trace's log, which `state` shows: the runtime's
     // own record, never read from a bundle.
     {"trace-log", PolicyKeySetter::runtime, nullptr},
@@ -129,11 +134,56 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations) {
     return p;
 }
 
-Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps) {
+namespace {
+
+// socket(2) and socketpair(2) of a family outside `f` answer EAFNOSUPPORT.
+// libseccomp compares an argument once per rule, so each value outside the
+// allowed set is a rule of its own (below the first, each gap, above the
+// last); the comparison is of all 64 bits, so a family with bits set above
+// the 32 the kernel reads is refused too.
+void add_family_rules(oci::Seccomp &s, const SocketFamilies &f) {
+    if (!f.restricted || f.allowed.empty()) return;
+    auto rule = [&](std::vector<std::string> names, int err, std::vector<oci::SeccompArg> args) {
+        oci::Syscall sc;
+        sc.names = std::move(names);
+        sc.action = "SCMP_ACT_ERRNO";
+        sc.errno_ret = static_cast<uint32_t>(err);
+        sc.args = std::move(args);
+        s.syscalls.push_back(std::move(sc));
+    };
+    auto arg = [](uint32_t index, uint64_t v, const char *op) {
+        oci::SeccompArg a;
+        a.index = index;
+        a.value = v;
+        a.op = op;
+        return a;
+    };
+    const std::vector<std::string> calls = {"socket", "socketpair"};
+    const std::vector<int> &ok = f.allowed;
+    if (ok.front() > 0)
+        rule(calls, EAFNOSUPPORT, {arg(0, static_cast<uint64_t>(ok.front()), "SCMP_CMP_LT")});
+    for (size_t i = 0; i + 1 < ok.size(); i++)
+        for (int v = ok[i] + 1; v < ok[i + 1]; v++)
+            rule(calls, EAFNOSUPPORT, {arg(0, static_cast<uint64_t>(v), "SCMP_CMP_EQ")});
+    rule(calls, EAFNOSUPPORT, {arg(0, static_cast<uint64_t>(ok.back()), "SCMP_CMP_GT")});
+    if (f.netlink_route_only)
+        rule({"socket"}, EPROTONOSUPPORT,
+             {arg(0, AF_NETLINK, "SCMP_CMP_EQ"), arg(2, NETLINK_ROUTE, "SCMP_CMP_NE")});
+    // i386: socketcall(SYS_SOCKET or SYS_SOCKETPAIR, args): the family is
+    // behind a pointer.
+    rule({"socketcall"}, EAFNOSUPPORT, {arg(0, SYS_SOCKET, "SCMP_CMP_EQ")});
+    rule({"socketcall"}, EAFNOSUPPORT, {arg(0, SYS_SOCKETPAIR, "SCMP_CMP_EQ")});
+}
+
+} // namespace
+
+Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps,
+                                            const NetworkPolicy &net) {
     auto spec = oci::parse_spec(std::string("{\"ociVersion\": \"1.2.1\", \"linux\": "
                                             "{\"seccomp\": ") +
                                 kSandboxGuardJson + "}}");
     if (!spec) return forward(std::move(spec.error()), "sandbox-guard profile");
+    add_family_rules(*spec->linux_->seccomp, socket_families(net));
     auto f = compile_seccomp(*spec->linux_->seccomp, caps);
     if (!f) return forward(std::move(f.error()), "sandbox-guard profile");
     return f;

@@ -60,8 +60,10 @@ Result<SandboxPolicy> parse_sandbox_policy(const oci::StringMap &annotations);
 // what each mount reaches of the host (runtime/host_reach.hpp).
 
 // The sandbox-guard profile (seccomp-profiles/sandbox-guard.json, compiled
-// in), for every container with a policy and every process exec'd into it.
-Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps);
+// in), for every container with a policy and every process exec'd into it,
+// with the socket-family rules of its network need (socket_families).
+Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps,
+                                            const NetworkPolicy &net);
 
 // What this build cannot enforce for the policy on this configuration: with
 // dev.ocirun.enforcement strict (the default) every gap is listed in one

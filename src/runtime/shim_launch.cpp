@@ -5,6 +5,7 @@
 #include "log.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
+#include "sealed_binary.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -31,12 +32,19 @@ std::string publish_arg(const PortPublish &p) {
 // In the grandchild: the passed fds at 3, 4, ... in order, nothing else open
 // but stdio (to /dev/null and shim.log), then exec. Never returns.
 [[noreturn]] void exec_shim(const std::string &path, std::vector<std::string> &args,
-                            std::vector<int> pass, int ready_fd, const std::string &log) {
+                            std::vector<int> pass, int ready_fd, const std::string &log,
+                            const std::vector<std::string> &cgroups) {
     auto die = [&](const char *what) {
         std::string line = std::string("error ") + what + ": " + std::strerror(errno) + "\n";
         (void)!::write(ready_fd, line.data(), line.size());
         ::_exit(127);
     };
+    for (const auto &dir : cgroups) {
+        std::string procs = dir + "/cgroup.procs";
+        int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) die(("enter cgroup " + procs).c_str());
+        ::close(fd);
+    }
     // Out of the way of the targets first (just above them: a fixed floor
     // such as 100 fails under a lower RLIMIT_NOFILE), then into place.
     for (int &fd : pass) {
@@ -65,7 +73,17 @@ std::string publish_arg(const PortPublish &p) {
 
 std::string shim_path() {
     const char *env = std::getenv("OCI_RUN_SHIM");
-    return env && *env ? env : OCIRUN_SHIM_PATH;
+    if (env && *env) return env;
+    // Next to this binary: the same directory, the build tree (src/ and
+    // shim/ side by side), or a prefix (bin/ or sbin/ beside libexec/).
+    std::string self = own_binary_path();
+    if (size_t slash = self.rfind('/'); slash != std::string::npos) {
+        std::string dir = self.substr(0, slash + 1);
+        for (const char *rel :
+             {"oci-run-shim", "../shim/oci-run-shim", "../libexec/oci-run/oci-run-shim"})
+            if (std::string p = dir + rel; ::access(p.c_str(), X_OK) == 0) return p;
+    }
+    return OCIRUN_SHIM_PATH;
 }
 
 Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
@@ -104,6 +122,10 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
         args.insert(args.end(), {"--max-connections", std::to_string(net.max_connections)});
     }
 
+    args.insert(args.end(),
+                {"--forward-max-connections", std::to_string(net.forward_max_connections),
+                 "--total-max-connections", std::to_string(net.total_max_connections)});
+
     pid_t child = ::fork();
     if (child < 0) return fail_errno("network helper: fork");
     if (child == 0) {
@@ -112,7 +134,8 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
         // parent (a subreaper such as containerd's shim, or init, reaps it).
         if (::setsid() < 0) ::_exit(1);
         pid_t grandchild = ::fork();
-        if (grandchild == 0) exec_shim(path, args, pass, ready_w.get(), l.state_dir + "/shim.log");
+        if (grandchild == 0)
+            exec_shim(path, args, pass, ready_w.get(), l.state_dir + "/shim.log", l.cgroups);
         ::_exit(grandchild < 0 ? 1 : 0);
     }
     int status = 0;

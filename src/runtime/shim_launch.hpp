@@ -24,6 +24,9 @@ struct ShimLaunch {
     std::vector<int> listeners; // made by the init, in NetworkPolicy::listen_ports() order
     int netns_fd = -1;          // the container's netns, for published ports
     const NetworkPolicy *net = nullptr;
+    // Made by the caller (helper_cgroup_dirs): the helper enters each before
+    // it execs, so everything it allocates is charged to the container.
+    std::vector<std::string> cgroups;
 };
 
 struct ShimProcess {

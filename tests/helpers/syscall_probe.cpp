@@ -4,10 +4,17 @@
 // INJECTED\n" into the terminal on fd 0 (TIOCSTI, also with bits above the
 // 32 the kernel reads set) and asks it for TIOCLINUX, then prints whether
 // this process leads its own session ("session=own" or "session=shared").
+// `syscall-probe sockets` makes a socket of each family (and a vsock one
+// bound and listening, socketpairs, the i386 entry points on x86-64) and
+// prints "NAME=0" or "NAME=ERRNO" per line.
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/vm_sockets.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,7 +42,88 @@ static void push_input() {
     report("tioclinux", syscall(SYS_ioctl, 0L, static_cast<long>(TIOCLINUX), &sub));
 }
 
+// socket(family, type, protocol) through syscall(2): the fd is closed again.
+static void try_socket(const char *name, long family, long type, long protocol) {
+    long fd = syscall(SYS_socket, family, type, protocol);
+    report(name, fd);
+    if (fd >= 0) close(static_cast<int>(fd));
+}
+
+#if defined(__x86_64__)
+// An i386 system call from this x86-64 process (int $0x80): 32-bit arguments.
+static long call_i386(long nr, long a, long b, long c) {
+    long ret;
+    asm volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+    return ret;
+}
+#endif
+
+static void probe_sockets() {
+    try_socket("unix", AF_UNIX, SOCK_STREAM, 0);
+    try_socket("inet", AF_INET, SOCK_STREAM, 0);
+    try_socket("inet6", AF_INET6, SOCK_DGRAM, 0);
+    try_socket("netlink_route", AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+    try_socket("netlink_audit", AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
+    try_socket("netlink_uevent", AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT);
+    try_socket("packet", AF_PACKET, SOCK_DGRAM, 0);
+    try_socket("key", AF_KEY, SOCK_RAW, 2 /* PF_KEY_V2 */);
+    try_socket("bluetooth", AF_BLUETOOTH, SOCK_RAW, 0);
+    try_socket("alg", AF_ALG, SOCK_SEQPACKET, 0);
+    try_socket("tipc", AF_TIPC, SOCK_RDM, 0);
+    try_socket("xdp", AF_XDP, SOCK_RAW, 0);
+    try_socket("unspec", AF_UNSPEC, SOCK_STREAM, 0);
+    try_socket("unix_high_bits", (1L << 32) | AF_UNIX, SOCK_STREAM, 0);
+    try_socket("vsock_high_bits", (1L << 32) | AF_VSOCK, SOCK_STREAM, 0);
+    long v = syscall(SYS_socket, static_cast<long>(AF_VSOCK), static_cast<long>(SOCK_STREAM), 0L);
+    report("vsock", v);
+    if (v >= 0) {
+        sockaddr_vm a{};
+        a.svm_family = AF_VSOCK;
+        a.svm_cid = VMADDR_CID_ANY;
+        a.svm_port = 5749;
+        report("vsock_bind", syscall(SYS_bind, v, &a, static_cast<long>(sizeof a)));
+        report("vsock_listen", syscall(SYS_listen, v, 4L));
+        close(static_cast<int>(v));
+    }
+    int sv[2];
+    long r =
+        syscall(SYS_socketpair, static_cast<long>(AF_UNIX), static_cast<long>(SOCK_STREAM), 0L, sv);
+    report("socketpair_unix", r);
+    r = syscall(SYS_socketpair, static_cast<long>(AF_TIPC), static_cast<long>(SOCK_RDM), 0L, sv);
+    report("socketpair_tipc", r);
+#if defined(__x86_64__)
+    // socketcall(2)'s arguments sit in memory below 4 GiB.
+    void *low =
+        mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (low == MAP_FAILED) return;
+    auto *args = static_cast<unsigned int *>(low);
+    auto socketcall = [&](const char *name, unsigned call, unsigned family, unsigned type) {
+        args[0] = family;
+        args[1] = type;
+        args[2] = 0;
+        args[3] = static_cast<unsigned>(reinterpret_cast<unsigned long>(args + 8));
+        long fd = call_i386(102 /* socketcall */, call, reinterpret_cast<long>(args), 0);
+        errno = fd < 0 && fd > -4096 ? static_cast<int>(-fd) : 0;
+        std::printf("%s=%d\n", name, errno);
+        if (fd >= 0 && call == 1) close(static_cast<int>(fd));
+    };
+    socketcall("i386_socketcall_vsock", 1 /* SYS_SOCKET */, AF_VSOCK, SOCK_STREAM);
+    socketcall("i386_socketcall_unix", 1, AF_UNIX, SOCK_STREAM);
+    socketcall("i386_socketcall_pair_unix", 8 /* SYS_SOCKETPAIR */, AF_UNIX, SOCK_STREAM);
+    long fd = call_i386(359 /* socket */, AF_VSOCK, SOCK_STREAM, 0);
+    std::printf("i386_socket_vsock=%ld\n", fd < 0 && fd > -4096 ? -fd : 0);
+    if (fd >= 0) close(static_cast<int>(fd));
+    fd = call_i386(359, AF_UNIX, SOCK_STREAM, 0);
+    std::printf("i386_socket_unix=%ld\n", fd < 0 && fd > -4096 ? -fd : 0);
+    if (fd >= 0) close(static_cast<int>(fd));
+#endif
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && argv[1][0] == 's') {
+        probe_sockets();
+        return 0;
+    }
     if (argc > 1 && argv[1][0] == 't') {
         push_input();
         std::printf("session=%s\n", getsid(0) == getpid() ? "own" : "shared");

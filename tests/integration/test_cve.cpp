@@ -590,16 +590,7 @@ Hijack hijack_exec(const char *tag, bool userns, bool all_caps, bool ptrace) {
     test::write_file(e.b.rootfs + "/hijack-marker", "");
     if (userns) test::use_user_namespace(e);
     if (ptrace) test::add_capabilities(e, {"CAP_SYS_PTRACE"});
-    if (all_caps) {
-        // Every capability the test itself may hand on (its bounding set).
-        uint64_t ours = status_hex(read_file("/proc/self/status"), "CapBnd");
-        auto &c = *e.b.spec.process->capabilities;
-        for (auto *set : {&c.bounding, &c.effective, &c.permitted}) {
-            set->clear();
-            for (const auto &cap : ocirun::oci::capability_names())
-                if (ours & (1ull << cap.value)) set->push_back(cap.name);
-        }
-    }
+    if (all_caps) test::add_all_capabilities(e);
     h.bounding = mask_of(e.b.spec.process->capabilities->bounding);
     e.b.save();
     h.create = create(e);

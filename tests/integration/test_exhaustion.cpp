@@ -7,8 +7,8 @@
 // state directory, cgroup (every hierarchy, under this test's own parent),
 // process or mount.
 #include "support/container_env.hpp"
-#include "support/net_server.hpp"
 #include "support/leftovers.hpp"
+#include "support/net_server.hpp"
 
 #include <criterion/criterion.h>
 
@@ -343,95 +343,10 @@ Test(exhaustion, eating_memory_to_the_limit) {
 
 namespace {
 
-// `n` connections to the proxy (127.0.0.1:3128) from inside the network
-// namespace of `pid`, all connected before any request is sent, then held
-// open until release(): what each got back first.
-struct Held {
-    pid_t child = -1;
-    int release_fd = -1;
-    std::vector<std::string> answers;
-    void release() {
-        if (child <= 0) return;
-        ::close(release_fd);
-        ::waitpid(child, nullptr, 0);
-        child = -1;
-    }
-    ~Held() { release(); }
-};
-
-// In the child: connect all, send, collect each answer (until it ends with
-// `last`, EOF, or 3 s of quiet), report, then wait for the release.
-[[noreturn]] void hold_in_child(long pid, int n, const std::string &request,
-                                const std::string &last, int report, int released) {
-    std::string path = "/proc/" + std::to_string(pid) + "/ns/net";
-    int ns = ::open(path.c_str(), O_RDONLY);
-    if (ns < 0 || ::setns(ns, CLONE_NEWNET) < 0) ::_exit(2);
-    std::vector<int> socks;
-    std::string all;
-    for (int i = 0; i < n; i++) {
-        int s = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(3128);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
-            ::close(s);
-            s = -1;
-        }
-        socks.push_back(s);
-    }
-    for (int s : socks)
-        if (s >= 0) (void)!::write(s, request.data(), request.size());
-    for (int s : socks) {
-        std::string got = s < 0 ? "connect failed" : "";
-        while (s >= 0 && !got.ends_with(last)) {
-            pollfd pf{s, POLLIN, 0};
-            if (::poll(&pf, 1, 3000) <= 0) break;
-            char buf[4096];
-            ssize_t r = ::read(s, buf, sizeof buf);
-            if (r <= 0) {
-                got += "<EOF>";
-                break;
-            }
-            got.append(buf, static_cast<size_t>(r));
-        }
-        all += got + "\n----\n";
-    }
-    (void)!::write(report, all.data(), all.size());
-    ::close(report);
-    char c;
-    (void)!::read(released, &c, 1);
-    ::_exit(0);
-}
-
-// The request's last byte is the payload the test server echoes: a tunnel's
-// answer ends with "A:" and it.
-void hold(Held &h, long pid, int n, const std::string &request) {
-    int rep[2], rel[2];
-    cr_assert(::pipe2(rep, O_CLOEXEC) == 0 && ::pipe2(rel, O_CLOEXEC) == 0);
-    h.child = ::fork();
-    cr_assert(h.child >= 0);
-    if (h.child == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        ::close(rep[0]);
-        ::close(rel[1]);
-        hold_in_child(pid, n, request, "\r\n\r\nA:" + request.substr(request.size() - 1), rep[1],
-                      rel[0]);
-    }
-    ::close(rep[1]);
-    ::close(rel[0]);
-    h.release_fd = rel[1];
-    std::string out;
-    char buf[4096];
-    ssize_t r;
-    while ((r = ::read(rep[0], buf, sizeof buf)) > 0)
-        out.append(buf, static_cast<size_t>(r));
-    ::close(rep[0]);
-    size_t start = 0, at;
-    while ((at = out.find("\n----\n", start)) != std::string::npos) {
-        h.answers.push_back(out.substr(start, at - start));
-        start = at + 6;
-    }
+// What a tunnel's answer ends with: the request's last byte is the payload
+// the test server echoes after "A:".
+std::string tunnel_end(const std::string &request) {
+    return "\r\n\r\nA:" + request.substr(request.size() - 1);
 }
 
 // Answers starting with `prefix`.
@@ -473,7 +388,8 @@ Test(exhaustion, proxy_connections_past_the_maximum) {
     std::string authority = "a.test:" + std::to_string(a.port);
     Env w = witness();
     Env e = make("exproxy", {"sleep", "120"}, [&](Env &x) {
-        x.b.spec.annotations["dev.ocirun.domains"] = authority + ",127.0.0.2";
+        x.b.spec.annotations["dev.ocirun.domains"] =
+            authority + ",127.0.0.2:" + std::to_string(a.port);
         x.b.spec.annotations["dev.ocirun.proxy-max-connections"] = "8";
     });
     std::string hosts = e.root + "/hosts";
@@ -489,8 +405,8 @@ Test(exhaustion, proxy_connections_past_the_maximum) {
     bool alive_while_full = false;
     std::string harmed;
     {
-        Held h;
-        hold(h, init, 40, req);
+        test::Held h;
+        test::hold(h, init, 3128, 40, req, tunnel_end(req));
         first = h.answers;
         tunnels += count_starting(first, "HTTP/1.1 200");
         refusals += count_starting(first, "HTTP/1.1 503");
@@ -499,8 +415,8 @@ Test(exhaustion, proxy_connections_past_the_maximum) {
     }
     // The closes reach the helper's loop a moment later.
     for (int i = 0; i < 50; i++) {
-        Held h;
-        hold(h, init, 9, req);
+        test::Held h;
+        test::hold(h, init, 3128, 9, req, tunnel_end(req));
         second = h.answers;
         tunnels += count_starting(second, "HTTP/1.1 200");
         refusals += count_starting(second, "HTTP/1.1 503");
@@ -536,12 +452,13 @@ Test(exhaustion, proxy_connections_past_the_maximum) {
     cr_assert_eq(count_starting(second, "HTTP/1.1 200"), 8, "after the close: %s",
                  second.empty() ? "" : second[0].c_str());
     cr_assert_eq(count_starting(second, "HTTP/1.1 503"), 1);
-    // Every refusal and every closed tunnel is an egress event, in the log
-    // and in the `events` stream.
-    cr_assert_eq(count_lines_with(log, "proxy-max-connections"), refusals);
+    // Every refusal is counted in an egress event (the first of a run at
+    // once, the rest in one event with "count" when the run ends), every
+    // closed tunnel is an event, in the log and in the `events` stream.
+    cr_assert_eq(test::refusals_in(log, "proxy-max-connections"), refusals);
     cr_assert_eq(count_lines_with(log, "\"event\":\"close\""), tunnels);
     cr_assert_eq(evs, 0, "events: %s", read_file(ev.err_path).c_str());
-    cr_assert_eq(count_lines_with(events, "proxy-max-connections"), refusals);
+    cr_assert_eq(test::refusals_in(events, "proxy-max-connections"), refusals);
     cr_assert(helper_gone, "the helper outlived the container");
     cr_assert(left.empty(), "%s", left.c_str());
 }
@@ -554,7 +471,7 @@ namespace {
 // (the init may not raise its hard limit past the runtime's).
 long proxied_under(Env &e, const Server &a, const char *nofile, const char *max, int rlimit) {
     std::string authority = "a.test:" + std::to_string(a.port);
-    e.b.spec.annotations["dev.ocirun.domains"] = authority + ",127.0.0.2";
+    e.b.spec.annotations["dev.ocirun.domains"] = authority + ",127.0.0.2:" + std::to_string(a.port);
     e.b.spec.annotations["dev.ocirun.proxy-max-connections"] = max;
     if (rlimit > 0)
         for (auto &r : e.b.spec.process->rlimits)
@@ -590,8 +507,8 @@ Test(exhaustion, proxy_tunnels_past_the_callers_soft_fd_limit) {
     std::string limits = read_file("/proc/" + std::to_string(shim_pid(e)) + "/limits");
     std::vector<std::string> answers;
     {
-        Held h;
-        hold(h, init, 60, connect_request(a));
+        test::Held h;
+        test::hold(h, init, 3128, 60, connect_request(a), tunnel_end(connect_request(a)));
         answers = h.answers;
     }
     std::string left = delete_leaves_nothing(e, true);
@@ -620,13 +537,13 @@ Test(exhaustion, proxy_out_of_descriptors_gives_places_back) {
     long helper = shim_pid(e);
     std::vector<std::string> first, second;
     {
-        Held h;
-        hold(h, init, 20, connect_request(a));
+        test::Held h;
+        test::hold(h, init, 3128, 20, connect_request(a), tunnel_end(connect_request(a)));
         first = h.answers;
     }
     for (int i = 0; i < 50; i++) {
-        Held h;
-        hold(h, init, 12, connect_request(a));
+        test::Held h;
+        test::hold(h, init, 3128, 12, connect_request(a), tunnel_end(connect_request(a)));
         second = h.answers;
         if (count_starting(second, "HTTP/1.1 503") == 0) break;
         ::usleep(100000);

@@ -3,12 +3,14 @@
 // observing, bounding), what finds no route, and the helper's life. The
 // "remote" servers are test servers on 127.0.0.x; names resolve through a
 // hosts file given to the helper ($OCI_RUN_RESOLVE_HOSTS).
+#include "oci/json.hpp"
 #include "support/container_env.hpp"
 #include "support/net_server.hpp"
 
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,12 +18,17 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -143,7 +150,8 @@ long shim_pid(const Env &e) {
 Env proxied(const char *tag, const Server &a,
             std::initializer_list<std::pair<const char *, const char *>> extra) {
     Env e = make_env(tag, {"sleep", "30"});
-    e.b.spec.annotations["dev.ocirun.domains"] = "a.test:" + std::to_string(a.port) + ",127.0.0.2";
+    e.b.spec.annotations["dev.ocirun.domains"] =
+        "a.test:" + std::to_string(a.port) + ",127.0.0.2:" + std::to_string(a.port);
     for (const auto &[k, v] : extra)
         e.b.spec.annotations[k] = v;
     e.b.save();
@@ -235,7 +243,7 @@ Test(network, proxy_allows_refuses_and_logs) {
                                    " sleep 0.4) | nc 127.0.0.1 3128; "
                                    "(printf 'CONNECT c.test:443 HTTP/1.1\\r\\n\\r\\n'; sleep 0.4)"
                                    " | nc 127.0.0.1 3128; sleep 30"});
-    e.b.spec.annotations["dev.ocirun.domains"] = ap + ",127.0.0.2";
+    e.b.spec.annotations["dev.ocirun.domains"] = ap + ",127.0.0.2:" + std::to_string(a.port);
     e.b.save();
     use_hosts(e, "127.0.0.2 a.test\n");
     auto c = test::create(e);
@@ -350,8 +358,9 @@ Test(network, proxy_matching_edge_cases) {
     // mixed.test: the global-or-named address it checked is the one it used.
     cr_assert(contains(log, "\"host\":\"mixed.test\",\"port\":" + p + ",\"address\":\"127.0.0.2\""),
               "%s", log.c_str());
-    cr_assert(contains(log, "\"reason\":\"a second CONNECT inside the tunnel\""), "%s",
-              log.c_str());
+    cr_assert(contains(log, "\"reason\":\"a proxy request (CONNECT or an absolute URL) inside the "
+                            "tunnel\""),
+              "%s", log.c_str());
 }
 
 // observe: everything goes through; what enforce would refuse is logged as
@@ -446,8 +455,10 @@ Test(network, publish_reaches_the_container) {
               "%s", rep.out.c_str());
 }
 
-// The helper: outside the container's cgroup and PID namespace, gone soon
-// after the init exits, and delete leaves nothing of it.
+// The helper: outside the container's PID namespace, in a cgroup of its own
+// under the container's in the v2 hierarchy and the v1 memory and pids
+// ones (charged to the container's limits, not listed in its cgroup.procs),
+// gone soon after the init exits, and delete leaves nothing of it.
 Test(network, helper_lives_and_dies_with_the_container) {
     Env e = make_env("nethlp", {"sleep", "30"});
     e.b.spec.annotations["dev.ocirun.network"] = "https";
@@ -463,6 +474,30 @@ Test(network, helper_lives_and_dies_with_the_container) {
     auto d = test::oci({"--root", e.root, "delete", e.id});
     cleanup_all();
     cr_assert(shim > 0 && shim_cgroup != init_cgroup, "%s", shim_cgroup.c_str());
+    // "ID:CONTROLLERS:PATH" per hierarchy.
+    auto paths = [](const std::string &text) {
+        std::vector<std::pair<std::string, std::string>> out; // controllers, path
+        std::istringstream in(text);
+        std::string line;
+        while (std::getline(in, line)) {
+            size_t a = line.find(':'), b = line.find(':', a + 1);
+            out.push_back({line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+        }
+        return out;
+    };
+    auto shim_paths = paths(shim_cgroup), init_paths = paths(init_cgroup);
+    cr_assert_eq(shim_paths.size(), init_paths.size());
+    int charged = 0;
+    for (size_t i = 0; i < shim_paths.size(); i++) {
+        const std::string &ctl = init_paths[i].first;
+        bool charges = ctl.empty() || ctl == "memory" || ctl == "pids";
+        if (!charges) continue;
+        charged++;
+        const std::string want = init_paths[i].second + "/oci-run-helper";
+        cr_assert_str_eq(shim_paths[i].second.c_str(), want.c_str(), "%s: %s | %s", ctl.c_str(),
+                         shim_cgroup.c_str(), init_cgroup.c_str());
+    }
+    cr_assert_geq(charged, 1, "%s", init_cgroup.c_str());
     cr_assert(contains(inside.out, "kill=1") && !contains(inside.out, "oci-run-shim"), "%s",
               inside.out.c_str());
     cr_assert(gone_by_itself, "the helper outlived the container");
@@ -600,4 +635,542 @@ Test(network, new_namespace_has_loopback_up) {
     cr_assert_eq(o.status, 0, "%s %s", o.out.c_str(), o.err.c_str());
     // IFF_UP | IFF_LOOPBACK, and a server on 127.0.0.1 answers.
     cr_assert(contains(o.out, "0x9\nreached\n"), "%s", o.out.c_str());
+}
+
+// ---- attacks from inside the container ------------------------------------
+// Each runs the attack in a real container; the "outside" addresses sit on
+// a dummy interface of a network namespace the test process makes for
+// itself (test::own_network), with the test's servers listening there.
+
+namespace {
+
+// The egress events of `log` with "blocked":true, as "host:port" lines,
+// sorted and unique.
+std::string blocked_destinations(const std::string &log) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < log.size()) {
+        size_t end = log.find('\n', start);
+        std::string line = log.substr(start, end - start);
+        start = end == std::string::npos ? log.size() : end + 1;
+        if (!contains(line, "\"blocked\":true")) continue;
+        auto field = [&](const char *key) {
+            size_t at = line.find(std::string("\"") + key + "\":");
+            if (at == std::string::npos) return std::string();
+            at += std::strlen(key) + 3;
+            if (line[at] == '"') return line.substr(at + 1, line.find('"', at + 1) - at - 1);
+            return line.substr(at, line.find_first_of(",}", at) - at);
+        };
+        out.push_back(field("host") + ":" + field("port"));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    std::string joined;
+    for (const auto &d : out)
+        joined += d + "\n";
+    return joined;
+}
+
+} // namespace
+
+// A name's rule and the address rule covering what it resolves to must both
+// allow the port: with loop.test:443 allowed by name and 127.0.0.1 only on
+// the API's port, CONNECT loop.test:443 is refused (it reached 127.0.0.1:443).
+Test(network, attack_resolved_name_takes_the_address_patterns_port) {
+    test::own_network({});
+    Server api, tls;
+    serve(api, "127.0.0.1", "API:");
+    serve(tls, "127.0.0.1", "TLS:", 64, 443);
+    std::string ap = std::to_string(api.port);
+    Env e = make_env("netapt", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] =
+        "loop.test:443,loop.test:" + ap + ",127.0.0.1:" + ap;
+    e.b.save();
+    use_hosts(e, "127.0.0.1 loop.test\n");
+    long pid = started(e);
+    auto answers = split_answers(
+        netns_talk(pid, 3128,
+                   {connect_req("loop.test:443", "x\n"), connect_req("127.0.0.1:443", "x\n"),
+                    connect_req("loop.test:" + ap, "x\n")}));
+    cleanup_all();
+    cr_assert_eq(answers.size(), 3u);
+    cr_assert(answers[0].rfind("HTTP/1.1 403", 0) == 0 && !contains(answers[0], "TLS:") &&
+                  contains(answers[0], "its address pattern does not allow port 443"),
+              "%s", answers[0].c_str());
+    cr_assert(answers[1].rfind("HTTP/1.1 403", 0) == 0 && !contains(answers[1], "TLS:"), "%s",
+              answers[1].c_str());
+    cr_assert(contains(answers[2], "200 Connection established") && contains(answers[2], "API:x"),
+              "%s", answers[2].c_str());
+}
+
+// Names resolving to outside addresses of every kind: only the global ones
+// are reached (a public-looking address, NAT64 of a global one); metadata,
+// private, NAT64 local-use (RFC 8215) and 6to4 of a private address are not.
+Test(network, attack_special_purpose_addresses_are_not_reached_by_name) {
+    test::own_network({"169.254.169.254", "10.1.2.3", "8.8.8.8", "64:ff9b:1::a01:203",
+                       "2002:a01:203::1", "64:ff9b::808:808"});
+    struct Dest {
+        const char *name, *addr, *tag;
+        bool reached;
+        const char *why;
+    } dests[] = {
+        {"meta.test", "169.254.169.254", "META:", false, "(metadata)"},
+        {"priv.test", "10.1.2.3", "PRIV:", false, "(private)"},
+        {"pub.test", "8.8.8.8", "PUB:", true, ""},
+        {"nat64l.test", "64:ff9b:1::a01:203", "N64L:", false, "(NAT64 local-use)"},
+        {"sixtofour.test", "2002:a01:203::1", "6TO4:", false, "(private)"},
+        {"nat64g.test", "64:ff9b::808:808", "N64G:", true, ""},
+    };
+    std::vector<std::unique_ptr<Server>> servers;
+    std::string hosts;
+    std::vector<std::string> reqs;
+    for (const auto &d : dests) {
+        servers.push_back(std::make_unique<Server>());
+        serve(*servers.back(), d.addr, d.tag, 64, 443);
+        hosts += std::string(d.addr) + " " + d.name + "\n";
+        reqs.push_back(connect_req(std::string(d.name) + ":443", "x\n"));
+    }
+    Env e = make_env("netspa", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] = "*.test";
+    e.b.save();
+    use_hosts(e, hosts);
+    long pid = started(e);
+    auto answers = split_answers(netns_talk(pid, 3128, reqs));
+    cleanup_all();
+    cr_assert_eq(answers.size(), std::size(dests));
+    for (size_t i = 0; i < std::size(dests); i++) {
+        const Dest &d = dests[i];
+        if (d.reached)
+            cr_assert(contains(answers[i], std::string(d.tag) + "x"), "%s: %s", d.name,
+                      answers[i].c_str());
+        else
+            cr_assert(answers[i].rfind("HTTP/1.1 403", 0) == 0 && !contains(answers[i], d.tag) &&
+                          contains(answers[i], d.why),
+                      "%s: %s", d.name, answers[i].c_str());
+    }
+}
+
+// Request smuggling: nothing reaches a server that the proxy has not parsed
+// and decided on. A CONNECT behind blank lines inside a tunnel is refused; a
+// request pipelined after a GET, after a Content-Length body or after a
+// chunked body never leaves the proxy (the allowed server sees only the
+// first request and its body).
+Test(network, attack_smuggled_requests_are_not_relayed) {
+    Server a, evil;
+    serve(a, "127.0.0.2", "A:");
+    serve(evil, "127.0.0.3", "EVIL:");
+    std::string p = std::to_string(a.port), ep = std::to_string(evil.port);
+    Env e = proxied("netsmg", a, {});
+    use_hosts(e, "127.0.0.2 a.test\n127.0.0.3 evil.test\n");
+    long pid = started(e);
+    std::string second = "GET http://evil.test:" + ep + "/two HTTP/1.1\r\nHost: evil\r\n\r\n";
+    std::string url = "http://a.test:" + p;
+    auto answers = split_answers(netns_talk(
+        pid, 3128,
+        {connect_req("a.test:" + p, "\r\n\r\nCONNECT evil.test:" + ep + " HTTP/1.1\r\n\r\n"),
+         connect_req("a.test:" + p, "\r\nGET http://evil.test:" + ep + "/ HTTP/1.1\r\n\r\n"),
+         "GET " + url + "/one HTTP/1.1\r\nHost: a\r\n\r\n" + second,
+         "POST " + url + "/len HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + second,
+         "POST " + url +
+             "/chunk HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+             "5\r\nhello\r\n0\r\n\r\n" +
+             second}));
+    // The close events come once the client's connections are gone.
+    std::string log;
+    for (int i = 0; i < 40 && !contains(log = egress_log(e), "were not relayed"); i++)
+        usleep(50000);
+    cleanup_all();
+    cr_assert_eq(answers.size(), 5u);
+    for (const auto &ans : answers)
+        cr_assert(!contains(ans, "EVIL:") && !contains(ans, "/two") && !contains(ans, "evil.test"),
+                  "%s", ans.c_str());
+    cr_assert(contains(answers[0], "200 Connection established") && !contains(answers[0], "A:"),
+              "%s", answers[0].c_str());
+    cr_assert(!contains(answers[1], "A:"), "%s", answers[1].c_str());
+    cr_assert(contains(answers[2], "A:GET /one HTTP/1.1\r\n"), "%s", answers[2].c_str());
+    cr_assert(contains(answers[3], "POST /len HTTP/1.1\r\n") && contains(answers[3], "hello"), "%s",
+              answers[3].c_str());
+    cr_assert(contains(answers[4], "POST /chunk HTTP/1.1\r\n") &&
+                  contains(answers[4], "5\r\nhello\r\n0\r\n\r\n"),
+              "%s", answers[4].c_str());
+    cr_assert(contains(log, "were not relayed: one request per connection"), "%s", log.c_str());
+}
+
+// Socket families per network need, from a process that is root in the
+// container with the default capabilities and with all of them, with and
+// without a user namespace: none leaves AF_UNIX only; local AF_UNIX, AF_INET,
+// AF_INET6 and NETLINK_ROUTE. Vsock (whose ports are the machine's, not the
+// namespace's), packet, key, alg, xdp, ... are EAFNOSUPPORT, also with bits
+// above the 32 the kernel reads, and through i386 socketcall.
+Test(network, attack_socket_families_follow_the_network_need) {
+    const char *probe = std::getenv("OCI_RUN_SYSCALL_PROBE");
+    if (!probe || ::access(probe, X_OK) != 0) cr_skip_test("no syscall-probe helper");
+    const std::string af = std::to_string(EAFNOSUPPORT), proto = std::to_string(EPROTONOSUPPORT);
+    for (const char *need : {"none", "local"}) {
+        for (int variant = 0; variant < 4; variant++) {
+            bool userns = variant & 1, all = variant & 2;
+            Env e = make_env("netfam", {"/syscall-probe", "sockets"});
+            test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
+            ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
+            if (userns) test::use_user_namespace(e);
+            if (all) test::add_all_capabilities(e);
+            e.b.spec.annotations["dev.ocirun.network"] = need;
+            auto o = test::run(e);
+            cleanup_all();
+            std::string what = std::string(need) + (userns ? ", user namespace" : "") +
+                               (all ? ", all capabilities" : "") + ": " + o.out + o.err;
+            cr_assert_eq(o.status, 0, "%s", what.c_str());
+            bool local = std::strcmp(need, "local") == 0;
+            std::vector<std::pair<const char *, std::string>> want = {
+                {"unix", "0"},
+                {"socketpair_unix", "0"},
+                {"inet", local ? "0" : af},
+                {"inet6", local ? "0" : af},
+                {"netlink_route", local ? "0" : af},
+                {"netlink_audit", local ? proto : af},
+                {"netlink_uevent", local ? proto : af},
+                {"packet", af},
+                {"key", af},
+                {"alg", af},
+                {"xdp", af},
+                {"vsock", af},
+                {"vsock_high_bits", af},
+                {"unix_high_bits", af},
+                {"socketpair_tipc", af},
+            };
+#if defined(__x86_64__)
+            for (const char *n : {"i386_socketcall_vsock", "i386_socketcall_unix",
+                                  "i386_socketcall_pair_unix", "i386_socket_vsock"})
+                want.push_back({n, af});
+            want.push_back({"i386_socket_unix", "0"});
+#endif
+            for (const auto &[name, value] : want)
+                cr_assert(contains(o.out, std::string(name) + "=" + value + "\n"), "%s=%s: %s",
+                          name, value.c_str(), what.c_str());
+            cr_assert(!contains(o.out, "vsock_bind="), "%s", what.c_str());
+        }
+    }
+}
+
+namespace {
+
+// `n` connections to the forwarded 127.0.0.1:port inside the container,
+// each sending "x", held open while `during()` runs: "answered A refused R"
+// (answered: the host server's "H:x" came back).
+template <class F> std::string flood(long pid, uint16_t port, int n, F during) {
+    test::Held h;
+    test::hold(h, pid, port, n, "x", "H:x");
+    during();
+    h.release();
+    int answered = 0;
+    for (const auto &a : h.answers)
+        answered += a == "H:x";
+    return "answered " + std::to_string(answered) + " refused " +
+           std::to_string(static_cast<int>(h.answers.size()) - answered);
+}
+
+struct HelperHolds {
+    int fds = 0;
+    size_t pipe_capacity = 0;
+    int pipes = 0;
+};
+
+// What the helper holds: descriptors, and the capacity of its pipes (each
+// pipe end opened through /proc and asked, once per pipe).
+HelperHolds helper_holds(long shim) {
+    HelperHolds h;
+    std::string dir = "/proc/" + std::to_string(shim) + "/fd";
+    std::vector<std::string> seen;
+    DIR *d = ::opendir(dir.c_str());
+    cr_assert(d, "%s", dir.c_str());
+    while (dirent *ent = ::readdir(d)) {
+        if (ent->d_name[0] == '.') continue;
+        h.fds++;
+        std::string fd = dir + "/" + ent->d_name;
+        char target[128] = {};
+        if (::readlink(fd.c_str(), target, sizeof target - 1) <= 0) continue;
+        if (std::strncmp(target, "pipe:", 5) != 0 ||
+            std::find(seen.begin(), seen.end(), target) != seen.end())
+            continue;
+        seen.push_back(target);
+        int f = ::open(fd.c_str(), O_RDONLY | O_NONBLOCK);
+        if (f < 0) continue;
+        int cap = ::fcntl(f, F_GETPIPE_SZ);
+        ::close(f);
+        if (cap > 0) {
+            h.pipe_capacity += static_cast<size_t>(cap);
+            h.pipes++;
+        }
+    }
+    ::closedir(d);
+    return h;
+}
+
+} // namespace
+
+// A flood through one forward ends in refused connections, not a host-side
+// shortage: with forward-max-connections=8 the host service sees 8, the rest
+// are reset at once (and logged once), the helper's descriptors stay
+// bounded; with the defaults (128 per port) 200 connections get 128 through,
+// and the helper's pipes stay within their budget (16 MiB of big pipes, the
+// rest at the kernel's 64 KiB default).
+Test(network, attack_forward_flood_is_bounded) {
+    test::own_network({});
+    Server host;
+    serve(host, "127.0.0.1", "H:", 512);
+    for (const char *limit : {"", "8"}) {
+        Env e = make_env("netfld", {"sleep", "60"});
+        e.b.spec.annotations["dev.ocirun.local-ports"] = "8080:" + std::to_string(host.port);
+        if (*limit) e.b.spec.annotations["dev.ocirun.forward-max-connections"] = limit;
+        e.b.save();
+        long pid = started(e);
+        long shim = shim_pid(e);
+        int n = *limit ? 20 : 200, max = *limit ? 8 : 128;
+        HelperHolds held;
+        std::string got = flood(pid, 8080, n, [&] { held = helper_holds(shim); });
+        auto rep = test::oci({"--root", e.root, "report", e.id});
+        // Room again once they closed; that ends the run of refusals.
+        std::vector<std::string> after;
+        for (int i = 0; i < 50; i++) {
+            after = split_answers(netns_talk(pid, 8080, {"y"}));
+            if (!after.empty() && contains(after[0], "H:y")) break;
+            usleep(100000);
+        }
+        std::string log = egress_log(e);
+        cleanup_all();
+        std::string want =
+            "answered " + std::to_string(max) + " refused " + std::to_string(n - max);
+        cr_assert_eq(got, want, "limit %s: %s", *limit ? limit : "default", got.c_str());
+        cr_assert_leq(held.fds, max * 6 + 24, "limit %s: the helper held %d fds", limit, held.fds);
+        cr_assert_leq(held.pipe_capacity, (16u << 20) + static_cast<size_t>(held.pipes) * 65536,
+                      "pipes: %zu bytes in %d", held.pipe_capacity, held.pipes);
+        // Counted, not a line each: the first at once, the rest in one event.
+        cr_assert_eq(test::refusals_in(log, "dev.ocirun.forward-max-connections"), n - max, "%s",
+                     log.c_str());
+        cr_assert_eq(std::count(log.begin(), log.end(), '\n'), 2, "two events: %s", log.c_str());
+        cr_assert(
+            contains(rep.out, "at most 512 connections, " + std::to_string(max) + " per port"),
+            "%s", rep.out.c_str());
+        cr_assert(!after.empty() && contains(after[0], "H:y"), "%s",
+                  after.empty() ? "" : after[0].c_str());
+    }
+}
+
+// observe logs as blocked exactly what enforce refuses: the same requests
+// through both, the same set of blocked destinations.
+Test(network, attack_observe_blocks_what_enforce_refuses) {
+    Server a;
+    serve(a, "127.0.0.2", "A:");
+    std::string p = std::to_string(a.port);
+    std::vector<std::string> reqs = {
+        connect_req("a.test:" + p, "x"),
+        connect_req("c.test:443", "x"),
+        connect_req("bad.a.test:" + p, "x"),
+        connect_req("priv.test:" + p, "x"),
+        connect_req("a.test:1", "x"),
+        connect_req("x.a.test:" + p, "CONNECT other.test:443 HTTP/1.1\r\n\r\n"),
+        "GET http://c.test/ HTTP/1.1\r\nHost: c\r\n\r\n",
+    };
+    std::string logs[2];
+    for (int observe = 0; observe < 2; observe++) {
+        Env e = make_env("netoeq", {"sleep", "30"});
+        e.b.spec.annotations["dev.ocirun.domains"] =
+            "a.test:" + p + ",*.a.test:" + p + ",priv.test:" + p + ",127.0.0.2:" + p;
+        e.b.spec.annotations["dev.ocirun.deny-domains"] = "bad.a.test";
+        if (observe) e.b.spec.annotations["dev.ocirun.network-mode"] = "observe";
+        e.b.save();
+        use_hosts(e, "127.0.0.2 a.test x.a.test bad.a.test\n10.1.2.3 priv.test\n");
+        long pid = started(e);
+        (void)netns_talk(pid, 3128, reqs);
+        usleep(200000);
+        logs[observe] = egress_log(e);
+        cleanup_all();
+    }
+    std::string enforce = blocked_destinations(logs[0]), observe = blocked_destinations(logs[1]);
+    const std::string want = "a.test:1\nbad.a.test:" + p +
+                             "\nc.test:443\nc.test:80\npriv.test:" + p + "\nx.a.test:" + p + "\n";
+    cr_assert_str_eq(enforce.c_str(), want.c_str(), "blocked: %s in %s", enforce.c_str(),
+                     logs[0].c_str());
+    cr_assert_str_eq(observe.c_str(), enforce.c_str(), "%s", logs[1].c_str());
+    // A refused name was never looked up: its event has no address.
+    cr_assert(contains(logs[0], "\"host\":\"c.test\",\"port\":443,\"blocked\":true"), "%s",
+              logs[0].c_str());
+}
+
+// A request whose host is not UTF-8 is refused and logged as valid JSON,
+// the bytes replaced by U+FFFD, and the event says so.
+Test(network, attack_invalid_utf8_host_is_logged_as_valid_json) {
+    Server a;
+    serve(a, "127.0.0.2", "A:");
+    Env e = proxied("netutf", a, {});
+    long pid = started(e);
+    auto answers = split_answers(netns_talk(pid, 3128,
+                                            {"CONNECT \xff\xfe\xc3(.test:443 HTTP/1.1\r\n\r\n",
+                                             "GET http://\xed\xa0\x80.test/ HTTP/1.1\r\n\r\n"}));
+    std::string log = egress_log(e);
+    cleanup_all();
+    cr_assert_eq(answers.size(), 2u);
+    cr_assert(answers[0].rfind("HTTP/1.1 40", 0) == 0, "%s", answers[0].c_str());
+    size_t start = 0, lines = 0;
+    while (start < log.size()) {
+        size_t end = log.find('\n', start);
+        std::string line = log.substr(start, end - start);
+        start = end == std::string::npos ? log.size() : end + 1;
+        auto doc = ocirun::json::Document::parse(line);
+        cr_assert(doc.has_value(), "not JSON (%s): %s", doc ? "" : doc.error().text().c_str(),
+                  line.c_str());
+        cr_assert(contains(line, "\"note\":\"invalid UTF-8 replaced by U+FFFD\"") &&
+                      contains(line, "\xef\xbf\xbd"),
+                  "%s", line.c_str());
+        lines++;
+    }
+    cr_assert_eq(lines, 2u, "%s", log.c_str());
+}
+
+// Under https a process that ignores the proxy variables finds no route at
+// once (not after a timeout), for TCP, UDP and ICMP, IPv4 and IPv6.
+Test(network, attack_bypassing_the_proxy_fails_at_once) {
+    test::own_network({"8.8.8.8", "2001:4860::8888"});
+    Server pub;
+    serve(pub, "8.8.8.8", "PUB:", 64, 443);
+    Env e = make_env("netbyp", {"sh", "-c",
+                                "nc -w 10 8.8.8.8 443 </dev/null; echo tcp=$?; "
+                                "nc -w 10 2001:4860::8888 443 </dev/null; echo tcp6=$?; "
+                                "echo q | nc -u -w 10 8.8.8.8 53; echo udp=$?; "
+                                "ping -c 1 -W 10 8.8.8.8; echo icmp=$?; "
+                                "ping -6 -c 1 -W 10 2001:4860::8888; echo icmp6=$?"});
+    e.b.spec.annotations["dev.ocirun.domains"] = "example.com";
+    auto t0 = std::chrono::steady_clock::now();
+    auto o = test::run(e);
+    auto took = std::chrono::steady_clock::now() - t0;
+    cleanup_all();
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s", all.c_str());
+    for (const char *k : {"tcp=1", "tcp6=1", "icmp=1", "icmp6=1"})
+        cr_assert(contains(all, k), "%s: %s", k, all.c_str());
+    cr_assert(!contains(all, "udp=0") || contains(all, "Network is unreachable"), "%s",
+              all.c_str());
+    cr_assert(!contains(all, "PUB:"), "%s", all.c_str());
+    cr_assert_lt(std::chrono::duration_cast<std::chrono::seconds>(took).count(), 8,
+                 "the five attempts took as long as their timeouts: %s", all.c_str());
+}
+
+// Duplicate keys in annotations (and any object): refused with the key's
+// path, nothing left behind.
+Test(network, attack_duplicate_annotation_keys_are_refused) {
+    Env e = make_env("netdup", {"true"});
+    e.b.spec.annotations["dev.ocirun.network"] = "none";
+    e.b.save();
+    std::string path = e.b.dir + "/config.json";
+    std::string text = read_file(path);
+    size_t at = text.find("\"dev.ocirun.network\"");
+    cr_assert(at != std::string::npos, "%s", text.c_str());
+    text.insert(at, "\"dev.ocirun.network\": \"full\", ");
+    test::write_file(path, text);
+    auto c = test::create(e);
+    const std::string &err = c.err;
+    bool state_dir = ::access((e.root + "/" + e.id).c_str(), F_OK) == 0;
+    cleanup_all();
+    cr_assert_neq(c.status, 0);
+    cr_assert(contains(err, "annotations[\"dev.ocirun.network\"]: duplicate key"), "%s",
+              err.c_str());
+    cr_assert(!state_dir);
+}
+
+namespace {
+
+// The largest rb or tb of the sockets `ss -tmnHO FILTER` lists, in the
+// calling process's network namespace (0: none listed).
+long largest_buffer(const std::string &filter, int *count) {
+    char path[] = "/tmp/oci-run-test-ss-XXXXXX";
+    int fd = ::mkstemp(path);
+    cr_assert(fd >= 0);
+    ::close(fd);
+    std::string cmd = "ss -tmnHO " + filter + " > " + path;
+    cr_assert(std::system(cmd.c_str()) == 0, "%s", cmd.c_str());
+    std::string out = read_file(path);
+    ::unlink(path);
+    long most = 0;
+    *count = 0;
+    for (const char *key : {",rb", ",tb"}) {
+        for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + 1))
+            most = std::max(most, std::atol(out.c_str() + at + 3));
+    }
+    for (size_t at = out.find("skmem:"); at != std::string::npos; at = out.find("skmem:", at + 1))
+        (*count)++;
+    return most;
+}
+
+} // namespace
+
+// A container pushing into a forwarded port whose far end never reads: each
+// of the helper's sockets holds at most its capped buffer (1 MiB, which the
+// kernel counts as 2 MiB; autotuning gave 4 to 6 MiB), on both sides of the
+// relay.
+Test(network, attack_forward_push_is_bounded_per_connection) {
+    test::own_network({});
+    int sink = listen_on("127.0.0.1", 0, 64); // never accepts, never reads
+    uint16_t sp = port_of(sink);
+    Env e = make_env("netpsh", {"sleep", "60"});
+    e.b.spec.annotations["dev.ocirun.local-ports"] = "8080:" + std::to_string(sp);
+    e.b.save();
+    long pid = started(e);
+    int res[2];
+    cr_assert(::pipe(res) == 0);
+    pid_t child = ::fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        ::close(res[0]);
+        std::string path = "/proc/" + std::to_string(pid) + "/ns/net";
+        int ns = ::open(path.c_str(), O_RDONLY);
+        if (ns < 0 || ::setns(ns, CLONE_NEWNET) < 0) ::_exit(2);
+        std::vector<int> socks;
+        for (int i = 0; i < 4; i++) {
+            int s = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_port = htons(8080);
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            (void)::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
+            socks.push_back(s);
+        }
+        static char buf[1 << 16];
+        long pushed = 0;
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+        while (std::chrono::steady_clock::now() < until) {
+            for (int s : socks) {
+                ssize_t n = ::send(s, buf, sizeof buf, MSG_NOSIGNAL);
+                if (n > 0) pushed += n;
+            }
+            usleep(1000);
+        }
+        int count = 0;
+        long inside = largest_buffer("sport = :8080", &count);
+        std::string out =
+            std::to_string(pushed) + " " + std::to_string(inside) + " " + std::to_string(count);
+        (void)!::write(res[1], out.data(), out.size());
+        ::_exit(0);
+    }
+    ::close(res[1]);
+    std::string got;
+    char b[128];
+    ssize_t k;
+    while ((k = ::read(res[0], b, sizeof b)) > 0)
+        got.append(b, static_cast<size_t>(k));
+    ::close(res[0]);
+    int count = 0;
+    long outside = largest_buffer("dport = :" + std::to_string(sp), &count);
+    ::waitpid(child, nullptr, 0);
+    cleanup_all();
+    ::close(sink);
+    long pushed = 0, inside = 0;
+    int inside_count = 0;
+    cr_assert_eq(std::sscanf(got.c_str(), "%ld %ld %d", &pushed, &inside, &inside_count), 3, "%s",
+                 got.c_str());
+    cr_assert_gt(pushed, 4 << 20, "pushed only %ld bytes", pushed);
+    cr_assert_eq(inside_count, 4, "%s", got.c_str());
+    cr_assert_eq(count, 4);
+    cr_assert_leq(inside, 2l << 20, "a helper socket in the container's namespace held %ld",
+                  inside);
+    cr_assert_leq(outside, 2l << 20, "a helper socket to the far end held %ld", outside);
 }

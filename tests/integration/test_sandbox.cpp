@@ -692,20 +692,29 @@ Test(sandbox, deny_write_with_a_writable_alias_is_refused) {
     cr_assert_eq(ok.status, 0, "%s", ok.err.c_str());
 }
 
-// dev.ocirun.network=none: loopback only, lo up (a server inside answers on
-// 127.0.0.1), anything else unreachable; the report measures it.
+// dev.ocirun.network=none: a namespace of its own with lo up, and no IP
+// socket at all (AF_UNIX only: even loopback TCP is refused);
+// dev.ocirun.network=local without ports: loopback works (a server inside
+// answers on 127.0.0.1), anything else unreachable. The report measures
+// both.
 Test(sandbox, network_none_is_loopback_only) {
-    Env e = make_env("sbnet", {"sh", "-c",
-                               "nc -l -p 8080 -e echo inside & sleep 0.2; "
-                               "nc 127.0.0.1 8080 < /dev/null; nc -w 1 10.0.0.1 80 < /dev/null "
-                               "2>&1; sleep 30"});
-    e.b.spec.annotations["dev.ocirun.network"] = "none";
-    e.b.save();
-    auto c = test::create(e);
-    auto s = test::oci({"--root", e.root, "start", e.id});
-    usleep(700000);
-    auto rep = test::oci({"--root", e.root, "report", "--format", "json", e.id});
-    std::string out = read_file(c.out_path);
+    const char *script = "nc -l -p 8080 -e echo inside & sleep 0.2; "
+                         "nc 127.0.0.1 8080 < /dev/null; nc -w 1 10.0.0.1 80 < /dev/null "
+                         "2>&1; sleep 30";
+    std::string outs[2], reps[2];
+    const char *needs[2] = {"none", "local"};
+    for (int i = 0; i < 2; i++) {
+        Env e = make_env(i ? "sbnetl" : "sbnet", {"sh", "-c", script});
+        e.b.spec.annotations["dev.ocirun.network"] = needs[i];
+        e.b.save();
+        auto c = test::create(e);
+        cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+        auto s = test::oci({"--root", e.root, "start", e.id});
+        usleep(700000);
+        reps[i] = test::oci({"--root", e.root, "report", "--format", "json", e.id}).out;
+        outs[i] = read_file(c.out_path);
+        cleanup_all();
+    }
     // Without a network namespace of its own, refused.
     Env f = make_env("sbnet2", {"true"});
     f.b.spec.annotations["dev.ocirun.network"] = "none";
@@ -718,13 +727,24 @@ Test(sandbox, network_none_is_loopback_only) {
     g.b.spec.annotations["dev.ocirun.local-ports"] = "8080";
     auto local = test::run(g);
     cleanup_all();
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
-    cr_assert(contains(out, "inside\n"), "loopback did not work: %s", out.c_str());
-    cr_assert(contains(out, "Network unreachable") || contains(out, "unreachable"), "%s",
-              out.c_str());
-    cr_assert(contains(rep.out, "{\"dimension\":\"network none\",\"state\":\"enforced\""), "%s",
-              rep.out.c_str());
-    cr_assert(contains(rep.out, ", interfaces lo\"}"), "%s", rep.out.c_str());
+    cr_assert(!contains(outs[0], "inside\n") &&
+                  contains(outs[0], "socket: Address family not supported by protocol"),
+              "none: %s", outs[0].c_str());
+    cr_assert(contains(outs[1], "inside\n"), "loopback did not work: %s", outs[1].c_str());
+    cr_assert(contains(outs[1], "unreachable"), "%s", outs[1].c_str());
+    for (int i = 0; i < 2; i++) {
+        std::string dim =
+            std::string("{\"dimension\":\"network ") + needs[i] + "\",\"state\":\"enforced\"";
+        cr_assert(contains(reps[i], dim), "%s", reps[i].c_str());
+        cr_assert(contains(reps[i], ", interfaces lo\"}"), "%s", reps[i].c_str());
+        cr_assert(contains(reps[i], std::string("{\"dimension\":\"socket families\",\"state\":"
+                                                "\"enforced\"")),
+                  "%s", reps[i].c_str());
+    }
+    cr_assert(contains(reps[0], "allowed AF_UNIX\""), "%s", reps[0].c_str());
+    cr_assert(contains(reps[1], "allowed AF_UNIX, AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE "
+                                "only)\""),
+              "%s", reps[1].c_str());
     cr_assert_eq(refused.status, 1);
     cr_assert(contains(refused.err, "needs a new network namespace"), "%s", refused.err.c_str());
     cr_assert_eq(local.status, 1);

@@ -1,12 +1,14 @@
 #include "container_env.hpp"
 
 #include "oci/json.hpp"
+#include "oci/names.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 namespace test {
 
@@ -33,6 +35,19 @@ void add_capabilities(Env &e, std::initializer_list<const char *> caps) {
     for (auto *set : {&c.bounding, &c.effective, &c.permitted})
         for (const char *cap : caps)
             set->push_back(cap);
+}
+
+void add_all_capabilities(Env &e) {
+    std::string status = read_file("/proc/self/status");
+    size_t at = status.find("CapBnd:");
+    uint64_t ours =
+        at == std::string::npos ? 0 : std::strtoull(status.c_str() + at + 7, nullptr, 16);
+    auto &c = *e.b.spec.process->capabilities;
+    for (auto *set : {&c.bounding, &c.effective, &c.permitted}) {
+        set->clear();
+        for (const auto &cap : ocirun::oci::capability_names())
+            if (ours & (1ull << cap.value)) set->push_back(cap.name);
+    }
 }
 
 ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,

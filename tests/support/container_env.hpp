@@ -27,6 +27,9 @@ void use_user_namespace(Env &e);
 
 // Add capabilities to the bounding, effective and permitted sets.
 void add_capabilities(Env &e, std::initializer_list<const char *> caps);
+// Every capability this test process may hand on (its bounding set), in the
+// bounding, effective and permitted sets.
+void add_all_capabilities(Env &e);
 
 // A config.json mount.
 ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,

@@ -3,7 +3,10 @@
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -11,30 +14,46 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace test {
 
 int listen_on(const char *addr, uint16_t port, int backlog) {
-    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool v6 = std::strchr(addr, ':') != nullptr;
+    int s = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     cr_assert(s >= 0);
     int one = 1;
     ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, addr, &a.sin_addr);
-    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0, "bind %s: %s", addr,
+    sockaddr_storage ss{};
+    socklen_t len;
+    if (v6) {
+        auto *a = reinterpret_cast<sockaddr_in6 *>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        cr_assert(::inet_pton(AF_INET6, addr, &a->sin6_addr) == 1, "address %s", addr);
+        ::setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        len = sizeof *a;
+    } else {
+        auto *a = reinterpret_cast<sockaddr_in *>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_port = htons(port);
+        cr_assert(::inet_pton(AF_INET, addr, &a->sin_addr) == 1, "address %s", addr);
+        len = sizeof *a;
+    }
+    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&ss), len) == 0, "bind %s: %s", addr,
               std::strerror(errno));
     cr_assert(::listen(s, backlog) == 0);
     return s;
 }
 
 uint16_t port_of(int s) {
-    sockaddr_in a{};
+    sockaddr_storage a{};
     socklen_t len = sizeof a;
     ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
-    return ntohs(a.sin_port);
+    return ntohs(reinterpret_cast<sockaddr_in *>(&a)->sin_port); // the same place in both
 }
 
 Server::~Server() {
@@ -44,8 +63,8 @@ Server::~Server() {
     }
 }
 
-void serve(Server &srv, const char *addr, const std::string &tag, int backlog) {
-    int s = listen_on(addr, 0, backlog);
+void serve(Server &srv, const char *addr, const std::string &tag, int backlog, uint16_t port) {
+    int s = listen_on(addr, port, backlog);
     srv.port = port_of(s);
     srv.pid = ::fork();
     cr_assert(srv.pid >= 0);
@@ -69,6 +88,113 @@ void serve(Server &srv, const char *addr, const std::string &tag, int backlog) {
             ::_exit(0);
         }
         ::close(c);
+    }
+}
+
+void own_network(std::initializer_list<const char *> addrs) {
+    cr_assert(::unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %s", std::strerror(errno));
+    std::string cmd = "ip link set lo up";
+    for (const char *a : addrs)
+        cmd += std::string(" && ip ") + (std::strchr(a, ':') ? "-6 " : "") + "addr add " + a +
+               (std::strchr(a, ':') ? "/128 dev lo" : "/32 dev lo");
+    cr_assert(std::system(cmd.c_str()) == 0, "%s", cmd.c_str());
+}
+
+long refusals_in(const std::string &log, const std::string &needle) {
+    long n = 0;
+    size_t start = 0;
+    while (start < log.size()) {
+        size_t end = log.find('\n', start);
+        std::string line = log.substr(start, end - start);
+        start = end == std::string::npos ? log.size() : end + 1;
+        if (line.find(needle) == std::string::npos) continue;
+        size_t at = line.find("\"count\":");
+        n += at == std::string::npos ? 1 : std::atol(line.c_str() + at + 8);
+    }
+    return n;
+}
+
+namespace {
+
+// In the child: connect all, send, collect each answer (until it ends with
+// `last`, EOF, or 3 s of quiet), report, then wait for the release.
+[[noreturn]] void hold_in_child(long pid, uint16_t port, int n, const std::string &request,
+                                const std::string &last, int report, int released) {
+    std::string path = "/proc/" + std::to_string(pid) + "/ns/net";
+    int ns = ::open(path.c_str(), O_RDONLY);
+    if (ns < 0 || ::setns(ns, CLONE_NEWNET) < 0) ::_exit(2);
+    std::vector<int> socks;
+    std::string all;
+    for (int i = 0; i < n; i++) {
+        int s = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
+            ::close(s);
+            s = -1;
+        }
+        socks.push_back(s);
+    }
+    for (int s : socks)
+        if (s >= 0) (void)!::send(s, request.data(), request.size(), MSG_NOSIGNAL);
+    for (int s : socks) {
+        std::string got = s < 0 ? "connect failed" : "";
+        while (s >= 0 && !got.ends_with(last)) {
+            pollfd pf{s, POLLIN, 0};
+            if (::poll(&pf, 1, 3000) <= 0) break;
+            char buf[4096];
+            ssize_t r = ::read(s, buf, sizeof buf);
+            if (r <= 0) {
+                got += "<EOF>";
+                break;
+            }
+            got.append(buf, static_cast<size_t>(r));
+        }
+        all += got + "\n----\n";
+    }
+    (void)!::write(report, all.data(), all.size());
+    ::close(report);
+    char c;
+    (void)!::read(released, &c, 1);
+    ::_exit(0);
+}
+
+} // namespace
+
+void Held::release() {
+    if (child <= 0) return;
+    ::close(release_fd);
+    ::waitpid(child, nullptr, 0);
+    child = -1;
+}
+
+void hold(Held &h, long pid, uint16_t port, int n, const std::string &request,
+          const std::string &last) {
+    int rep[2], rel[2];
+    cr_assert(::pipe2(rep, O_CLOEXEC) == 0 && ::pipe2(rel, O_CLOEXEC) == 0);
+    h.child = ::fork();
+    cr_assert(h.child >= 0);
+    if (h.child == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        ::close(rep[0]);
+        ::close(rel[1]);
+        hold_in_child(pid, port, n, request, last, rep[1], rel[0]);
+    }
+    ::close(rep[1]);
+    ::close(rel[0]);
+    h.release_fd = rel[1];
+    std::string out;
+    char buf[4096];
+    ssize_t r;
+    while ((r = ::read(rep[0], buf, sizeof buf)) > 0)
+        out.append(buf, static_cast<size_t>(r));
+    ::close(rep[0]);
+    size_t start = 0, at;
+    while ((at = out.find("\n----\n", start)) != std::string::npos) {
+        h.answers.push_back(out.substr(start, at - start));
+        start = at + 6;
     }
 }
 

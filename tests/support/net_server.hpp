@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace test {
 
-// A listening TCP socket on addr:port (port 0: an ephemeral one).
+// A listening TCP socket on addr:port (port 0: an ephemeral one); addr is
+// IPv4 or IPv6 (then v6-only).
 int listen_on(const char *addr, uint16_t port, int backlog = 64);
 uint16_t port_of(int s);
 
@@ -21,6 +23,32 @@ struct Server {
     uint16_t port = 0;
     ~Server();
 };
-void serve(Server &srv, const char *addr, const std::string &tag, int backlog = 64);
+void serve(Server &srv, const char *addr, const std::string &tag, int backlog = 64,
+           uint16_t port = 0);
+
+// Put the calling test process (and what it starts from now on) in a network
+// namespace of its own, with lo up and each of `addrs` (IPv4 or IPv6) on
+// it: "outside" addresses the test's servers listen on, which
+// go when the test's process ends.
+void own_network(std::initializer_list<const char *> addrs);
+
+// `n` connections to 127.0.0.1:port from inside the network namespace of
+// `pid` (a forwarded port, the proxy's 3128), all connected before any
+// request is sent, then held open until release(): what each got back first
+// (until it ends with `last`, EOF or a reset, or 3 s of quiet; "connect
+// failed" when the connection was refused).
+struct Held {
+    pid_t child = -1;
+    int release_fd = -1;
+    std::vector<std::string> answers;
+    void release();
+    ~Held() { release(); }
+};
+void hold(Held &h, long pid, uint16_t port, int n, const std::string &request,
+          const std::string &last);
+
+// The refusals egress events stand for, over the lines of `log` (JSON lines)
+// that contain `needle`: each line's "count" (a line without one: 1).
+long refusals_in(const std::string &log, const std::string &needle);
 
 } // namespace test

@@ -155,7 +155,23 @@ Test(sandbox_policy, network_errors_name_the_key) {
                     "\"watch\"");
     unit::expect_eq(error_of({{"dev.ocirun.proxy-max-connections", "0"}}),
                     "annotations[dev.ocirun.proxy-max-connections]: expected a number from 1 to "
-                    "65536, got \"0\"");
+                    "256 (the default, which an annotation may only lower), got \"0\"");
+    // The helper's limits may only be lowered, and need something to limit.
+    unit::expect_eq(
+        error_of({{"dev.ocirun.local-ports", "80"}, {"dev.ocirun.forward-max-connections", "129"}}),
+        "annotations[dev.ocirun.forward-max-connections]: expected a number from 1 "
+        "to 128 (the default, which an annotation may only lower), got \"129\"");
+    unit::expect_eq(
+        error_of({{"dev.ocirun.domains", "a.com"}, {"dev.ocirun.max-connections", "513"}}),
+        "annotations[dev.ocirun.max-connections]: expected a number from 1 to 512 "
+        "(the default, which an annotation may only lower), got \"513\"");
+    unit::expect_eq(
+        error_of({{"dev.ocirun.domains", "a.com"}, {"dev.ocirun.forward-max-connections", "4"}}),
+        "annotations[dev.ocirun.forward-max-connections]: no dev.ocirun.local-ports "
+        "or publish to limit");
+    unit::expect_eq(error_of({{"dev.ocirun.network", "none"}, {"dev.ocirun.max-connections", "4"}}),
+                    "annotations[dev.ocirun.max-connections]: no network helper to limit "
+                    "(dev.ocirun.local-ports, publish or https)");
     // What a mode leaves no room for.
     cr_assert(error_of({{"dev.ocirun.network", "full"}, {"dev.ocirun.local-ports", "80"}})
                   .find("annotations[dev.ocirun.local-ports]: dev.ocirun.network=full") == 0);
