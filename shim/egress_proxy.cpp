@@ -512,7 +512,14 @@ void ProxyConn::http(Loop &loop) {
                 buf_.erase(0, *k);
                 moved = true;
             } else if (client_eof_) {
-                return finish(loop); // gone before the body's end
+                // Gone before the body's end: what went up is said, then closed.
+                ev_.event = "close";
+                ev_.bytes = true;
+                ev_.bytes_up = sent_up_;
+                ev_.bytes_down = down_;
+                ev_.reason = "the client closed before the request's end";
+                px_.log().write(ev_);
+                return finish(loop);
             }
         }
         if (body_->done() && !buf_.empty()) {

@@ -3,6 +3,7 @@
 #include "build_config.h"
 #include "exec_stage_protocol.hpp"
 #include "log.hpp"
+#include "proc.hpp"
 #include "process_setup.hpp"
 #include "sealed_binary.hpp"
 

@@ -235,4 +235,11 @@ Status ChildPidNamespace::leave() {
     return {};
 }
 
+std::string own_binary_path() {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return "";
+    return std::string(buf, static_cast<size_t>(n));
+}
+
 } // namespace ocirun

@@ -85,4 +85,8 @@ Status write_proc_file(pid_t pid, const char *file, const std::string &value,
 // Write `pid` to `path` atomically; nothing when path is empty.
 Status write_pid_file(const std::string &path, pid_t pid);
 
+// The path of this process's binary (/proc/self/exe), or "" when it has
+// none.
+std::string own_binary_path();
+
 } // namespace ocirun

@@ -2,6 +2,7 @@
 
 #include "fd.hpp"
 #include "mount_api.hpp"
+#include "proc.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -135,13 +136,6 @@ bool running_sealed() {
     return overlay && ::fstatfs(fd.get(), &sf) == 0 &&
            static_cast<unsigned long>(sf.f_type) == OVERLAYFS_SUPER_MAGIC &&
            (sf.f_flags & ST_RDONLY) != 0;
-}
-
-std::string own_binary_path() {
-    char buf[4096];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return "";
-    return std::string(buf, static_cast<size_t>(n));
 }
 
 static bool memfd_forced() {

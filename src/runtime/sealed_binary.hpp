@@ -39,10 +39,6 @@ int sealed_binary_seals();
 // Removes that marker from the environment either way.
 bool running_sealed();
 
-// The path of this process's binary (/proc/self/exe), or "" when it has
-// none.
-std::string own_binary_path();
-
 // Execute the binary of /proc/self/exe from a sealed view with `argv` and
 // the current environment. Returns only on failure.
 Error reexec_sealed(char *const argv[]);

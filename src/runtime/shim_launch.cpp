@@ -5,7 +5,6 @@
 #include "log.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
-#include "sealed_binary.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

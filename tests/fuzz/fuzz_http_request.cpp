@@ -1,7 +1,9 @@
 // The egress proxy's request-head parser (shim/http_request.cpp), fed the
 // bytes a container's client sends. Invariants: a complete head is found at
 // most once and where it ends; a shorter prefix of it is never complete; the
-// head forwarded to the origin server is well framed.
+// head forwarded to the origin server is well framed; the body after it is
+// framed the same whether it arrives whole or a byte at a time, and never
+// past the bytes given.
 #include "fuzz_check.hpp"
 
 #include "shim/egress_rules.hpp"
@@ -54,6 +56,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (f[i] == '\r' && (i + 1 >= f.size() || f[i + 1] != '\n'))
                 fuzz::broken("bare CR in the forward head", f);
         }
+    }
+    if (q.kind == Request::Kind::http) {
+        // The bytes after the head as the body: whole, then byte by byte.
+        std::string_view rest = buf.substr(q.head_len);
+        BodyFramer whole(q), bytes(q);
+        auto n = whole.feed(rest);
+        size_t taken = 0;
+        bool failed = false;
+        for (size_t i = 0; i < rest.size() && !bytes.done(); i++) {
+            auto k = bytes.feed(rest.substr(i, 1));
+            if (!k) {
+                failed = true;
+                break;
+            }
+            taken += *k;
+        }
+        if (n.has_value() == failed)
+            fuzz::broken("the body framed differently in pieces", std::string(buf));
+        if (n && (*n > rest.size() || *n != taken || whole.done() != bytes.done()))
+            fuzz::broken("the body framed differently in pieces", std::string(buf));
+        if (n && whole.done() && !q.chunked && *n != q.content_length)
+            fuzz::broken("a Content-Length body of another length", std::string(buf));
     }
     // What the proxy does next: normalise the host (the result is unused here).
     (void)normalize_host(q.host);
