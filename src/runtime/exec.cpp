@@ -126,7 +126,8 @@ struct Child {
 // identity, the exec. It holds only what it will keep plus what the identity
 // change needs (exec_intermediate), is not dumpable, and is in every
 // namespace of the container from its first instruction.
-Status exec_child(const Child &c) {
+// `proc`: the child's copy of the process, which gets HOME where it has none.
+Status exec_child(const Child &c, oci::Process &proc) {
     // Inherited from the intermediate; a process the container can see must
     // not be dumpable (CVE-2016-9962).
     if (::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
@@ -142,15 +143,21 @@ Status exec_child(const Child &c) {
     if (c.in_userns) OCI_CHECK(apply_rlimits(*c.proc, Rlimits::nproc));
     if (::setsid() < 0) return fail_errno("setsid");
     if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
-    // As in the init: before the identity without no_new_privs (it needs
-    // CAP_SYS_ADMIN then), else last.
+    OCI_CHECK(reset_signals());
+    // The container's /etc/passwd (this process is in its mount namespace),
+    // read before the identity change.
+    set_home(proc);
+    // As in the init: what the runtime does itself first, then the filter
+    // before the identity without no_new_privs (it needs CAP_SYS_ADMIN
+    // then), else last.
+    bool in_cwd = OCI_TRY(apply_cwd_umask(*c.proc, true));
+    OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
     bool nnp = c.proc->no_new_privileges;
     if (c.seccomp && !nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
     OCI_CHECK(apply_identity(*c.proc));
     // The identity change cleared it.
     OCI_CHECK(set_death_signal(SIGKILL));
-    OCI_CHECK(apply_cwd_umask(*c.proc));
-    OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
+    if (!in_cwd) in_cwd = OCI_TRY(apply_cwd_umask(*c.proc, false));
     if (c.seccomp && nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
     return {};
 }
@@ -222,13 +229,14 @@ Status exec_child(const Child &c) {
         char b;
         if (::read(release[0], &b, 1) != 1) ::_exit(1);
         ::close(release[0]);
-        auto r = exec_child(c);
+        oci::Process proc = *c.proc;
+        auto r = exec_child(c, proc);
         if (r && c.detach) r = set_death_signal(0);
         if (!r) {
             sync::send_error(c.sync_fd, r.error());
             ::_exit(1);
         }
-        Error e = exec_process(*c.proc);
+        Error e = exec_process(proc);
         sync::send_error(c.sync_fd, e);
         ::_exit(127);
     }

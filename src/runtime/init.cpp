@@ -342,15 +342,16 @@ Status pass_listeners(const InitConfig &cfg) {
 // the fds, fixed while the init may still report an error. The filter that
 // goes in after start is loaded by the stage (exec_stage_for left it only
 // that one; the sandbox guard is in already).
-Status prepare_stage(const InitConfig &cfg, ExecStage &stage) {
+Status prepare_stage(const InitConfig &cfg, const oci::Process &proc, ExecStage &stage) {
     std::vector<const SeccompFilter *> filters;
     if (filter_at(cfg, FilterPoint::before_exec)) filters.push_back(cfg.seccomp);
-    return prepare_exec_stage(stage, *cfg.spec->process, filters, stage_fds(cfg));
+    return prepare_exec_stage(stage, proc, filters, stage_fds(cfg));
 }
 
-Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &stage_view) {
+// `proc`: the init's copy of process, which gets HOME where it has none.
+Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage &stage,
+             Status &stage_view) {
     const oci::Spec &spec = *cfg.spec;
-    const oci::Process &proc = *spec.process;
     OCI_CHECK(wait_for_parent(cfg));
     if (!stage_view) return forward(std::move(stage_view.error()));
     fault_point("init:setup");
@@ -384,6 +385,8 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
         OCI_CHECK(report_fs_rules(cfg, fs));
     }
     OCI_CHECK_CTX(finish_rootfs(*cfg.mounts, cfg.lock_mounts ? &fs : nullptr), "rootfs");
+    // The container's /etc/passwd, read as root before the identity change.
+    set_home(proc);
     OCI_CHECK(set_names(spec));
     OCI_CHECK(write_sysctls(spec, procfs.get()));
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "network namespace");
@@ -391,8 +394,16 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
     OCI_CHECK(set_personality(spec));
     OCI_CHECK(apply_rlimits(proc));
-    if (filter_at(cfg, FilterPoint::before_identity))
-        OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
+    // What the runtime does itself comes before the container's filter:
+    // without no_new_privs that filter goes in before the identity change
+    // (loading it then needs CAP_SYS_ADMIN), and only the change and the
+    // exec may run under it (an allow-list need not know close_range).
+    OCI_CHECK(reset_signals());
+    bool in_cwd = OCI_TRY(apply_cwd_umask(proc, true));
+    bool early_filter = filter_at(cfg, FilterPoint::before_identity);
+    if (early_filter) OCI_CHECK(find_executable(proc)); // as root: the filter follows
+    OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
+    if (early_filter) OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
     // The sandbox guard while the init still holds CAP_SYS_ADMIN, with or
     // without no_new_privs: from here on nothing in the container (the init
     // waiting for start, the exec stage) runs without it. It allows what the
@@ -402,10 +413,9 @@ Status setup(const InitConfig &cfg, int &host_pid, ExecStage &stage, Status &sta
     // The identity change cleared it; until ready the init dies with the
     // runtime.
     OCI_CHECK(set_death_signal(SIGKILL));
-    OCI_CHECK(apply_cwd_umask(proc));
-    OCI_CHECK(find_executable(proc));
-    OCI_CHECK(mark_fds_cloexec(cfg.preserve_fds));
-    if (stage.view.valid()) OCI_CHECK(prepare_stage(cfg, stage));
+    if (!in_cwd) in_cwd = OCI_TRY(apply_cwd_umask(proc, false));
+    if (!early_filter) OCI_CHECK(find_executable(proc)); // as the process's user
+    if (stage.view.valid()) OCI_CHECK(prepare_stage(cfg, proc, stage));
     if (filter_at(cfg, FilterPoint::before_ready))
         OCI_CHECK(load_seccomp_and_pass(cfg.sync_fd, *cfg.seccomp));
     return {};
@@ -444,7 +454,8 @@ void run_init(const InitConfig &cfg) {
         else
             stage_view = forward(std::move(v.error()));
     }
-    if (auto r = setup(cfg, host_pid, stage, stage_view); !r) die(r.error());
+    oci::Process process = *cfg.spec->process;
+    if (auto r = setup(cfg, process, host_pid, stage, stage_view); !r) die(r.error());
     fault_point("init:ready");
     if (auto r = set_death_signal(0); !r) die(r.error());
     if (!sync::send(cfg.sync_fd, sync::Msg::ready)) {
@@ -457,7 +468,7 @@ void run_init(const InitConfig &cfg) {
     const oci::Spec &spec = *cfg.spec;
     if (stage.view.valid()) {
         fault_point("init:staging");
-        e = enter_exec_stage(stage, *spec.process, stage_fds(cfg));
+        e = enter_exec_stage(stage, process, stage_fds(cfg));
     } else if (auto w = wait_for_start(cfg); !w)
         e = w.error();
     else if (auto h = spec.hooks
@@ -471,7 +482,7 @@ void run_init(const InitConfig &cfg) {
              !f)
         e = f.error();
     else
-        e = exec_process(*spec.process);
+        e = exec_process(process);
     for (char &c : e.msg)
         if (c == '\n') c = ' ';
     // `start` reads this line from the start fifo and fails with it (one

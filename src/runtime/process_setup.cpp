@@ -1,6 +1,7 @@
 #include "process_setup.hpp"
 
 #include "caps.hpp"
+#include "oci/state.hpp"
 #include "sync.hpp"
 #include "text.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <grp.h>
 #include <linux/close_range.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -66,6 +68,48 @@ Status set_death_signal(int sig) {
     return {};
 }
 
+void set_home(oci::Process &p) {
+    for (const auto &e : p.env)
+        if (e.starts_with("HOME=") && e.size() > 5) return;
+    std::string home = "/";
+    // name:password:uid:gid:gecos:home:shell
+    // Whatever the rootfs made of it: a FIFO does not block (O_NONBLOCK), a
+    // device that never ends stops at 1 MiB.
+    if (auto text = oci::read_file("/etc/passwd", O_NONBLOCK, 1 << 20)) {
+        for_each_line(*text, [&](std::string_view line) {
+            std::vector<std::string_view> f;
+            size_t start = 0;
+            for (size_t at; (at = line.find(':', start)) != std::string_view::npos; start = at + 1)
+                f.push_back(line.substr(start, at - start));
+            f.push_back(line.substr(start));
+            if (home == "/" && f.size() >= 7 && f[2] == std::to_string(p.user.uid) && !f[5].empty())
+                home = f[5];
+        });
+    }
+    std::erase_if(p.env, [](const std::string &e) { return e.starts_with("HOME="); });
+    p.env.push_back("HOME=" + home);
+}
+
+Status reset_signals() {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        if (::sigaction(sig, &dfl, nullptr) == 0) continue;
+        // EINVAL: a signal the C library keeps for itself (32, 33), which the
+        // caller may ignore all the same; the kernel's call takes it (all
+        // zero: SIG_DFL, no flags, an empty mask, in every layout).
+        uint64_t zero[8] = {};
+        if (errno != EINVAL ||
+            ::syscall(SYS_rt_sigaction, sig, zero, nullptr, sizeof(uint64_t)) < 0)
+            return fail_errno("sigaction " + std::to_string(sig) + " SIG_DFL");
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    if (::sigprocmask(SIG_SETMASK, &none, nullptr) < 0) return fail_errno("sigprocmask");
+    return {};
+}
+
 Status apply_rlimits(const oci::Process &p, Rlimits which) {
     for (const auto &r : p.rlimits) {
         bool nproc = r.resource == RLIMIT_NPROC;
@@ -110,14 +154,17 @@ Status apply_identity(const oci::Process &p) {
     return {};
 }
 
-Status apply_cwd_umask(const oci::Process &p) {
+Result<bool> apply_cwd_umask(const oci::Process &p, bool may_retry) {
     ::umask(p.user.umask.value_or(022));
-    if (::chdir(p.cwd.c_str()) < 0) return fail_errno("process.cwd: chdir " + p.cwd);
+    if (::chdir(p.cwd.c_str()) < 0) {
+        if (may_retry && (errno == EACCES || errno == EPERM)) return false;
+        return fail_errno("process.cwd: chdir " + p.cwd);
+    }
     // A cwd inherited from outside the root shows as "(unreachable)..." (CVE-2024-21626).
     char buf[4096];
-    if (!::getcwd(buf, sizeof buf) || buf[0] != '/')
-        return fail("process.cwd: " + p.cwd + " is outside the container");
-    return {};
+    if (!::getcwd(buf, sizeof buf)) return fail_errno("process.cwd: getcwd in " + p.cwd);
+    if (buf[0] != '/') return fail("process.cwd: " + p.cwd + " is outside the container");
+    return true;
 }
 
 Status mark_fds_cloexec(int preserve_fds) {

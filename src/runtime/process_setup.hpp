@@ -22,6 +22,17 @@ Status set_dumpable(bool on);
 // PR_SET_PDEATHSIG (0 clears it), checked.
 Status set_death_signal(int sig);
 
+// Every signal's disposition back to the default and the signal mask
+// emptied (an exec keeps what is ignored and what is blocked: under conmon
+// SIGPIPE would stay ignored in the container's process). Before the
+// container's filter, like everything the runtime does itself.
+Status reset_signals();
+
+// HOME, where process.env has none or an empty one: the home directory of
+// process.user.uid in the container's /etc/passwd, else "/" (as runc).
+// Called inside the container's root, before the identity change.
+void set_home(oci::Process &p);
+
 // rlimits (before dropping privileges): all, or all but RLIMIT_NPROC, or
 // only that one (which a fork checks against the forking process's user).
 enum class Rlimits { all, but_nproc, nproc };
@@ -29,7 +40,11 @@ Status apply_rlimits(const oci::Process &p, Rlimits which = Rlimits::all);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.
 Status apply_identity(const oci::Process &p);
 // umask, cwd (checked to be inside the container's root: CVE-2024-21626).
-Status apply_cwd_umask(const oci::Process &p);
+// As runc, first before the identity change (a uid that cannot search the
+// path still starts there); with `may_retry`, a chdir refused then (EACCES,
+// EPERM: a directory only the process's uid may enter, where root's
+// capabilities do not reach) returns false, to be tried again after it.
+Result<bool> apply_cwd_umask(const oci::Process &p, bool may_retry);
 // Close every fd from 3 + preserve on exec.
 Status mark_fds_cloexec(int preserve_fds);
 // Look the program up as exec_process will (PATH from the process env),

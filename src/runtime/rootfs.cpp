@@ -557,13 +557,14 @@ Status mask_target(int root, int t, Fd &null, const std::string &what) {
     return attach_mount(tree.get(), t, what);
 }
 
-// The mount tree at `t`, recursively read-only (nosuid, nodev, noexec too),
-// on top of it.
-Status readonly_tree(int t, const std::string &what) {
+// The mount tree at `t`, recursively read-only, on top of it, with `attrs`
+// added: nosuid, nodev and noexec for linux.readonlyPaths (kernel
+// interfaces under /proc); none for dev.ocirun.deny-write, which means
+// read-only and nothing else (each mount's exec, suid and dev as they were:
+// deny-write=/usr still runs /usr/bin).
+Status readonly_tree(int t, uint64_t attrs, const std::string &what) {
     Fd tree = OCI_TRY(clone_mount(t, true, what));
-    OCI_CHECK(set_mount_attrs(
-        tree.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-        true, what));
+    OCI_CHECK(set_mount_attrs(tree.get(), MOUNT_ATTR_RDONLY | attrs, true, what));
     return attach_mount(tree.get(), t, what);
 }
 
@@ -617,7 +618,8 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
         case MountOpKind::readonly: {
             Fd t = OCI_TRY(open_target(root.get(), op));
             if (!t.valid()) continue;
-            OCI_CHECK(readonly_tree(t.get(), op.what));
+            OCI_CHECK(readonly_tree(
+                t.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, op.what));
             break;
         }
         case MountOpKind::deny:
@@ -643,7 +645,7 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
                 return fail(op.what + ": " + r.resolved + " is no longer the object it named");
             if (op.kind == MountOpKind::deny)
                 OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
-            if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), op.what));
+            if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), 0, op.what));
             // A mount point cannot be renamed, removed or replaced; what is
             // inside stays as writable as it was. Every ancestor is pinned
             // too (top-down), or renaming a parent would carry the directory

@@ -1,0 +1,192 @@
+// Behaviour the OCI runtime spec asks for, or runc shows where the spec is
+// silent, that clients (Podman, conmon, buildah, containerd) rely on: each
+// test runs a real container and checks what it saw, and names the spec
+// section or runc's behaviour it follows.
+#include "support/container_env.hpp"
+
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+using test::cleanup_all;
+using test::contains;
+using test::Env;
+using test::make_env;
+using test::read_file;
+
+TestSuite(conformance, .fini = cleanup_all, .timeout = 60);
+
+namespace {
+
+// The SigIgn and SigBlk lines of a /proc/PID/status text.
+std::string signal_lines(const std::string &status) {
+    std::string out;
+    for (const char *key : {"SigBlk:", "SigIgn:"}) {
+        size_t at = status.find(key);
+        if (at != std::string::npos) out += status.substr(at, status.find('\n', at) - at) + "\n";
+    }
+    return out;
+}
+
+} // namespace
+
+// runc resets every signal disposition and the signal mask before the
+// container's process runs (the spec is silent; an exec keeps what is
+// ignored and what is blocked): under conmon the caller ignores SIGPIPE and
+// a `trap ... PIPE` in the container would never fire. For run and exec.
+Test(conformance, runc_signals_reset_before_the_process_for_run_and_exec) {
+    Env e = make_env("cfsig", {"sh", "-c", "cat /proc/self/status; sleep 30"});
+    e.b.save();
+    struct sigaction ign {
+    }, old_pipe{}, old_hup{};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ign, &old_pipe);
+    ::sigaction(SIGHUP, &ign, &old_hup);
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &block, &old_mask);
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", e.id, "cat", "/proc/self/status"});
+    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    ::sigaction(SIGPIPE, &old_pipe, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
+    usleep(200000);
+    std::string run_status = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    const std::string clean = "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n";
+    // sh itself ignores nothing and blocks nothing while it waits; cat is
+    // its child, so the init's lines are sh's own.
+    const std::string run_lines = signal_lines(run_status), exec_lines = signal_lines(x.out);
+    cr_assert_str_eq(run_lines.c_str(), clean.c_str(), "run: %s", run_status.c_str());
+    cr_assert_str_eq(exec_lines.c_str(), clean.c_str(), "exec: %s", x.out.c_str());
+}
+
+// runc sets HOME from the container's /etc/passwd for the process's uid
+// when process.env has none (or an empty one), else "/" (libcontainer
+// init_linux.go; the spec is silent). Run and exec; a HOME given is kept.
+Test(conformance, runc_home_comes_from_the_containers_passwd) {
+    struct Case {
+        const char *tag;
+        uint32_t uid;
+        std::vector<std::string> env;
+        const char *want;
+    } cases[] = {
+        {"cfhome0", 0, {"PATH=/bin"}, "HOME=/root\n"},
+        {"cfhome1", 0, {"PATH=/bin", "HOME="}, "HOME=/root\n"},
+        {"cfhome2", 65534, {"PATH=/bin"}, "HOME=/nonexistent\n"},
+        {"cfhome3", 4242, {"PATH=/bin"}, "HOME=/\n"},
+        {"cfhome4", 0, {"PATH=/bin", "HOME=/work"}, "HOME=/work\n"},
+    };
+    for (const auto &k : cases) {
+        Env e = make_env(k.tag, {"sh", "-c", "env | grep ^HOME=; sleep 30"});
+        e.b.spec.process->user.uid = k.uid;
+        e.b.spec.process->user.gid = k.uid;
+        e.b.spec.process->env = k.env;
+        e.b.save();
+        auto c = test::create(e);
+        auto s = test::oci({"--root", e.root, "start", e.id});
+        auto x = test::oci({"--root", e.root, "exec", e.id, "sh", "-c", "env | grep ^HOME="});
+        usleep(200000);
+        std::string out = read_file(c.out_path);
+        cleanup_all();
+        cr_assert_eq(c.status, 0, "%s: %s", k.tag, c.err.c_str());
+        cr_assert_str_eq(out.c_str(), k.want, "%s run: %s", k.tag, out.c_str());
+        cr_assert_str_eq(x.out.c_str(), k.want, "%s exec: %s %s", k.tag, x.out.c_str(),
+                         x.err.c_str());
+    }
+}
+
+// dev.ocirun.deny-write means read-only, nothing else: programs under a
+// deny-write path still run (contrib/kubernetes/pod.yaml denies writes to
+// /usr and /etc; here /bin, where busybox is), and writing is refused.
+Test(conformance, deny_write_keeps_exec) {
+    Env e = make_env("cfdwx", {"sh", "-c",
+                               "/bin/true && echo ran; touch /bin/x 2>&1; "
+                               "grep ' /bin ' /proc/self/mounts"});
+    e.b.spec.root->readonly = false;
+    e.b.spec.annotations["dev.ocirun.deny-write"] = "/bin";
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s %s", o.out.c_str(), o.err.c_str());
+    cr_assert(contains(o.out, "ran\n"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "Read-only file system"), "%s", o.out.c_str());
+    cr_assert(!contains(o.out, "noexec"), "%s", o.out.c_str());
+}
+
+// The runtime's own system calls come before the container's filter: with
+// noNewPrivileges false the filter goes in before the identity change (it
+// needs CAP_SYS_ADMIN then), and only the change and the exec may run under
+// it (runtime-spec config.md "seccomp": the runtime loads it; runc's order
+// in libcontainer/standard_init_linux.go). An allow-list with what the drop,
+// the wait for start and the exec need, and what busybox's true and sleep
+// call, but not close_range, getcwd, chdir, stat, access, umask or
+// rt_sigaction: run, and exec of a process file, work.
+Test(conformance, runtime_calls_precede_an_allow_list_filter) {
+    Env e = make_env("cfallow", {"sleep", "30"});
+    ocirun::oci::Seccomp sc;
+    sc.default_action = "SCMP_ACT_ERRNO";
+    sc.default_errno_ret = 1;
+    sc.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_AARCH64"};
+    ocirun::oci::Syscall allow;
+    allow.action = "SCMP_ACT_ALLOW";
+    allow.names = {// the identity change and the death signal
+                   "setgroups", "setresgid", "setresuid", "setgid", "setuid", "capget", "capset",
+                   "prctl",
+                   // the wait for start, its report, the sync socket
+                   "read", "write", "openat", "close", "sendmsg", "recvmsg", "sendto", "recvfrom",
+                   "poll", "ppoll", "fcntl", "futex", "exit", "exit_group", "rt_sigreturn",
+                   // the exec, and busybox true / sleep
+                   "execve", "execveat", "arch_prctl", "brk", "getrandom", "getuid", "mprotect",
+                   "prlimit64", "readlink", "rseq", "set_robust_list", "set_tid_address",
+                   "clock_nanosleep", "nanosleep", "mmap", "munmap"};
+    sc.syscalls = {allow};
+    e.b.spec.linux_->seccomp = sc;
+    e.b.spec.process->no_new_privileges = false;
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    std::string pfile = e.root + "/process.json";
+    test::write_file(pfile, R"({"args": ["true"], "cwd": "/", "env": ["PATH=/bin"],
+                               "user": {"uid": 0, "gid": 0}})");
+    auto x = test::oci({"--root", e.root, "exec", "--process", pfile, e.id});
+    auto st = test::state_of(e.root, e.id);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_eq(st.status, "running", "%s", st.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+}
+
+// As runc, process.cwd is entered before the identity change (a uid that
+// may not search the path still starts there), and again after it when
+// root could not (runc's finalizeNamespace).
+Test(conformance, runc_cwd_is_entered_before_the_identity_change) {
+    Env e = make_env("cfcwd", {"sh", "-c", "pwd; sleep 30"});
+    e.b.spec.root->readonly = false;
+    ::mkdir((e.b.rootfs + "/private").c_str(), 0700);
+    ::mkdir((e.b.rootfs + "/private/work").c_str(), 0755);
+    e.b.spec.process->cwd = "/private/work";
+    e.b.spec.process->user.uid = 65534;
+    e.b.spec.process->user.gid = 65534;
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", "--user", "65534:65534", e.id, "pwd"});
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_str_eq(out.c_str(), "/private/work\n", "%s", out.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert_str_eq(x.out.c_str(), "/private/work\n", "%s", x.out.c_str());
+}
