@@ -99,22 +99,6 @@ Status validate_spec(const Spec &spec) {
                 return bad(idx("process.rlimits", i, "type"),
                            "duplicate rlimit \"" + proc.rlimits[i].type + "\"");
     }
-    if (proc.capabilities) {
-        // Ambient capabilities must also be permitted and inheritable (the kernel refuses
-        // the rest); say so up front instead of failing in the container's init.
-        const auto &c = *proc.capabilities;
-        for (size_t i = 0; i < c.ambient.size(); i++) {
-            auto has = [&](const std::vector<std::string> &v) {
-                for (const auto &s : v)
-                    if (s == c.ambient[i]) return true;
-                return false;
-            };
-            if (!has(c.permitted) || !has(c.inheritable))
-                return bad(idx("process.capabilities.ambient", i),
-                           c.ambient[i] + " must also be in permitted and inheritable");
-        }
-    }
-
     for (size_t i = 0; i < spec.mounts.size(); i++) {
         const Mount &m = spec.mounts[i];
         if (!absolute(m.destination))
@@ -243,8 +227,8 @@ Result<int> open_config(const std::string &bundle, const std::string &path, off_
         return fail("config.json: " + path + " is larger than " +
                     std::to_string(kMaxConfigSize >> 20) + " MiB");
     }
-    int fd = ::open(("/proc/self/fd/" + std::to_string(at)).c_str(),
-                    O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd =
+        ::open(("/proc/self/fd/" + std::to_string(at)).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     e = errno;
     ::close(at);
     if (fd < 0) return fail_code(e, "config.json: open " + path);

@@ -1,5 +1,6 @@
 #include "caps.hpp"
 
+#include "log.hpp"
 #include "oci/names.hpp"
 
 #include <linux/capability.h>
@@ -68,13 +69,42 @@ Status apply_capabilities(const oci::Capabilities &caps) {
     // Ambient: start empty, raise exactly what was asked (CVE-2022-29162).
     if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
         return fail_errno("clear ambient capabilities");
+    // Each one the kernel allows (permitted and inheritable, the rest were
+    // named at debug by capability_notes); EPERM: not allowed here (a
+    // securebit), left out as runc does.
     for (const auto &n : caps.ambient) {
         auto c = oci::capability_from_name(n);
         if (!c || *c > last_cap()) continue;
-        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, *c, 0, 0) < 0)
+        uint64_t bit = uint64_t(1) << *c;
+        if (!(perm & bit) || !(inh & bit)) continue;
+        if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, *c, 0, 0) < 0 && errno != EPERM)
             return fail_errno("raise ambient capability " + n);
     }
     return {};
+}
+
+void capability_notes(const oci::Capabilities &caps, const std::string &where) {
+    const std::pair<const char *, const std::vector<std::string> *> sets[] = {
+        {"bounding", &caps.bounding},
+        {"effective", &caps.effective},
+        {"inheritable", &caps.inheritable},
+        {"permitted", &caps.permitted},
+        {"ambient", &caps.ambient}};
+    for (const auto &[name, list] : sets)
+        for (size_t i = 0; i < list->size(); i++) {
+            auto c = oci::capability_from_name((*list)[i]);
+            if (!c || *c > last_cap())
+                log::warning(where + "." + name + "[" + std::to_string(i) +
+                             "]: unknown capability \"" + (*list)[i] + "\", ignored");
+        }
+    uint64_t perm = mask_of(caps.permitted), inh = mask_of(caps.inheritable);
+    for (const auto &n : caps.ambient)
+        if (auto c = oci::capability_from_name(n); c && *c <= last_cap()) {
+            uint64_t bit = uint64_t(1) << *c;
+            if (!(perm & bit) || !(inh & bit))
+                log::debug(where + ".ambient: " + n +
+                           " is not also permitted and inheritable: left out");
+        }
 }
 
 } // namespace ocirun

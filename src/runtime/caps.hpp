@@ -18,4 +18,12 @@ Status apply_capabilities(const oci::Capabilities &caps);
 // ambient empty. apply_capabilities sets the final sets later.
 Status limit_capabilities(const oci::Capabilities &caps, uint64_t extra);
 
+// What the runtime says of a process's capabilities before it starts it
+// (`where`: "process.capabilities", "exec"): a warning per name this build
+// or kernel does not know (runtime-spec: MUST log, SHOULD NOT fail; nothing
+// is granted for it), and at debug each ambient one that is not also
+// permitted and inheritable, which the kernel would refuse and is left out
+// (as runc).
+void capability_notes(const oci::Capabilities &caps, const std::string &where);
+
 } // namespace ocirun

@@ -1,5 +1,6 @@
 #include "container.hpp"
 
+#include "caps.hpp"
 #include "cgroup.hpp"
 #include "exec_stage.hpp"
 #include "fault.hpp"
@@ -428,6 +429,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     // The sandbox policy from the annotations: checked below, then part of
     // the plan.
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    if (spec.process->capabilities)
+        capability_notes(*spec.process->capabilities, "config.json: process.capabilities");
 
     Fds fds;
     int fifo_r, fifo_w = -1, start_result;

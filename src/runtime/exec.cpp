@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace ocirun {
@@ -100,8 +101,14 @@ Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) 
             add_unique(p.capabilities->bounding, c);
             add_unique(p.capabilities->effective, c);
             add_unique(p.capabilities->permitted, c);
+            // And ambient where inheritable allows it (as runc), so that a
+            // program without file capabilities keeps it across its exec.
+            if (std::find(p.capabilities->inheritable.begin(), p.capabilities->inheritable.end(),
+                          c) != p.capabilities->inheritable.end())
+                add_unique(p.capabilities->ambient, c);
         }
     }
+    if (p.capabilities) capability_notes(*p.capabilities, "exec: process.capabilities");
     if (o.no_new_privs) p.no_new_privileges = true;
     if (p.terminal && o.console_socket.empty() && o.detach)
         return fail("exec: a terminal with --detach needs --console-socket");
