@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace ocirun {
 
 namespace {
@@ -119,10 +121,25 @@ void merge_resources(oci::Resources &into, const oci::Resources &d) {
         into.unified[k] = v;
 }
 
+namespace {
+
+// One device rule as the kernel reads it: type "" is "a", access a set.
+bool same_rule(const oci::DeviceRule &a, const oci::DeviceRule &b) {
+    auto type = [](const std::string &t) { return t.empty() ? std::string("a") : t; };
+    auto access = [](std::string s) {
+        if (s.empty()) s = "rwm";
+        std::sort(s.begin(), s.end());
+        s.erase(std::unique(s.begin(), s.end()), s.end());
+        return s;
+    };
+    return a.allow == b.allow && type(a.type) == type(b.type) && a.major == b.major &&
+           a.minor == b.minor && access(a.access) == access(b.access);
+}
+
+} // namespace
+
 Status update_container(const std::string &root, const std::string &id,
                         const oci::Resources &delta) {
-    if (!delta.devices.empty())
-        return fail("update: linux.resources.devices: device rules cannot be changed by update");
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     if (!process_alive(rec.state.pid, rec.init_start_time))
@@ -133,6 +150,17 @@ Status update_container(const std::string &root, const std::string &id,
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
     oci::Resources &res =
         spec.linux_->resources ? *spec.linux_->resources : spec.linux_->resources.emplace();
+    // containerd's runc shim sends the container's whole resources on every
+    // UpdateContainerResources, device rules included: the same rules are
+    // no change. Other rules would need the device program replaced.
+    if (!delta.devices.empty()) {
+        bool same =
+            delta.devices.size() == res.devices.size() &&
+            std::equal(delta.devices.begin(), delta.devices.end(), res.devices.begin(), same_rule);
+        if (!same)
+            return fail("update: linux.resources.devices: the rules differ from the container's, "
+                        "and device rules cannot be changed by update");
+    }
     merge_resources(res, delta);
     CgroupHost host = OCI_TRY(detect_cgroup_host());
     OCI_CHECK(check_own_cgroup(host, rec));

@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -236,4 +237,41 @@ Test(conformance, runc_ambient_capabilities_the_kernel_allows) {
     cr_assert_eq(status_mask(out, "CapEff"), bind, "run: %s", out.c_str());
     cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
     cr_assert_eq(status_mask(x.out, "CapAmb"), bind | raw, "exec: %s", x.out.c_str());
+}
+
+// containerd's runc shim sends the container's whole linux.resources on a
+// CRI UpdateContainerResources, the unchanged device rules included (runc
+// accepts them): the same rules are no change and the other limits apply; a
+// different list is refused, naming the field.
+Test(conformance, runc_update_with_the_unchanged_device_rules) {
+    Env e = make_env("cfupd", {"sleep", "30"});
+    e.b.spec.linux_->resources->pids = ocirun::oci::Pids{};
+    e.b.spec.linux_->resources->pids->limit = 50;
+    e.b.save();
+    auto c = test::create(e);
+    std::string same = e.root + "/same.json", other = e.root + "/other.json";
+    test::write_file(same, R"({"devices": [{"allow": false, "access": "rwm"}],
+                               "pids": {"limit": 40}})");
+    test::write_file(other, R"({"devices": [{"allow": true, "type": "c", "major": 1,
+                                             "minor": 5, "access": "rwm"}],
+                                "pids": {"limit": 30}})");
+    auto u = test::oci({"--root", e.root, "update", "--resources", same, e.id});
+    auto v = test::oci({"--root", e.root, "update", "--resources", other, e.id});
+    // pids.max where the init's cgroup is, in the v1 pids hierarchy or v2.
+    std::string pids;
+    std::istringstream cg(
+        read_file("/proc/" + std::to_string(test::state_of(e.root, e.id).pid) + "/cgroup"));
+    for (std::string line; std::getline(cg, line);) {
+        std::string path = line.substr(line.rfind(':') + 1);
+        if (line.find(":pids:") != std::string::npos)
+            pids = read_file("/sys/fs/cgroup/pids" + path + "/pids.max");
+        else if (line.rfind("0::", 0) == 0 && pids.empty())
+            pids = read_file("/sys/fs/cgroup" + path + "/pids.max");
+    }
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(u.status, 0, "update: %s", u.err.c_str());
+    cr_assert_str_eq(pids.c_str(), "40\n", "pids.max %s", pids.c_str());
+    cr_assert_neq(v.status, 0);
+    cr_assert(contains(v.err, "linux.resources.devices: the rules differ"), "%s", v.err.c_str());
 }
