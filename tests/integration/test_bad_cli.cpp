@@ -36,9 +36,9 @@ struct Place {
 };
 
 std::string fill(std::string s, const Place &p) {
-    for (const auto &[key, value] :
-         {std::pair<std::string, std::string>{"{root}", p.root}, {"{id}", p.id},
-          {"{bundle}", p.bundle}}) {
+    for (const auto &[key, value] : {std::pair<std::string, std::string>{"{root}", p.root},
+                                     {"{id}", p.id},
+                                     {"{bundle}", p.bundle}}) {
         for (size_t at; (at = s.find(key)) != std::string::npos;)
             s.replace(at, key.size(), value);
     }
@@ -273,8 +273,7 @@ Test(bad_cli, every_command_refuses_bad_usage) {
     };
     std::string failures = check_all(cases, p);
     cleanup_all();
-    cr_assert(failures.empty(), "%zu rows; these misbehaved:\n%s", cases.size(),
-              failures.c_str());
+    cr_assert(failures.empty(), "%zu rows; these misbehaved:\n%s", cases.size(), failures.c_str());
 }
 
 // The same kind of mistakes aimed at a container that exists (created, its

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <mutex>
+#include <sstream>
 #include <utility>
 
 extern char **environ;
@@ -134,8 +136,29 @@ std::vector<std::string> dir_entries(const std::string &path) {
     return out;
 }
 
-size_t mount_count() {
-    return count_lines(read_file("/proc/self/mountinfo"));
+std::vector<std::string> mount_ids() {
+    std::vector<std::string> out;
+    std::istringstream in(read_file("/proc/self/mountinfo"));
+    for (std::string line; std::getline(in, line);)
+        out.push_back(line.substr(0, line.find(' ')));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string new_mounts(const std::vector<std::string> &before,
+                       const std::vector<std::string> &needles) {
+    std::string out;
+    std::istringstream in(read_file("/proc/self/mountinfo"));
+    for (std::string line; std::getline(in, line);) {
+        if (std::binary_search(before.begin(), before.end(), line.substr(0, line.find(' '))))
+            continue;
+        for (const auto &n : needles)
+            if (!n.empty() && line.find(n) != std::string::npos) {
+                out += line + "\n";
+                break;
+            }
+    }
+    return out;
 }
 
 } // namespace test

@@ -54,7 +54,12 @@ bool contains(const std::string &hay, const std::string &needle);
 size_t count_lines(const std::string &s);
 // Entries of a directory, without . and ..; empty when it does not exist.
 std::vector<std::string> dir_entries(const std::string &path);
-// Lines of this process's mountinfo: a leaked mount changes it.
-size_t mount_count();
+// The IDs of the mounts this process sees now, sorted.
+std::vector<std::string> mount_ids();
+// The mountinfo lines of mounts present now and not in `before` that name
+// one of `needles` (a test's own paths and IDs: others may mount and unmount
+// beside it), one per line; "" when there are none.
+std::string new_mounts(const std::vector<std::string> &before,
+                       const std::vector<std::string> &needles);
 
 } // namespace test

@@ -42,7 +42,8 @@ std::vector<pid_t> leftover_children() {
         std::string state;
         long ppid = 0;
         rest >> state >> ppid;
-        if (ppid == self && state != "Z") out.push_back(static_cast<pid_t>(std::atol(name.c_str())));
+        if (ppid == self && state != "Z")
+            out.push_back(static_cast<pid_t>(std::atol(name.c_str())));
     }
     return out;
 }
@@ -89,7 +90,7 @@ std::vector<std::string> runtime_tmp_entries() {
 }
 
 HostSnapshot snapshot_host() {
-    return {mount_count(), runtime_tmp_entries()};
+    return {mount_ids(), runtime_tmp_entries()};
 }
 
 std::string left_behind(const HostSnapshot &before, const std::string &root, const std::string &id,
@@ -109,10 +110,7 @@ std::string left_behind(const HostSnapshot &before, const std::string &root, con
         kill(pid, SIGKILL);
         waitpid(pid, nullptr, 0);
     }
-    size_t mounts = mount_count();
-    if (mounts != before.mounts)
-        out += "mounts went from " + std::to_string(before.mounts) + " to " +
-               std::to_string(mounts) + "\n";
+    out += new_mounts(before.mount_ids, {root, id});
     for (const auto &e : runtime_tmp_entries())
         if (!std::binary_search(before.tmp.begin(), before.tmp.end(), e))
             out += "temp file /tmp/" + e + "\n";

@@ -33,9 +33,12 @@ std::vector<std::string> default_cgroups_of(const std::string &id);
 // --root without XDG_RUNTIME_DIR) and .tmp-* (write_file_atomic).
 std::vector<std::string> runtime_tmp_entries();
 
-// What is on the host before a command, to compare with after it.
+// What is on the host before a command, to compare with after it: the IDs
+// of the mounts this process sees (others may mount and unmount beside the
+// test: only a new mount that names the test's own paths counts) and the
+// runtime's files in /tmp.
 struct HostSnapshot {
-    size_t mounts = 0;
+    std::vector<std::string> mount_ids; // sorted
     std::vector<std::string> tmp;
 };
 HostSnapshot snapshot_host();
@@ -44,7 +47,8 @@ HostSnapshot snapshot_host();
 // (entries other than `keep`), a cgroup for `id` (not checked when
 // `keep_pid`, the live container's init, is given), an orphaned process other
 // than `keep_pid` (killed with SIGKILL and reaped here, since it is ours), a
-// mount added since `before`, a new runtime file in /tmp.
+// mount added since `before` whose line names `root` or `id`, a
+// new runtime file in /tmp.
 std::string left_behind(const HostSnapshot &before, const std::string &root, const std::string &id,
                         const std::vector<std::string> &keep = {}, pid_t keep_pid = -1);
 
