@@ -28,7 +28,7 @@ _oci_run_options() {
         bool+=" -q --quiet"
         valued="-f --format" ;;
     exec)
-        bool+=" -t --tty -d --detach --no-new-privs"
+        bool+=" -t --tty -d --detach --no-new-privs --ignore-paused"
         valued="-p --process --console-socket --pid-file -e --env --cwd -u --user -c --cap --preserve-fds -g --additional-gids" ;;
     ps) valued="-f --format" ;;
     events)

@@ -18,7 +18,7 @@ bool parse_u32(const char *s, uint32_t &out) {
 
 int cmd_exec(const Globals &g, int argc, char **argv) {
     const Command &cmd = *find_command("exec");
-    enum { CONSOLE = 500, PID_FILE, CWD, NNP, PRESERVE };
+    enum { CONSOLE = 500, PID_FILE, CWD, NNP, PRESERVE, IGNORE_PAUSED };
     static const struct option opts[] = {
         {"process", required_argument, nullptr, 'p'},
         {"tty", no_argument, nullptr, 't'},
@@ -31,6 +31,7 @@ int cmd_exec(const Globals &g, int argc, char **argv) {
         {"cap", required_argument, nullptr, 'c'},
         {"no-new-privs", no_argument, nullptr, NNP},
         {"preserve-fds", required_argument, nullptr, PRESERVE},
+        {"ignore-paused", no_argument, nullptr, IGNORE_PAUSED},
         {"additional-gids", required_argument, nullptr, 'g'},
         {nullptr, 0, nullptr, 0},
     };
@@ -75,6 +76,9 @@ int cmd_exec(const Globals &g, int argc, char **argv) {
             break;
         case NNP:
             o.no_new_privs = true;
+            break;
+        case IGNORE_PAUSED:
+            o.ignore_paused = true;
             break;
         case PRESERVE: {
             uint32_t n;

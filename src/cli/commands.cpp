@@ -57,7 +57,9 @@ const Command kCommands[] = {
      "  -c, --cap CAP           add a capability (repeatable)\n"
      "  --no-new-privs          set no_new_privs\n"
      "  --preserve-fds N        pass N extra fds (from 3)\n"
-     "  -g, --additional-gids G add a supplementary group (repeatable)\n",
+     "  -g, --additional-gids G add a supplementary group (repeatable)\n"
+     "  --ignore-paused         exec into a paused container (the process waits\n"
+     "                          frozen until resume)\n",
      cmd_exec, true},
     {"ps", "list the processes of a container", "[options] ID [PS-ARGS...]",
      "  -f, --format FORMAT     table (default) or json (PIDs)\n", cmd_ps},

@@ -293,6 +293,17 @@ Result<int> exec_in_container(const ExecOptions &o) {
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");
+    // A frozen cgroup would hold the process (and this command) in the
+    // kernel until resume; refused at once unless asked for (as runc).
+    bool paused = false;
+    if (!rec.cgroup_dirs.empty()) {
+        CgroupHost host = OCI_TRY(detect_cgroup_host());
+        OCI_CHECK(check_own_cgroup(host, rec));
+        paused = cgroup_frozen(host, rec.cgroup_dirs);
+        if (paused && !o.ignore_paused)
+            return fail("exec: container \"" + o.id +
+                        "\" is paused: resume it first, or use --ignore-paused");
+    }
     std::string text = OCI_TRY(read_text(dir.path() + "/config.json", "exec"));
     auto spec = oci::parse_spec(text);
     if (!spec) return forward(std::move(spec.error()), "exec: " + dir.path() + "/config.json");
@@ -401,6 +412,9 @@ Result<int> exec_in_container(const ExecOptions &o) {
             return forward(std::move(r.error()), "exec");
         }
     }
+    // --ignore-paused: the intermediate is frozen from here until resume,
+    // which needs the lock.
+    if (paused) dir = ContainerDir();
     fault_point("exec:joined");
     if (auto r = sync::send(ours.get(), sync::Msg::proceed); !r) {
         kill_and_reap(mid);

@@ -25,6 +25,7 @@ struct ExecOptions {
     std::optional<uint32_t> uid, gid; // --user UID[:GID]; the config's gid without GID
     std::vector<std::string> caps;
     bool no_new_privs = false;
+    bool ignore_paused = false; // exec into a frozen cgroup anyway (the process waits there)
     int preserve_fds = 0;
     std::vector<uint32_t> additional_gids;
 };

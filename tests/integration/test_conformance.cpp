@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -274,4 +275,39 @@ Test(conformance, runc_update_with_the_unchanged_device_rules) {
     cr_assert_str_eq(pids.c_str(), "40\n", "pids.max %s", pids.c_str());
     cr_assert_neq(v.status, 0);
     cr_assert(contains(v.err, "linux.resources.devices: the rules differ"), "%s", v.err.c_str());
+}
+
+// exec into a paused container is refused at once, as runc does (a frozen
+// cgroup would hold the new process, and the command, in the kernel until
+// resume); --ignore-paused execs anyway and the process runs once resumed.
+// resume and delete --force are not held up either.
+Test(conformance, runc_exec_into_a_paused_container) {
+    Env e = make_env("cfpause", {"sleep", "30"});
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto p = test::oci({"--root", e.root, "pause", e.id});
+    auto t0 = std::chrono::steady_clock::now();
+    auto x = test::oci({"--root", e.root, "exec", e.id, "true"});
+    auto took = std::chrono::steady_clock::now() - t0;
+    test::Spawned later = test::spawn_oci(
+        {"--root", e.root, "exec", "--ignore-paused", e.id, "sh", "-c", "echo resumed"});
+    usleep(300000);
+    bool waiting = !test::pid_gone_now(later.pid);
+    auto r = test::oci({"--root", e.root, "resume", e.id});
+    int later_status = test::wait_bounded(later.pid, 5000);
+    std::string later_out = read_file(later.out_path);
+    auto d = test::oci({"--root", e.root, "delete", "--force", e.id});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(p.status, 0, "pause: %s", p.err.c_str());
+    cr_assert_neq(x.status, 0);
+    cr_assert(contains(x.err, "is paused: resume it first, or use --ignore-paused"), "%s",
+              x.err.c_str());
+    cr_assert_lt(std::chrono::duration_cast<std::chrono::seconds>(took).count(), 3);
+    cr_assert(waiting, "exec --ignore-paused finished while the container was paused");
+    cr_assert_eq(r.status, 0, "resume: %s", r.err.c_str());
+    cr_assert_eq(later_status, 0, "%s", read_file(later.err_path).c_str());
+    cr_assert_str_eq(later_out.c_str(), "resumed\n");
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
 }
