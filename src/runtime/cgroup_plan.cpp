@@ -323,13 +323,15 @@ oci::DeviceRule rule(bool allow, const std::string &type, int64_t major, int64_t
     return r;
 }
 
-Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules,
-                    const std::vector<oci::Device> &devices) {
+Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules) {
     std::string base = std::string(kRes) + "devices";
     if (spec_rules.empty()) return {};
     if (!p.version_of("devices") && !p.v2_only())
         return fail(base + ": this host has no devices cgroup controller");
-    // The configuration's rules, then the runtime's defaults and linux.devices.
+    // The configuration's rules, then the runtime's defaults. linux.devices
+    // adds nodes, never an allow rule: a device the rules deny stays denied
+    // (as runc; clients such as Podman allow what they add, in
+    // resources.devices).
     std::vector<oci::DeviceRule> rules = spec_rules;
     std::vector<std::string> fields;
     for (size_t i = 0; i < spec_rules.size(); i++)
@@ -337,12 +339,6 @@ Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules,
     for (const auto &d : kDefaultDevices) {
         rules.push_back(rule(true, d.type, d.major, d.minor, d.access));
         fields.push_back(base + " (default devices)");
-    }
-    for (size_t i = 0; i < devices.size(); i++) {
-        const auto &d = devices[i];
-        if (d.type != "c" && d.type != "b" && d.type != "u") continue;
-        rules.push_back(rule(true, d.type == "u" ? "c" : d.type, d.major, d.minor, "rwm"));
-        fields.push_back("linux.devices[" + std::to_string(i) + "]");
     }
     if (p.version_of("devices") == 1) {
         for (size_t i = 0; i < rules.size(); i++) {
@@ -382,10 +378,9 @@ const Hierarchy *hierarchy_for(const CgroupWrite &w, const CgroupHost &host) {
     return w.controller.empty() ? host.unified() : host.for_controller(w.controller);
 }
 
-Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host,
-                                                const std::vector<oci::Device> &devices) {
+Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host) {
     Planner p(host);
-    OCI_CHECK(plan_devices(p, r.devices, devices));
+    OCI_CHECK(plan_devices(p, r.devices));
     if (r.pids) OCI_CHECK(plan_pids(p, *r.pids));
     if (r.memory) OCI_CHECK(plan_memory(p, *r.memory));
     if (r.cpu) OCI_CHECK(plan_cpu(p, *r.cpu));

@@ -26,8 +26,9 @@ struct CgroupWrite {
 // The pseudo file of the v2 device program (runtime/device_filter.hpp).
 inline constexpr const char *kDeviceProgram = "<eBPF device program>";
 
-Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host,
-                                                const std::vector<oci::Device> &devices);
+// linux.devices adds nodes, not rules: a device resources.devices denies
+// stays denied (as runc).
+Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host);
 
 // Whether `r` sets cpu.cpus or cpu.mems (the container then needs a cpuset
 // cgroup of its own: runtime/cgroup.hpp v1_cpuset_only).

@@ -601,7 +601,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
             // An unprivileged user can neither load a device program nor make
             // device nodes the rules would guard.
             if (::geteuid() != 0) r.devices.clear();
-            writes = OCI_TRY(plan_resources(r, host, lx.devices));
+            writes = OCI_TRY(plan_resources(r, host));
         }
         rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
         rec.cgroups_path = lx.cgroups_path;

@@ -176,7 +176,7 @@ Status update_container(const std::string &root, const std::string &id,
     // device rules stay as create set them.
     oci::Resources apply = res;
     apply.devices.clear();
-    auto writes = plan_resources(apply, host, {});
+    auto writes = plan_resources(apply, host);
     if (!writes) return forward(std::move(writes.error()), "update");
     // The new config.json is written before the cgroup is touched and put in
     // place after: on a full --root the update fails with nothing changed,

@@ -311,3 +311,31 @@ Test(conformance, runc_exec_into_a_paused_container) {
     cr_assert_str_eq(later_out.c_str(), "resumed\n");
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
 }
+
+// linux.devices makes nodes; the device cgroup is resources.devices' alone
+// (runc: an entry adds no allow rule): /dev/kmsg listed under a deny-all
+// exists and cannot be opened. A FIFO (type p) needs no major or minor, and
+// numbers given for one are not compared with what mknod made
+// (config-linux.md "Devices": major and minor are for c, b and u).
+Test(conformance, runc_linux_devices_add_nodes_not_rules) {
+    Env e = make_env("cfdev", {"sh", "-c",
+                               "ls -l /dev/kmsg /dev/pipe; head -c 1 /dev/kmsg >/dev/null 2>&1; "
+                               "echo kmsg=$?"});
+    ocirun::oci::Device kmsg;
+    kmsg.path = "/dev/kmsg";
+    kmsg.type = "c";
+    kmsg.major = 1;
+    kmsg.minor = 11;
+    ocirun::oci::Device fifo;
+    fifo.path = "/dev/pipe";
+    fifo.type = "p";
+    fifo.major = 7;
+    fifo.minor = 7;
+    e.b.spec.linux_->devices = {kmsg, fifo};
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "/dev/kmsg") && contains(o.out, "/dev/pipe"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "\np") || o.out.rfind("p", 0) == 0, "no FIFO: %s", o.out.c_str());
+    cr_assert(contains(o.out, "kmsg=1"), "read /dev/kmsg against a deny-all: %s", o.out.c_str());
+}
