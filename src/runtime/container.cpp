@@ -158,9 +158,8 @@ std::string hook_state(const oci::ContainerRecord &rec, oci::ContainerStatus sta
 // poststop failures are warnings (runtime-spec Lifecycle step 13).
 void run_poststop(const oci::Spec &spec, const oci::ContainerRecord &rec) {
     if (!spec.hooks) return;
-    auto r =
-        run_hooks(spec.hooks->poststop, "poststop", hook_state(rec, oci::ContainerStatus::stopped));
-    if (!r) log::warning(r.error().text());
+    run_hooks_warning(spec.hooks->poststop, "poststop",
+                      hook_state(rec, oci::ContainerStatus::stopped));
 }
 
 // Status from the live process, never from the record alone.

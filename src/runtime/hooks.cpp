@@ -37,8 +37,13 @@ std::string last_line(const std::string &out) {
     return out.substr(start, end - start + 1);
 }
 
-[[noreturn]] void exec_hook(const oci::Hook &h, int in, int out) {
+[[noreturn]] void exec_hook(const oci::Hook &h, int in, int out, const std::string &cwd) {
     if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(126);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) < 0) {
+        std::string msg = "chdir " + cwd + ": " + std::strerror(errno) + "\n";
+        (void)!::write(2, msg.data(), msg.size());
+        ::_exit(126);
+    }
     // Nothing of the runtime's (lock, sync socket, fifo, log) reaches the hook.
     if (::syscall(SYS_close_range, 3U, ~0U, 0U) < 0) {
         std::string msg = std::string("close_range: ") + std::strerror(errno) + "\n";
@@ -60,7 +65,8 @@ std::string last_line(const std::string &out) {
 
 } // namespace
 
-Status run_program(const oci::Hook &h, const std::string &what, const std::string &state) {
+Status run_program(const oci::Hook &h, const std::string &what, const std::string &state,
+                   const std::string &cwd) {
     int in[2], out[2];
     // stdin is a socket so that a hook which never reads it cannot raise
     // SIGPIPE in the runtime (send with MSG_NOSIGNAL).
@@ -73,7 +79,7 @@ Status run_program(const oci::Hook &h, const std::string &what, const std::strin
         return fail_code(e, what + ": pipe");
     }
     pid_t pid = ::fork();
-    if (pid == 0) exec_hook(h, in[1], out[1]);
+    if (pid == 0) exec_hook(h, in[1], out[1], cwd);
     int fork_errno = errno;
     ::close(in[1]);
     ::close(out[1]);
@@ -151,14 +157,26 @@ Status run_program(const oci::Hook &h, const std::string &what, const std::strin
     return {};
 }
 
+namespace {
+
+std::string hook_name(const char *kind, size_t i, const oci::Hook &h) {
+    return std::string("hooks.") + kind + "[" + std::to_string(i) + "] " + h.path;
+}
+
+} // namespace
+
 Status run_hooks(const std::vector<oci::Hook> &hooks, const char *kind,
-                 const std::string &state_json) {
-    for (size_t i = 0; i < hooks.size(); i++) {
-        std::string what =
-            std::string("hooks.") + kind + "[" + std::to_string(i) + "] " + hooks[i].path;
-        OCI_CHECK(run_program(hooks[i], what, state_json));
-    }
+                 const std::string &state_json, const std::string &cwd) {
+    for (size_t i = 0; i < hooks.size(); i++)
+        OCI_CHECK(run_program(hooks[i], hook_name(kind, i, hooks[i]), state_json, cwd));
     return {};
+}
+
+void run_hooks_warning(const std::vector<oci::Hook> &hooks, const char *kind,
+                       const std::string &state_json) {
+    for (size_t i = 0; i < hooks.size(); i++)
+        if (auto r = run_program(hooks[i], hook_name(kind, i, hooks[i]), state_json); !r)
+            log::warning(r.error().text());
 }
 
 } // namespace ocirun

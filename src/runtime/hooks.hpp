@@ -14,15 +14,22 @@
 
 namespace ocirun {
 
-// Run `hooks` in order. The first one that fails to start, exits non-zero, is
-// killed or times out stops the list; its error reads
+// Run `hooks` in order, in directory `cwd` ("": where the caller is). The
+// first one that fails to start, exits non-zero, is killed or times out
+// stops the list; its error reads
 // "hooks.<kind>[i] <path>: exited with status N: <last output line>".
 Status run_hooks(const std::vector<oci::Hook> &hooks, const char *kind,
-                 const std::string &state_json);
+                 const std::string &state_json, const std::string &cwd = "");
+
+// poststop: every hook runs even after one failed (runtime-spec Lifecycle
+// step 13: a failure is logged as a warning and the rest still run).
+void run_hooks_warning(const std::vector<oci::Hook> &hooks, const char *kind,
+                       const std::string &state_json);
 
 // Run one program the way a hook runs (`input` on stdin, output kept for the
 // error, timeout honoured); errors start with `what`. The runtime's own helper
 // programs (newuidmap, newgidmap) go through here too.
-Status run_program(const oci::Hook &program, const std::string &what, const std::string &input);
+Status run_program(const oci::Hook &program, const std::string &what, const std::string &input,
+                   const std::string &cwd = "");
 
 } // namespace ocirun

@@ -160,8 +160,9 @@ Status create_hooks(const InitConfig &cfg, int &host_pid) {
     if (!p) return forward(std::move(p.error()));
     if (p->type != sync::Msg::hooks_done) return fail("sync: unexpected message while in hooks");
     host_pid = p->value;
+    // In the rootfs, as runc: hooks find ./lib and the like relative to it.
     return run_hooks(cfg.spec->hooks->create_container, "createContainer",
-                     hook_state(cfg, oci::ContainerStatus::creating, host_pid));
+                     hook_state(cfg, oci::ContainerStatus::creating, host_pid), cfg.rootfs);
 }
 
 // Where the filter goes in: without no_new_privs it must be loaded while

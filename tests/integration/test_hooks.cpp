@@ -247,16 +247,37 @@ Test(hooks, failing_poststart_hook_stops_the_container) {
     cr_assert_str_eq(st.c_str(), "stopped");
 }
 
+// runtime-spec Lifecycle step 13: a failing poststop hook is a warning, and
+// the hooks after it still run.
 Test(hooks, failing_poststop_hook_is_a_warning) {
     Env e = make_env("hookstop", {"true"});
-    hooks_of(e).poststop = {shell_hook("exit 5")};
+    std::string mark = e.root + "/second-ran";
+    hooks_of(e).poststop = {shell_hook("exit 5"), shell_hook("echo yes > " + mark)};
     auto o = test::run(e);
+    bool second = test::exists(mark);
+    ::unlink(mark.c_str());
     auto entries = test::dir_entries(e.root);
     cleanup_all();
     cr_assert_eq(o.status, 0, "run: %d %s", o.status, o.err.c_str());
     cr_assert(contains(o.err, "hooks.poststop[0] /bin/sh: exited with status 5"), "%s",
               o.err.c_str());
+    cr_assert(second, "the poststop hook after the failing one did not run");
     cr_assert(entries.empty());
+}
+
+// createContainer hooks run with the rootfs as their working directory, as
+// runc (the spec is silent; hooks load ./lib and the like relative to it).
+Test(hooks, create_container_hooks_run_in_the_rootfs) {
+    Env e = make_env("hookcwd", {"true"});
+    std::string seen = e.root + "/cwd";
+    hooks_of(e).create_container = {shell_hook("pwd -P > " + seen)};
+    auto o = test::run(e);
+    std::string cwd = read_file(seen);
+    char real[4096];
+    const std::string want = (::realpath(e.b.rootfs.c_str(), real) ? real : e.b.rootfs) + "\n";
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run: %d %s", o.status, o.err.c_str());
+    cr_assert_str_eq(cwd.c_str(), want.c_str(), "%s", cwd.c_str());
 }
 
 // A hook that never reads its stdin, with a state far larger than a pipe
