@@ -477,6 +477,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     cfg.fifo_read_fd = fifo_r;
     cfg.fifo_write_fd = fifo_w;
     cfg.console_fd = console;
+    cfg.clear_onlcr = o.clear_onlcr;
     cfg.preserve_fds = o.preserve_fds;
     cfg.no_pivot = o.no_pivot;
     cfg.no_new_keyring = o.no_new_keyring;
@@ -996,6 +997,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
             return fail_errno("run: socketpair");
         console.ours = sv[0];
         console.theirs = opts.console_fd = sv[1];
+        opts.clear_onlcr = !::isatty(STDOUT_FILENO);
         opts.console_size = own_terminal_size();
     }
     int master = -1;

@@ -21,6 +21,7 @@ struct CreateOptions {
     std::string pid_file;
     std::string console_socket;
     int console_fd = -1; // instead of console_socket: a connected socket (run in the foreground)
+    bool clear_onlcr = false; // the relay's output is not a terminal: "\n" stays "\n"
     // The pty's size when config.json gives none (run in the foreground: the
     // caller's terminal's, set before the process runs).
     std::optional<oci::Box> console_size;

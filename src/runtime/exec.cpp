@@ -123,6 +123,7 @@ struct Child {
     int pidns_fd;                        // the container's PID namespace, or -1
     int sync_fd;
     int console_fd;
+    bool clear_onlcr; // relayed to an output that is not a terminal
     int preserve_fds;
     bool in_userns;
     bool detach; // the process outlives the runtime
@@ -149,7 +150,9 @@ Status exec_child(const Child &c, oci::Process &proc) {
     fault_point("exec-child:visible");
     if (c.in_userns) OCI_CHECK(apply_rlimits(*c.proc, Rlimits::nproc));
     if (::setsid() < 0) return fail_errno("setsid");
-    if (c.proc->terminal) OCI_CHECK(attach_terminal(c.console_fd, c.proc->console_size));
+    if (c.proc->terminal)
+        OCI_CHECK(
+            attach_terminal(c.console_fd, c.proc->console_size, c.proc->user.uid, c.clear_onlcr));
     OCI_CHECK(reset_signals());
     // The container's /etc/passwd (this process is in its mount namespace),
     // read before the identity change.
@@ -224,6 +227,7 @@ Status exec_child(const Child &c, oci::Process &proc) {
     check(drop_bounding(caps));
     uint64_t extra = 1ull << CAP_SETUID | 1ull << CAP_SETGID | 1ull << CAP_SETPCAP;
     if (c.seccomp && !c.proc->no_new_privileges) extra |= 1ull << CAP_SYS_ADMIN;
+    if (c.proc->terminal) extra |= 1ull << CAP_CHOWN; // the pty to the process's uid
     check(limit_capabilities(caps, extra));
     // The process waits on `release` until the runtime has its PID: nothing it
     // says (a notify fd, an error) may come before this process's hello.
@@ -338,6 +342,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
             -1,
             -1,
             -1,
+            false,
             o.preserve_fds,
             false,
             o.detach};
@@ -371,6 +376,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
         console.reset(pair[1]);
     }
     c.console_fd = console.get();
+    c.clear_onlcr = relay.valid() && !::isatty(STDOUT_FILENO);
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return fail_errno("exec: socketpair");

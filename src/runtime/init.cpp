@@ -132,7 +132,8 @@ Status setup_terminal(const InitConfig &cfg) {
     const oci::Process &p = *cfg.spec->process;
     if (!p.terminal) return {};
     if (cfg.console_fd < 0) return fail("process.terminal: needs --console-socket");
-    OCI_CHECK_CTX(attach_terminal(cfg.console_fd, p.console_size), "process.terminal");
+    OCI_CHECK_CTX(attach_terminal(cfg.console_fd, p.console_size, p.user.uid, cfg.clear_onlcr),
+                  "process.terminal");
     OCI_CHECK_CTX(bind_console(STDIN_FILENO), "process.terminal");
     ::close(cfg.console_fd);
     return {};

@@ -29,6 +29,7 @@ struct InitConfig {
     int fifo_read_fd = -1;     // exec fifo: blocks until `start` writes
     int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF
     int console_fd = -1;       // connected --console-socket, or -1
+    bool clear_onlcr = false;  // the runtime relays the pty to an output that is not a terminal
     int cgroup_fd = -1;        // the v2 cgroup directory fd clone3 used: closed first thing
     int start_result_fd = -1;  // start fifo (O_RDWR, CLOEXEC): `start` reads EOF
                                // once the process is exec'd, or an error line

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 
 #include <grp.h>
 #include <linux/close_range.h>
@@ -21,7 +22,8 @@
 
 namespace ocirun {
 
-Status attach_terminal(int console_fd, const std::optional<oci::Box> &size) {
+Status attach_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
+                       bool clear_onlcr) {
     int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0) return fail_errno("open /dev/ptmx");
     if (::unlockpt(master) < 0) {
@@ -34,6 +36,19 @@ Status attach_terminal(int console_fd, const std::optional<oci::Box> &size) {
         int e = errno;
         ::close(master);
         return fail_code(e, "open the pty peer");
+    }
+    if (::fchown(peer, uid, static_cast<gid_t>(-1)) < 0) {
+        int e = errno;
+        ::close(peer);
+        ::close(master);
+        return fail_code(e, "chown the pty to uid " + std::to_string(uid));
+    }
+    if (clear_onlcr) {
+        struct termios t;
+        if (::tcgetattr(peer, &t) == 0) {
+            t.c_oflag &= ~static_cast<tcflag_t>(ONLCR);
+            (void)::tcsetattr(peer, TCSANOW, &t);
+        }
     }
     if (size) {
         struct winsize ws {};

@@ -9,8 +9,12 @@ namespace ocirun {
 
 // A pty from the container's /dev/ptmx: the master goes to the console
 // socket over SCM_RIGHTS (as runc), the peer becomes stdio and the
-// controlling terminal of the (new session's) process.
-Status attach_terminal(int console_fd, const std::optional<oci::Box> &size);
+// controlling terminal of the (new session's) process. The peer is owned by
+// `uid` (its group the tty group devpts gives it), as runc; with
+// `clear_onlcr` its output keeps "\n" as written (the runtime relays it to
+// an output that is not a terminal, as runc's ClearONLCR).
+Status attach_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
+                       bool clear_onlcr);
 
 // The null-terminated char* array execve takes, pointing into `strings`.
 std::vector<char *> exec_strings(const std::vector<std::string> &strings);

@@ -339,3 +339,28 @@ Test(conformance, runc_linux_devices_add_nodes_not_rules) {
     cr_assert(contains(o.out, "\np") || o.out.rfind("p", 0) == 0, "no FIFO: %s", o.out.c_str());
     cr_assert(contains(o.out, "kmsg=1"), "read /dev/kmsg against a deny-all: %s", o.out.c_str());
 }
+
+// A terminal as runc makes it: the pty is owned by process.user's uid (its
+// group devpts's tty group), and `run` in the foreground relaying it to an
+// output that is not a terminal keeps "\n" as the process wrote it (runc's
+// ClearONLCR), for run and exec.
+Test(conformance, runc_terminal_owner_and_newlines) {
+    Env e = make_env("cftty", {"sh", "-c", "printf 'a\\nb\\n'; stat -c 'owner=%u:%g' $(tty)"});
+    e.b.spec.process->terminal = true;
+    e.b.spec.process->user.uid = 1000;
+    e.b.spec.process->user.gid = 1000;
+    auto o = test::run(e);
+    Env f = make_env("cftty2", {"sleep", "30"});
+    f.b.save();
+    auto c = test::create(f);
+    auto s = test::oci({"--root", f.root, "start", f.id});
+    auto x = test::oci({"--root", f.root, "exec", "--tty", "--user", "1000:1000", f.id, "sh", "-c",
+                        "printf 'c\\nd\\n'; stat -c 'owner=%u:%g' $(tty)"});
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run: %s", o.err.c_str());
+    cr_assert(o.out.rfind("a\nb\n", 0) == 0, "run: [%s]", o.out.c_str());
+    cr_assert(contains(o.out, "owner=1000:5"), "run: [%s]", o.out.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(x.out.rfind("c\nd\n", 0) == 0, "exec: [%s]", x.out.c_str());
+    cr_assert(contains(x.out, "owner=1000:5"), "exec: [%s]", x.out.c_str());
+}
