@@ -154,6 +154,7 @@ Status exec_child(const Child &c, oci::Process &proc) {
         OCI_CHECK(
             attach_terminal(c.console_fd, c.proc->console_size, c.proc->user.uid, c.clear_onlcr));
     OCI_CHECK(reset_signals());
+    OCI_CHECK(reset_cpu_affinity());
     // The container's /etc/passwd (this process is in its mount namespace),
     // read before the identity change.
     set_home(proc);

@@ -401,6 +401,7 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     // (loading it then needs CAP_SYS_ADMIN), and only the change and the
     // exec may run under it (an allow-list need not know close_range).
     OCI_CHECK(reset_signals());
+    OCI_CHECK(reset_cpu_affinity());
     bool in_cwd = OCI_TRY(apply_cwd_umask(proc, true));
     bool early_filter = filter_at(cfg, FilterPoint::before_identity);
     if (early_filter) OCI_CHECK(find_executable(proc)); // as root: the filter follows

@@ -11,6 +11,7 @@
 
 #include <grp.h>
 #include <linux/close_range.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -18,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace ocirun {
@@ -103,6 +105,23 @@ void set_home(oci::Process &p) {
     }
     std::erase_if(p.env, [](const std::string &e) { return e.starts_with("HOME="); });
     p.env.push_back("HOME=" + home);
+}
+
+Status reset_cpu_affinity() {
+    long n = ::sysconf(_SC_NPROCESSORS_CONF);
+    if (n <= 0) n = CPU_SETSIZE;
+    size_t cpus = static_cast<size_t>(std::min<long>(n, 8192));
+    cpu_set_t *set = CPU_ALLOC(cpus);
+    if (!set) return fail_errno("CPU affinity: allocate");
+    size_t size = CPU_ALLOC_SIZE(cpus);
+    CPU_ZERO_S(size, set);
+    for (size_t i = 0; i < cpus; i++)
+        CPU_SET_S(i, size, set);
+    int r = ::sched_setaffinity(0, size, set);
+    int e = errno;
+    CPU_FREE(set);
+    if (r < 0) return fail_code(e, "CPU affinity: sched_setaffinity to every CPU");
+    return {};
 }
 
 Status reset_signals() {

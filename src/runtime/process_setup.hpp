@@ -32,6 +32,11 @@ Status set_death_signal(int sig);
 // container's filter, like everything the runtime does itself.
 Status reset_signals();
 
+// Every CPU back in the affinity mask (the kernel keeps it within the
+// cgroup's cpuset): the container's process does not inherit the caller's
+// pinning (as runc since 1.2).
+Status reset_cpu_affinity();
+
 // HOME, where process.env has none or an empty one: the home directory of
 // process.user.uid in the container's /etc/passwd, else "/" (as runc).
 // Called inside the container's root, before the identity change.

@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -363,4 +364,33 @@ Test(conformance, runc_terminal_owner_and_newlines) {
     cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
     cr_assert(x.out.rfind("c\nd\n", 0) == 0, "exec: [%s]", x.out.c_str());
     cr_assert(contains(x.out, "owner=1000:5"), "exec: [%s]", x.out.c_str());
+}
+
+// The container's process does not inherit the caller's CPU affinity (runc
+// since 1.2 resets it; the mask stays within the cgroup's cpuset): oci-run
+// pinned to CPU 0 still gives run and exec every CPU.
+Test(conformance, runc_cpu_affinity_is_not_inherited) {
+    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 2) cr_skip_test("one CPU: nothing to tell apart");
+    cpu_set_t all, one;
+    cr_assert(::sched_getaffinity(0, sizeof all, &all) == 0);
+    if (CPU_COUNT(&all) < 2) cr_skip_test("this test process may use one CPU only");
+    Env e = make_env("cfcpu", {"sh", "-c", "grep Cpus_allowed_list /proc/self/status; sleep 30"});
+    e.b.save();
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    cr_assert(::sched_setaffinity(0, sizeof one, &one) == 0);
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci(
+        {"--root", e.root, "exec", e.id, "grep", "Cpus_allowed_list", "/proc/self/status"});
+    ::sched_setaffinity(0, sizeof all, &all);
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(!contains(out, "Cpus_allowed_list:\t0\n") && contains(out, "Cpus_allowed_list:"),
+              "run: %s", out.c_str());
+    cr_assert(!contains(x.out, "Cpus_allowed_list:\t0\n") && contains(x.out, "Cpus_allowed_list:"),
+              "exec: %s", x.out.c_str());
 }
