@@ -3,13 +3,23 @@
 #include "oci/spec_io.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace ocirun {
 
 Status write_default_spec(const std::string &bundle, bool rootless) {
     std::string path = bundle + "/config.json";
-    std::string text = oci::write_spec(oci::default_spec(rootless, geteuid(), getegid()));
+    oci::Spec spec = oci::default_spec(rootless, geteuid(), getegid());
+    // As runc: a cgroup namespace only on a pure cgroup v2 host (on v1 and
+    // hybrid ones a namespace of its own shows the container little it can
+    // use, and clients built for runc's default do not expect it).
+    struct statfs fs;
+    if (::statfs("/sys/fs/cgroup", &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC)
+        std::erase_if(spec.linux_->namespaces,
+                      [](const oci::Namespace &n) { return n.type == oci::NsType::cgroup; });
+    std::string text = oci::write_spec(spec);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         if (errno == EEXIST) return fail("spec: " + path + " exists; remove it first");

@@ -10,6 +10,9 @@
 
 #include <criterion/criterion.h>
 
+#include <linux/magic.h>
+#include <sys/statfs.h>
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -255,6 +258,10 @@ Test(cgroups, admin_container_gets_its_own_cpuset_cgroup) {
 Test(cgroups, cgroup_namespace_root_is_the_containers_cgroup) {
     auto o = [] {
         Env e = make_env("cgns", {"cat", "/proc/self/cgroup"});
+        // `oci-run spec` asks for one only on pure v2 hosts (as runc).
+        auto &ns = e.b.spec.linux_->namespaces;
+        if (!e.b.spec.linux_->find_namespace(ocirun::oci::NsType::cgroup))
+            ns.push_back({ocirun::oci::NsType::cgroup, {}});
         return test::run(e);
     }();
     cleanup_all();
@@ -267,6 +274,16 @@ Test(cgroups, cgroup_namespace_root_is_the_containers_cgroup) {
         cr_assert(line.size() >= 2 && line.substr(line.size() - 2) == ":/", "%s", o.out.c_str());
     }
     cr_assert_gt(lines, 0);
+}
+
+// runc spec adds a cgroup namespace only on a pure cgroup v2 host.
+Test(cgroups, spec_asks_for_a_cgroup_namespace_only_on_pure_v2) {
+    Env e = make_env("cgspec", {"true"});
+    struct statfs fs;
+    bool pure_v2 = ::statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+    bool has = e.b.spec.linux_->find_namespace(ocirun::oci::NsType::cgroup) != nullptr;
+    cleanup_all();
+    cr_assert_eq(has, pure_v2, "pure v2 %d, cgroup namespace in the spec %d", pure_v2, has);
 }
 
 Test(cgroups, resources_from_config_are_written) {
