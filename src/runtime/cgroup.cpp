@@ -136,6 +136,31 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
     return {};
 }
 
+namespace {
+
+// An existing container cgroup `d` that may be reused: empty and thawed.
+Status reusable_cgroup(const Hierarchy &h, const std::string &d) {
+    auto procs = oci::read_file(d + "/cgroup.procs");
+    if (!procs) return fail_code(procs.error().code, "cgroup " + d + " exists and cannot be read");
+    if (!words(*procs).empty())
+        return fail("cgroup " + d + " already exists and has processes in it");
+    if (DIR *dir = ::opendir(d.c_str())) {
+        std::string below;
+        while (struct dirent *e = ::readdir(dir))
+            if (e->d_type == DT_DIR && e->d_name[0] != '.' && below.empty()) below = e->d_name;
+        ::closedir(dir);
+        if (!below.empty())
+            return fail("cgroup " + d + " already exists and has cgroups below it (" + below + ")");
+    }
+    bool frozen = h.version == 1
+                      ? (h.has("freezer") && read_trimmed(d + "/freezer.state") != "THAWED")
+                      : read_trimmed(d + "/cgroup.freeze") == "1";
+    if (frozen) return fail("cgroup " + d + " already exists and is frozen");
+    return {};
+}
+
+} // namespace
+
 Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
                      const std::vector<CgroupWrite> &writes) {
     std::set<std::string> v2_needed;
@@ -167,7 +192,10 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                     continue;
                 }
                 if (errno != EEXIST) return undo(Error{errno, "mkdir " + d});
-                if (leaf) return undo(Error{EEXIST, d + " already exists"});
+                // An existing cgroup is reused, as runc does, when nothing is
+                // in it: no process, no cgroup below it, not frozen.
+                if (leaf)
+                    if (auto r = reusable_cgroup(*h, d); !r) return undo(r.error());
                 exists = true;
             } else {
                 made.push_back(d);
@@ -182,7 +210,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                         if (auto r = write_file(d + "/" + f, read_trimmed(parent + "/" + f), f); !r)
                             return undo(r.error());
             }
-            if (exists) continue;
+            if (exists && !leaf) continue;
             if (h->version == 2) {
                 // Enable in the parent what this level needs: the controllers
                 // the writes use, and below our own levels whatever the parent

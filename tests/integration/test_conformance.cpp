@@ -3,12 +3,14 @@
 // test runs a real container and checks what it saw, and names the spec
 // section or runc's behaviour it follows.
 #include "support/container_env.hpp"
+#include "support/leftovers.hpp"
 
 #include <criterion/criterion.h>
 
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -393,4 +395,50 @@ Test(conformance, runc_cpu_affinity_is_not_inherited) {
               "run: %s", out.c_str());
     cr_assert(!contains(x.out, "Cpus_allowed_list:\t0\n") && contains(x.out, "Cpus_allowed_list:"),
               "exec: %s", x.out.c_str());
+}
+
+// An existing cgroup directory is reused, as runc does (a caller may make it
+// first); one with a process in it is refused naming it, and nothing of the
+// caller's is removed.
+Test(conformance, runc_existing_empty_cgroup_is_reused) {
+    std::string parent = test::cgroup_parent("cfreuse");
+    Env e = make_env("cfreuse", {"true"});
+    e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
+    e.b.save();
+    for (const auto &d : test::cgroup_dirs(parent, e.id))
+        std::system(("mkdir -p '" + d + "'").c_str());
+    auto o = test::run(e);
+    // Again, with a process of ours in the container's cgroup.
+    Env f = make_env("cfreuse2", {"true"});
+    f.b.spec.linux_->cgroups_path = parent + "/" + f.id;
+    f.b.save();
+    std::vector<std::string> dirs = test::cgroup_dirs(parent, f.id);
+    for (const auto &d : dirs)
+        std::system(("mkdir -p '" + d + "'").c_str());
+    pid_t sleeper = ::fork();
+    if (sleeper == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    std::string busy;
+    for (const auto &d : dirs)
+        if (busy.empty() && test::exists(d + "/cgroup.procs")) {
+            test::write_file(d + "/cgroup.procs", std::to_string(sleeper));
+            if (contains(read_file(d + "/cgroup.procs"), std::to_string(sleeper))) busy = d;
+        }
+    auto refused = test::run(f);
+    bool kept = test::exists(busy);
+    ::kill(sleeper, SIGKILL);
+    ::waitpid(sleeper, nullptr, 0);
+    cleanup_all();
+    for (const auto &d : dirs) // ours, made above: the refused create left them
+        ::rmdir(d.c_str());
+    std::string left = test::remove_cgroup_parent(parent);
+    cr_assert_eq(o.status, 0, "run in an existing cgroup: %s", o.err.c_str());
+    cr_assert(!busy.empty(), "could not put a process in the cgroup");
+    cr_assert_neq(refused.status, 0);
+    cr_assert(contains(refused.err, "already exists and has processes in it"), "%s",
+              refused.err.c_str());
+    cr_assert(kept, "%s was removed", busy.c_str());
+    cr_assert(left.empty(), "%s", left.c_str());
 }
