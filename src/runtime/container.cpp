@@ -121,9 +121,23 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
                 return fail("config.json: linux.netDevices[" + name + "]: \"" +
                             (bad_name(name) ? name : dev.name) + "\" is not an interface name");
     }
-    if (!lx.mount_label.empty()) return pending("linux.mountLabel (SELinux)");
-    if (!spec.process->apparmor_profile.empty()) return pending("process.apparmorProfile");
-    if (!spec.process->selinux_label.empty()) return pending("process.selinuxLabel");
+    // An LSM the host does not have is refused, naming it (as runc's
+    // validator); applying one where the host has it is not implemented yet.
+    bool apparmor = oci::read_file("/sys/module/apparmor/parameters/enabled", 0, 64)
+                        .value_or("")
+                        .starts_with("Y");
+    bool selinux = ::access("/sys/fs/selinux/enforce", F_OK) == 0;
+    auto lsm = [&](const char *field, const std::string &value, bool on,
+                   const char *name) -> Status {
+        if (value.empty()) return {};
+        if (!on)
+            return fail(std::string("config.json: ") + field + " \"" + value + "\": " + name +
+                        " is not enabled on this host");
+        return pending(field);
+    };
+    OCI_CHECK(lsm("linux.mountLabel", lx.mount_label, selinux, "SELinux"));
+    OCI_CHECK(lsm("process.apparmorProfile", spec.process->apparmor_profile, apparmor, "AppArmor"));
+    OCI_CHECK(lsm("process.selinuxLabel", spec.process->selinux_label, selinux, "SELinux"));
     if (spec.process->scheduler) return pending("process.scheduler");
     if (spec.process->io_priority) return pending("process.ioPriority");
     return {};

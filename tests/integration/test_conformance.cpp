@@ -442,3 +442,35 @@ Test(conformance, runc_existing_empty_cgroup_is_reused) {
     cr_assert(kept, "%s was removed", busy.c_str());
     cr_assert(left.empty(), "%s", left.c_str());
 }
+
+// An LSM label for an LSM this host does not have is refused, naming the
+// field and the LSM (as runc's validator), and nothing is left behind.
+Test(conformance, runc_lsm_fields_without_the_lsm_are_refused) {
+    bool apparmor = contains(read_file("/sys/module/apparmor/parameters/enabled"), "Y");
+    bool selinux = test::exists("/sys/fs/selinux/enforce");
+    struct Case {
+        const char *tag, *want;
+        bool skip;
+        void (*set)(Env &);
+    } cases[] = {
+        {"cflsm1", "process.apparmorProfile \"docker-default\": AppArmor is not enabled", apparmor,
+         [](Env &e) { e.b.spec.process->apparmor_profile = "docker-default"; }},
+        {"cflsm2", "process.selinuxLabel \"system_u:system_r:container_t:s0\": SELinux is not",
+         selinux,
+         [](Env &e) { e.b.spec.process->selinux_label = "system_u:system_r:container_t:s0"; }},
+        {"cflsm3", "linux.mountLabel \"system_u:object_r:container_file_t:s0\": SELinux is not",
+         selinux,
+         [](Env &e) { e.b.spec.linux_->mount_label = "system_u:object_r:container_file_t:s0"; }},
+    };
+    for (const auto &k : cases) {
+        if (k.skip) continue;
+        Env e = make_env(k.tag, {"true"});
+        k.set(e);
+        auto o = test::run(e);
+        bool left = test::exists(e.root + "/" + e.id);
+        cleanup_all();
+        cr_assert_eq(o.status, 1, "%s: %s", k.tag, o.err.c_str());
+        cr_assert(contains(o.err, k.want), "%s: %s", k.tag, o.err.c_str());
+        cr_assert(!left, "%s left its state", k.tag);
+    }
+}
