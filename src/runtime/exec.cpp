@@ -300,9 +300,11 @@ Result<int> exec_in_container(const ExecOptions &o) {
         return fail("exec: container \"" + o.id + "\" is not running");
     // A frozen cgroup would hold the process (and this command) in the
     // kernel until resume; refused at once unless asked for (as runc).
+    // The host's cgroups, found once: for this check and for joining below.
     bool paused = false;
+    CgroupHost host;
     if (!rec.cgroup_dirs.empty()) {
-        CgroupHost host = OCI_TRY(detect_cgroup_host());
+        host = OCI_TRY(detect_cgroup_host());
         OCI_CHECK(check_own_cgroup(host, rec));
         paused = cgroup_frozen(host, rec.cgroup_dirs);
         if (paused && !o.ignore_paused)
@@ -403,15 +405,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
         // And the init's cpuset cgroup where the container has none of its
         // own (runtime/cgroup.hpp v1_cpuset_only), which is not ours to assume.
         std::vector<std::string> join = rec.cgroup_dirs;
-        auto host = detect_cgroup_host();
-        if (host)
-            if (auto own = check_own_cgroup(*host, rec); !own) host = std::unexpected(own.error());
-        if (!host) {
-            kill_and_reap(mid);
-            return forward(std::move(host.error()), "exec");
-        }
-        std::string cs = borrowed_v1_cpuset(*host, rec.cgroup_dirs, rec.state.pid);
-        if (!cs.empty() && cs != borrowed_v1_cpuset(*host, rec.cgroup_dirs, ::getpid()))
+        std::string cs = borrowed_v1_cpuset(host, rec.cgroup_dirs, rec.state.pid);
+        if (!cs.empty() && cs != borrowed_v1_cpuset(host, rec.cgroup_dirs, ::getpid()))
             join.push_back(cs);
         // The process it forks is born there.
         if (auto r = enter_cgroup(join, mid); !r) {
