@@ -261,6 +261,9 @@ class ProxyConn : public Handler {
     // head frames, up; the response down until the server closes.
     void http(Loop &loop);
     bool http_watch(Loop &loop);
+    // The exchange's close event (bytes each way, `reason` if one is given),
+    // then the end.
+    void http_closed(Loop &loop, std::string reason);
     // Refuse with `status`: answer, log, close.
     void refuse(Loop &loop, int status, const std::string &reason);
     void finish(Loop &loop);
@@ -470,6 +473,27 @@ void ProxyConn::relay(Loop &loop) {
     }
 }
 
+// Send what `pending` holds to `fd` as far as it takes it, counting the
+// bytes: 1 when some went, 0 when none could, -1 on an error.
+int send_pending(int fd, std::string &pending, uint64_t &count) {
+    if (pending.empty()) return 0;
+    ssize_t n = ::send(fd, pending.data(), pending.size(), MSG_NOSIGNAL);
+    if (n < 0) return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    pending.erase(0, static_cast<size_t>(n));
+    count += static_cast<uint64_t>(n);
+    return n > 0 ? 1 : 0;
+}
+
+void ProxyConn::http_closed(Loop &loop, std::string reason) {
+    ev_.event = "close";
+    ev_.bytes = true;
+    ev_.bytes_up = sent_up_;
+    ev_.bytes_down = down_;
+    if (!reason.empty()) ev_.reason = std::move(reason); // else an observe-mode reason stays
+    px_.log().write(ev_);
+    finish(loop);
+}
+
 // Non-blocking both ways through small buffers: the client's bytes go up
 // only as far as the body its head framed (what follows, a pipelined
 // request, is never relayed: the server was told Connection: close, so the
@@ -481,16 +505,9 @@ void ProxyConn::http(Loop &loop) {
     char tmp[kChunk];
     for (bool moved = true; moved;) {
         moved = false;
-        if (!to_up_.empty()) {
-            ssize_t n = ::send(up_, to_up_.data(), to_up_.size(), MSG_NOSIGNAL);
-            if (n > 0) {
-                to_up_.erase(0, static_cast<size_t>(n));
-                sent_up_ += static_cast<uint64_t>(n);
-                moved = true;
-            } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-                return finish(loop);
-            }
-        }
+        int up = send_pending(up_, to_up_, sent_up_);
+        if (up < 0) return finish(loop);
+        moved = up > 0;
         // The body: buffered bytes first, then the client's socket.
         if (to_up_.empty() && !body_->done()) {
             if (buf_.empty() && !client_eof_) {
@@ -513,13 +530,7 @@ void ProxyConn::http(Loop &loop) {
                 moved = true;
             } else if (client_eof_) {
                 // Gone before the body's end: what went up is said, then closed.
-                ev_.event = "close";
-                ev_.bytes = true;
-                ev_.bytes_up = sent_up_;
-                ev_.bytes_down = down_;
-                ev_.reason = "the client closed before the request's end";
-                px_.log().write(ev_);
-                return finish(loop);
+                return http_closed(loop, "the client closed before the request's end");
             }
         }
         if (body_->done() && !buf_.empty()) {
@@ -540,16 +551,9 @@ void ProxyConn::http(Loop &loop) {
                 return finish(loop);
             }
         }
-        if (!to_client_.empty()) {
-            ssize_t n = ::send(client_, to_client_.data(), to_client_.size(), MSG_NOSIGNAL);
-            if (n > 0) {
-                to_client_.erase(0, static_cast<size_t>(n));
-                down_ += static_cast<uint64_t>(n);
-                moved = true;
-            } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-                return finish(loop);
-            }
-        }
+        int down = send_pending(client_, to_client_, down_);
+        if (down < 0) return finish(loop);
+        moved = moved || down > 0;
         if (to_client_.empty() && !up_eof_) {
             ssize_t n = ::recv(up_, tmp, kChunk, 0);
             if (n > 0) {
@@ -562,18 +566,11 @@ void ProxyConn::http(Loop &loop) {
             }
         }
     }
-    if (up_eof_ && to_client_.empty()) {
-        ev_.event = "close";
-        ev_.bytes = true;
-        ev_.bytes_up = sent_up_;
-        ev_.bytes_down = down_;
-        if (extra_ || (!body_->done()))
-            ev_.reason = std::string(extra_ ? "bytes after the request (a pipelined request) "
-                                              "were not relayed: one request per connection"
-                                            : "the server closed before the request's end");
-        px_.log().write(ev_);
-        return finish(loop);
-    }
+    if (up_eof_ && to_client_.empty())
+        return http_closed(loop, extra_ ? "bytes after the request (a pipelined request) were "
+                                          "not relayed: one request per connection"
+                                 : !body_->done() ? "the server closed before the request's end"
+                                                  : "");
     if (!http_watch(loop)) return finish(loop);
 }
 

@@ -93,14 +93,10 @@ void set_home(oci::Process &p) {
     // Whatever the rootfs made of it: a FIFO does not block (O_NONBLOCK), a
     // device that never ends stops at 1 MiB.
     if (auto text = oci::read_file("/etc/passwd", O_NONBLOCK, 1 << 20)) {
+        const std::string uid = std::to_string(p.user.uid);
         for_each_line(*text, [&](std::string_view line) {
-            std::vector<std::string_view> f;
-            size_t start = 0;
-            for (size_t at; (at = line.find(':', start)) != std::string_view::npos; start = at + 1)
-                f.push_back(line.substr(start, at - start));
-            f.push_back(line.substr(start));
-            if (home == "/" && f.size() >= 7 && f[2] == std::to_string(p.user.uid) && !f[5].empty())
-                home = f[5];
+            std::vector<std::string> f = split(line, ':');
+            if (home == "/" && f.size() >= 7 && f[2] == uid && !f[5].empty()) home = f[5];
         });
     }
     std::erase_if(p.env, [](const std::string &e) { return e.starts_with("HOME="); });
