@@ -198,16 +198,6 @@ Test(conformance, runc_cwd_is_entered_before_the_identity_change) {
     cr_assert_str_eq(x.out.c_str(), "/private/work\n", "%s", x.out.c_str());
 }
 
-namespace {
-
-uint64_t status_mask(const std::string &status, const char *key) {
-    size_t at = status.find(std::string(key) + ":");
-    if (at == std::string::npos) return ~0ull;
-    return std::strtoull(status.c_str() + at + std::strlen(key) + 1, nullptr, 16);
-}
-
-} // namespace
-
 // As runc: an ambient capability the kernel would refuse (not also permitted
 // and inheritable: buildah's RUN steps and `runc spec` ask for such) is left
 // out, the others are raised; an unknown name is a warning and grants
@@ -237,10 +227,10 @@ Test(conformance, runc_ambient_capabilities_the_kernel_allows) {
                                "ignored"),
               "%s", cr.err.c_str());
     const uint64_t bind = 1ull << 10, raw = 1ull << 13;
-    cr_assert_eq(status_mask(out, "CapAmb"), bind, "run: %s", out.c_str());
-    cr_assert_eq(status_mask(out, "CapEff"), bind, "run: %s", out.c_str());
+    cr_assert_eq(test::status_hex(out, "CapAmb"), bind, "run: %s", out.c_str());
+    cr_assert_eq(test::status_hex(out, "CapEff"), bind, "run: %s", out.c_str());
     cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    cr_assert_eq(status_mask(x.out, "CapAmb"), bind | raw, "exec: %s", x.out.c_str());
+    cr_assert_eq(test::status_hex(x.out, "CapAmb"), bind | raw, "exec: %s", x.out.c_str());
 }
 
 // containerd's runc shim sends the container's whole linux.resources on a

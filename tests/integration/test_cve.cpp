@@ -29,6 +29,7 @@ using test::contains;
 using test::create;
 using test::Env;
 using test::make_env;
+using test::status_hex;
 using test::oci;
 using test::read_file;
 using test::state_of;
@@ -572,12 +573,6 @@ uint64_t mask_of(const std::vector<std::string> &caps) {
 }
 
 // The field KEY of a /proc/PID/status text, as a hex number (0 if absent).
-uint64_t status_hex(const std::string &status, const char *key) {
-    size_t at = status.find(std::string(key) + ":");
-    if (at == std::string::npos) return 0;
-    return std::strtoull(status.c_str() + at + std::strlen(key) + 1, nullptr, 16);
-}
-
 // A container whose process is exec-hijack, then `exec sh -c 'echo exec-ran'`
 // into it with the process the container can see held 300 ms (where the old
 // exec child waited for the runtime and where the new one is first visible).

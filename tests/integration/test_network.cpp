@@ -41,6 +41,7 @@ using test::port_of;
 using test::read_file;
 using test::serve;
 using test::Server;
+using test::split_answers;
 
 namespace {
 
@@ -97,23 +98,9 @@ std::string netns_talk(long pid, uint16_t port, const std::vector<std::string> &
         ::_exit(0);
     }
     ::close(p[1]);
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(p[0], buf, sizeof buf)) > 0)
-        out.append(buf, static_cast<size_t>(n));
+    std::string out = test::read_to_eof(p[0]);
     ::close(p[0]);
     ::waitpid(child, nullptr, 0);
-    return out;
-}
-
-std::vector<std::string> split_answers(const std::string &s) {
-    std::vector<std::string> out;
-    size_t start = 0, at;
-    while ((at = s.find("\n----\n", start)) != std::string::npos) {
-        out.push_back(s.substr(start, at - start));
-        start = at + 6;
-    }
     return out;
 }
 
@@ -1152,11 +1139,7 @@ Test(network, attack_forward_push_is_bounded_per_connection) {
         ::_exit(0);
     }
     ::close(res[1]);
-    std::string got;
-    char b[128];
-    ssize_t k;
-    while ((k = ::read(res[0], b, sizeof b)) > 0)
-        got.append(b, static_cast<size_t>(k));
+    std::string got = test::read_to_eof(res[0]);
     ::close(res[0]);
     int count = 0;
     long outside = largest_buffer("dport = :" + std::to_string(sp), &count);

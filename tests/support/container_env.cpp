@@ -38,10 +38,7 @@ void add_capabilities(Env &e, std::initializer_list<const char *> caps) {
 }
 
 void add_all_capabilities(Env &e) {
-    std::string status = read_file("/proc/self/status");
-    size_t at = status.find("CapBnd:");
-    uint64_t ours =
-        at == std::string::npos ? 0 : std::strtoull(status.c_str() + at + 7, nullptr, 16);
+    uint64_t ours = status_hex(read_file("/proc/self/status"), "CapBnd");
     auto &c = *e.b.spec.process->capabilities;
     for (auto *set : {&c.bounding, &c.effective, &c.permitted}) {
         set->clear();

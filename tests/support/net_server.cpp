@@ -1,5 +1,7 @@
 #include "net_server.hpp"
 
+#include "process.hpp"
+
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
@@ -185,17 +187,18 @@ void hold(Held &h, long pid, uint16_t port, int n, const std::string &request,
     ::close(rep[1]);
     ::close(rel[0]);
     h.release_fd = rel[1];
-    std::string out;
-    char buf[4096];
-    ssize_t r;
-    while ((r = ::read(rep[0], buf, sizeof buf)) > 0)
-        out.append(buf, static_cast<size_t>(r));
+    h.answers = split_answers(read_to_eof(rep[0]));
     ::close(rep[0]);
+}
+
+std::vector<std::string> split_answers(const std::string &s) {
+    std::vector<std::string> out;
     size_t start = 0, at;
-    while ((at = out.find("\n----\n", start)) != std::string::npos) {
-        h.answers.push_back(out.substr(start, at - start));
+    while ((at = s.find("\n----\n", start)) != std::string::npos) {
+        out.push_back(s.substr(start, at - start));
         start = at + 6;
     }
+    return out;
 }
 
 } // namespace test

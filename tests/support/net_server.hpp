@@ -47,6 +47,10 @@ struct Held {
 void hold(Held &h, long pid, uint16_t port, int n, const std::string &request,
           const std::string &last);
 
+// Answers as the network tests' clients report them: each followed by
+// "\n----\n".
+std::vector<std::string> split_answers(const std::string &s);
+
 // The refusals egress events stand for, over the lines of `log` (JSON lines)
 // that contain `needle`: each line's "count" (a line without one: 1).
 long refusals_in(const std::string &log, const std::string &needle);

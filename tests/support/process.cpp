@@ -127,6 +127,21 @@ void rm_rf(const std::string &path) {
     run({"rm", "-rf", "--one-file-system", path});
 }
 
+std::string read_to_eof(int fd) {
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0) out.append(buf, static_cast<size_t>(n));
+    return out;
+}
+
+uint64_t status_hex(const std::string &status, const char *key) {
+    size_t at = status.find(std::string(key) + ":");
+    if (at == std::string::npos) return 0;
+    return std::strtoull(status.c_str() + at + std::strlen(key) + 1, nullptr, 16);
+}
+
 std::string read_file(const std::string &path) {
     std::ifstream f(path);
     std::stringstream ss;

@@ -1,6 +1,7 @@
 // Running a program from a test and capturing what it printed.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ std::string make_temp_dir(const char *tag);
 void rm_rf(const std::string &path);
 
 std::string read_file(const std::string &path);
+// Everything `fd` gives until EOF (it stays open).
+std::string read_to_eof(int fd);
+// The hex field `key` of a /proc/PID/status text ("CapBnd", "SigIgn"), or 0.
+uint64_t status_hex(const std::string &status, const char *key);
 void write_file(const std::string &path, const std::string &content);
 bool exists(const std::string &path);
 
