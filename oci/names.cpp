@@ -110,6 +110,11 @@ constexpr const char *kSeccompFlags[] = {
 };
 
 constexpr const char *kPersonalityDomains[] = {"LINUX", "LINUX32"};
+constexpr const char *kMemoryPolicyModes[] = {
+    "MPOL_DEFAULT",   "MPOL_BIND",           "MPOL_INTERLEAVE", "MPOL_WEIGHTED_INTERLEAVE",
+    "MPOL_PREFERRED", "MPOL_PREFERRED_MANY", "MPOL_LOCAL"};
+constexpr const char *kMemoryPolicyFlags[] = {"MPOL_F_NUMA_BALANCING", "MPOL_F_RELATIVE_NODES",
+                                              "MPOL_F_STATIC_NODES"};
 constexpr const char *kIoClasses[] = {"IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"};
 constexpr const char *kSchedPolicies[] = {"SCHED_OTHER",   "SCHED_FIFO", "SCHED_RR",
                                           "SCHED_BATCH",   "SCHED_ISO",  "SCHED_IDLE",
@@ -239,6 +244,18 @@ std::span<const char *const> seccomp_archs() {
 }
 std::span<const char *const> seccomp_flags() {
     return kSeccompFlags;
+}
+bool is_memory_policy_mode(std::string_view s) {
+    return in(kMemoryPolicyModes, s);
+}
+bool is_memory_policy_flag(std::string_view s) {
+    return in(kMemoryPolicyFlags, s);
+}
+std::span<const char *const> memory_policy_modes() {
+    return kMemoryPolicyModes;
+}
+std::span<const char *const> memory_policy_flags() {
+    return kMemoryPolicyFlags;
 }
 
 } // namespace ocirun::oci

@@ -42,5 +42,9 @@ std::span<const char *const> seccomp_actions();
 std::span<const char *const> seccomp_operators();
 std::span<const char *const> seccomp_archs();
 std::span<const char *const> seccomp_flags();
+bool is_memory_policy_mode(std::string_view s);
+bool is_memory_policy_flag(std::string_view s);
+std::span<const char *const> memory_policy_modes();
+std::span<const char *const> memory_policy_flags();
 
 } // namespace ocirun::oci

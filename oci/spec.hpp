@@ -154,7 +154,10 @@ struct Cpu {
 };
 
 struct Pids {
-    int64_t limit = 0;
+    // runtime-spec 1.3: unset writes nothing, -1 (any negative) is "max",
+    // 0 and up are written as they are. A config of an earlier version with
+    // 0 gets -1 at parse (normalise_pids_limit).
+    std::optional<int64_t> limit;
 };
 
 struct WeightDevice {
@@ -206,7 +209,8 @@ struct Resources {
 };
 
 struct IntelRdt {
-    std::string clos_id, l3_cache_schema, mem_bw_schema, schemata;
+    std::string clos_id, l3_cache_schema, mem_bw_schema;
+    std::vector<std::string> schemata; // runtime-spec 1.3: one line each
     bool enable_cmt = false, enable_mbm = false, enable_monitoring = false;
 };
 
@@ -243,6 +247,13 @@ struct Personality {
     std::vector<std::string> flags;
 };
 
+// runtime-spec 1.3 linux.memoryPolicy: set_mempolicy(2) for the container.
+struct MemoryPolicy {
+    std::string mode;  // MPOL_*
+    std::string nodes; // "0-3,7"
+    std::vector<std::string> flags;
+};
+
 struct NetDevice {
     std::string name; // name inside the container ("" = keep)
 };
@@ -262,6 +273,7 @@ struct Linux {
     std::vector<std::string> readonly_paths;
     std::string mount_label;
     std::optional<Personality> personality;
+    std::optional<MemoryPolicy> memory_policy;
     std::map<std::string, NetDevice> net_devices;
 
     const Namespace *find_namespace(NsType t) const {

@@ -40,7 +40,19 @@ std::string write_spec(const Spec &spec, bool pretty = true);
 // The default configuration `oci-run spec` writes (runc's default shape).
 Spec default_spec(bool rootless, uint32_t euid, uint32_t egid);
 
+// A CPU list as cpuset and process.execCPUAffinity write it ("0-3,7"), each
+// CPU below kMaxCpus; "" is the empty list.
+inline constexpr unsigned kMaxCpus = 8192;
+Result<std::vector<unsigned>> parse_cpu_list(std::string_view list);
+
+// Whether a SemVer ociVersion is `major`.`minor` or later ("1.3.0-rc.1" is).
+bool version_at_least(std::string_view version, unsigned major, unsigned minor);
+// linux.resources.pids.limit 0 of a config older than runtime-spec 1.3
+// means no limit, as that spec said: it becomes -1. parse_spec does it; a
+// resources object parsed alone (update) gets the container's version.
+void normalise_pids_limit(Resources &r, std::string_view oci_version);
+
 // The runtime-spec version this runtime implements.
-inline constexpr const char *kSpecVersion = "1.2.1";
+inline constexpr const char *kSpecVersion = "1.3.0";
 
 } // namespace ocirun::oci

@@ -4,6 +4,7 @@
 #include "names.hpp"
 #include "spec_io.hpp"
 
+#include <algorithm>
 #include <climits>
 
 namespace ocirun::oci {
@@ -31,6 +32,56 @@ Status get_enum(yajl_val obj, const Path &p, const char *key, std::string &out, 
     if (!out.empty() && !valid(out))
         return json::fail_at(p.field(key), std::string("unknown ") + what + " " + quoted(out));
     if (required && out.empty()) return json::fail_at(p.field(key), "must not be empty");
+    return {};
+}
+
+// The cross-field rules of process.scheduler (sched_setattr(2); as runc's
+// validator, plus what the kernel would refuse with a bare EINVAL).
+Status check_scheduler(const Scheduler &s, const Path &p) {
+    bool rt = s.policy == "SCHED_FIFO" || s.policy == "SCHED_RR";
+    if (s.policy == "SCHED_ISO")
+        return json::fail_at(p.field("policy"), "SCHED_ISO is not a Linux scheduling policy");
+    if (rt && s.priority < 1)
+        return json::fail_at(p.field("priority"), "must be 1 to 99 for " + s.policy);
+    if (!rt && s.priority != 0)
+        return json::fail_at(p.field("priority"),
+                             "only SCHED_FIFO and SCHED_RR have a priority, not " + s.policy);
+    if (s.policy != "SCHED_DEADLINE" && (s.runtime || s.deadline || s.period))
+        return json::fail_at(p, "runtime, deadline and period are for SCHED_DEADLINE only");
+    return {};
+}
+
+// set_mempolicy(2)'s rules, so that what the kernel would refuse with a
+// bare EINVAL is named before anything is created: MPOL_DEFAULT and
+// MPOL_LOCAL take no nodes and no node flags, the other modes but
+// MPOL_PREFERRED need nodes, MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES
+// exclude each other, MPOL_F_NUMA_BALANCING is for MPOL_BIND and
+// MPOL_PREFERRED_MANY. Nodes are a list as cpusets write them, below 4096
+// (as runc).
+Status check_memory_policy(const MemoryPolicy &m, const Path &p) {
+    auto has = [&](const char *flag) {
+        return std::find(m.flags.begin(), m.flags.end(), flag) != m.flags.end();
+    };
+    auto nodes = parse_cpu_list(m.nodes);
+    if (!nodes)
+        return json::fail_at(p.field("nodes"),
+                             "\"" + m.nodes + "\" is not a list of nodes (\"0-3,7\")");
+    for (unsigned n : *nodes)
+        if (n >= 4096)
+            return json::fail_at(p.field("nodes"), "node " + std::to_string(n) + " is above 4095");
+    bool none = m.mode == "MPOL_DEFAULT" || m.mode == "MPOL_LOCAL";
+    if (none && !nodes->empty()) return json::fail_at(p.field("nodes"), m.mode + " takes no nodes");
+    if (none && (has("MPOL_F_STATIC_NODES") || has("MPOL_F_RELATIVE_NODES")))
+        return json::fail_at(p.field("flags"), m.mode + " takes no node flags");
+    if (!none && m.mode != "MPOL_PREFERRED" && nodes->empty())
+        return json::fail_at(p.field("nodes"), m.mode + " needs at least one node");
+    if (has("MPOL_F_STATIC_NODES") && has("MPOL_F_RELATIVE_NODES"))
+        return json::fail_at(p.field("flags"),
+                             "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other");
+    if (has("MPOL_F_NUMA_BALANCING") && m.mode != "MPOL_BIND" && m.mode != "MPOL_PREFERRED_MANY")
+        return json::fail_at(
+            p.field("flags"),
+            "MPOL_F_NUMA_BALANCING is for MPOL_BIND and MPOL_PREFERRED_MANY, not " + m.mode);
     return {};
 }
 
@@ -143,6 +194,7 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
         OCI_CHECK(json::get_uint(s, sp, "runtime", sch.runtime, kU64));
         OCI_CHECK(json::get_uint(s, sp, "deadline", sch.deadline, kU64));
         OCI_CHECK(json::get_uint(s, sp, "period", sch.period, kU64));
+        OCI_CHECK(check_scheduler(sch, sp));
         proc.scheduler = std::move(sch);
     }
     OCI_CHECK(json::get_string(obj, p, "selinuxLabel", proc.selinux_label));
@@ -159,6 +211,11 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
         CpuAffinity aff;
         OCI_CHECK(json::get_string(a, ap, "initial", aff.initial));
         OCI_CHECK(json::get_string(a, ap, "final", aff.final));
+        for (const char *key : {"initial", "final"}) {
+            const std::string &list = std::string_view(key) == "initial" ? aff.initial : aff.final;
+            if (auto cpus = parse_cpu_list(list); !cpus)
+                return json::fail_at(ap.field(key), cpus.error().msg);
+        }
         proc.exec_cpu_affinity = std::move(aff);
     }
     return {};
@@ -318,7 +375,7 @@ Status parse_resources(yajl_val r, const Path &p, Resources &res) {
         OCI_CHECK(parse_cpu(c, p.field("cpu"), res.cpu.emplace()));
     if (yajl_val pi = OCI_TRY(object_member(r, p, "pids"))) {
         Pids pids;
-        OCI_CHECK(json::get_int(pi, p.field("pids"), "limit", pids.limit, kI64Min, kI64Max, true));
+        OCI_CHECK(json::get_int_opt(pi, p.field("pids"), "limit", pids.limit, kI64Min, kI64Max));
         res.pids = pids;
     }
     if (yajl_val b = OCI_TRY(object_member(r, p, "blockIO")))
@@ -435,7 +492,17 @@ Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
         OCI_CHECK(json::get_string(r, rp, "closID", rdt.clos_id));
         OCI_CHECK(json::get_string(r, rp, "l3CacheSchema", rdt.l3_cache_schema));
         OCI_CHECK(json::get_string(r, rp, "memBwSchema", rdt.mem_bw_schema));
-        OCI_CHECK(json::get_string(r, rp, "schemata", rdt.schemata));
+        OCI_CHECK(json::get_strings(r, rp, "schemata", rdt.schemata));
+        // runtime-spec 1.3: one line each, memBwSchema an "MB:" line.
+        if (rdt.mem_bw_schema.find('\n') != std::string::npos ||
+            (!rdt.mem_bw_schema.empty() && !rdt.mem_bw_schema.starts_with("MB:")))
+            return json::fail_at(rp.field("memBwSchema"), "must be one line starting with MB:");
+        if (rdt.l3_cache_schema.find('\n') != std::string::npos)
+            return json::fail_at(rp.field("l3CacheSchema"), "must be one line");
+        Path sp = rp.field("schemata");
+        for (size_t i = 0; i < rdt.schemata.size(); i++)
+            if (rdt.schemata[i].find('\n') != std::string::npos)
+                return json::fail_at(sp.at(i), "must be one line");
         OCI_CHECK(json::get_bool(r, rp, "enableCMT", rdt.enable_cmt));
         OCI_CHECK(json::get_bool(r, rp, "enableMBM", rdt.enable_mbm));
         OCI_CHECK(json::get_bool(r, rp, "enableMonitoring", rdt.enable_monitoring));
@@ -449,6 +516,17 @@ Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
     OCI_CHECK(json::get_strings(l, p, "maskedPaths", lx.masked_paths));
     OCI_CHECK(json::get_strings(l, p, "readonlyPaths", lx.readonly_paths));
     OCI_CHECK(json::get_string(l, p, "mountLabel", lx.mount_label));
+    if (yajl_val mp = OCI_TRY(object_member(l, p, "memoryPolicy"))) {
+        Path pp = p.field("memoryPolicy");
+        MemoryPolicy mem;
+        OCI_CHECK(
+            get_enum(mp, pp, "mode", mem.mode, is_memory_policy_mode, "memory policy mode", true));
+        OCI_CHECK(json::get_string(mp, pp, "nodes", mem.nodes));
+        OCI_CHECK(
+            get_enum_list(mp, pp, "flags", mem.flags, is_memory_policy_flag, "memory policy flag"));
+        OCI_CHECK(check_memory_policy(mem, pp));
+        lx.memory_policy = std::move(mem);
+    }
     if (yajl_val per = OCI_TRY(object_member(l, p, "personality"))) {
         Path pp = p.field("personality");
         Personality pers;
@@ -494,6 +572,8 @@ Result<Spec> parse_spec(std::string_view text) {
     OCI_CHECK(json::get_string_map(top, root, "annotations", spec.annotations));
     if (yajl_val l = OCI_TRY(object_member(top, root, "linux")))
         OCI_CHECK(parse_linux(l, root.field("linux"), spec.linux_.emplace()));
+    if (spec.linux_ && spec.linux_->resources)
+        normalise_pids_limit(*spec.linux_->resources, spec.oci_version);
     return spec;
 }
 
@@ -518,6 +598,65 @@ Result<Process> parse_process(std::string_view text) {
     if (p.cwd.empty() || p.cwd[0] != '/')
         return fail("cwd: must be an absolute path, got \"" + p.cwd + "\"");
     return p;
+}
+
+Result<std::vector<unsigned>> parse_cpu_list(std::string_view list) {
+    std::vector<unsigned> cpus;
+    auto bad = [&] {
+        return fail("\"" + std::string(list) + "\" is not a list of CPUs (\"0-3,7\")");
+    };
+    auto number = [](std::string_view t, unsigned &out) {
+        if (t.empty() || t.size() > 5) return false;
+        unsigned v = 0;
+        for (char c : t) {
+            if (c < '0' || c > '9') return false;
+            v = v * 10 + unsigned(c - '0');
+        }
+        out = v;
+        return v < kMaxCpus;
+    };
+    size_t at = 0;
+    while (at < list.size()) {
+        size_t comma = list.find(',', at);
+        std::string_view item =
+            list.substr(at, comma == std::string_view::npos ? list.npos : comma - at);
+        size_t dash = item.find('-');
+        unsigned lo = 0, hi = 0;
+        if (!number(item.substr(0, dash), lo)) return bad();
+        hi = lo;
+        if (dash != std::string_view::npos && !number(item.substr(dash + 1), hi)) return bad();
+        if (hi < lo) return bad();
+        for (unsigned c = lo; c <= hi; c++)
+            cpus.push_back(c);
+        if (comma == std::string_view::npos) break;
+        at = comma + 1;
+        if (at == list.size()) return bad();
+    }
+    return cpus;
+}
+
+bool version_at_least(std::string_view version, unsigned major, unsigned minor) {
+    unsigned v[2] = {0, 0};
+    size_t at = 0;
+    for (unsigned &part : v) {
+        size_t digits = 0;
+        while (at < version.size() && version[at] >= '0' && version[at] <= '9' && digits < 6) {
+            part = part * 10 + unsigned(version[at++] - '0');
+            digits++;
+        }
+        if (at < version.size() && version[at] == '.')
+            at++;
+        else
+            break;
+    }
+    return v[0] != major ? v[0] > major : v[1] >= minor;
+}
+
+void normalise_pids_limit(Resources &r, std::string_view oci_version) {
+    // Before 1.3 the spec said a limit of 0 (or less) meant no limit, and
+    // clients still write 0 for that (Podman 4's --pids-limit -1); 1.3 made
+    // 0 a real limit.
+    if (r.pids && r.pids->limit == 0 && !version_at_least(oci_version, 1, 3)) r.pids->limit = -1;
 }
 
 } // namespace ocirun::oci

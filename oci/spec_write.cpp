@@ -156,7 +156,11 @@ void write_resources(Writer &w, const Resources &r) {
         w.opt_int("idle", c.idle);
         w.end_object();
     }
-    if (r.pids) w.key("pids").begin_object().kv_i64("limit", r.pids->limit).end_object();
+    if (r.pids) {
+        w.key("pids").begin_object();
+        if (r.pids->limit) w.kv_i64("limit", *r.pids->limit);
+        w.end_object();
+    }
     if (r.block_io) {
         const auto &b = *r.block_io;
         w.key("blockIO").begin_object();
@@ -284,10 +288,15 @@ void write_linux(Writer &w, const Linux &l) {
         const auto &r = *l.intel_rdt;
         w.key("intelRdt").begin_object();
         w.opt_str("closID", r.clos_id).opt_str("l3CacheSchema", r.l3_cache_schema);
-        w.opt_str("memBwSchema", r.mem_bw_schema).opt_str("schemata", r.schemata);
+        w.opt_str("memBwSchema", r.mem_bw_schema).opt_strings("schemata", r.schemata);
         if (r.enable_cmt) w.kv_bool("enableCMT", true);
         if (r.enable_mbm) w.kv_bool("enableMBM", true);
         if (r.enable_monitoring) w.kv_bool("enableMonitoring", true);
+        w.end_object();
+    }
+    if (l.memory_policy) {
+        w.key("memoryPolicy").begin_object().kv("mode", l.memory_policy->mode);
+        w.opt_str("nodes", l.memory_policy->nodes).opt_strings("flags", l.memory_policy->flags);
         w.end_object();
     }
     if (l.personality) {

@@ -186,7 +186,7 @@ int cmd_update(const Globals &g, int argc, char **argv) {
             memory().kernel_tcp = i;
             return 0;
         case PIDS:
-            if (!parse_i64(v, i)) return bad("pids-limit", "a number (0 or -1: unlimited)");
+            if (!parse_i64(v, i)) return bad("pids-limit", "a number (-1: unlimited)");
             flags.pids.emplace().limit = i;
             return 0;
         default:

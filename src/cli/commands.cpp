@@ -71,7 +71,7 @@ const Command kCommands[] = {
      cmd_events},
     {"update", "change a container's resource limits", "[options] ID",
      "  -r, --resources FILE    linux.resources JSON (- for stdin); flags below win\n"
-     "  --pids-limit N          0 or -1: unlimited\n"
+     "  --pids-limit N          -1: unlimited (0: as the container's ociVersion reads it)\n"
      "  --memory BYTES          also --memory-reservation, --memory-swap,\n"
      "                          --kernel-memory, --kernel-memory-tcp (k/m/g suffixes)\n"
      "  --cpu-share N, --cpu-quota N, --cpu-period N, --cpu-rt-period N,\n"

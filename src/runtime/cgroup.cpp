@@ -119,8 +119,7 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         std::string file = dir + "/" + w.file;
         if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0) file = dir + "/" + w.alt_file;
         auto r = write_file(file, w.value, w.field);
-        if (!r && w.swap_pair && r.error().code == EINVAL && i + 1 < writes.size()) {
-            // Raising the limit above the current memory+swap: swap first.
+        if (!r && w.retry_after_next && r.error().code == EINVAL && i + 1 < writes.size()) {
             const CgroupWrite &next = writes[i + 1];
             OCI_CHECK(write_file(dir_for(next) + "/" + next.file, next.value, next.field));
             OCI_CHECK(write_file(file, w.value, w.field));

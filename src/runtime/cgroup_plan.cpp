@@ -12,6 +12,14 @@ std::string num(int64_t v) {
     return std::to_string(v);
 }
 
+} // namespace
+
+std::string pids_max_value(int64_t limit) {
+    return limit < 0 ? "max" : std::to_string(limit);
+}
+
+namespace {
+
 class Planner {
   public:
     Planner(const CgroupHost &host) : host_(host), v2_only_(host.pure_v2()) {}
@@ -48,9 +56,10 @@ class Planner {
 constexpr const char *kRes = "linux.resources.";
 
 Status plan_pids(Planner &p, const oci::Pids &pids) {
+    if (!pids.limit) return {};
     std::string f = std::string(kRes) + "pids.limit";
     OCI_CHECK(p.need("pids", f));
-    p.add("pids", "pids.max", pids.limit > 0 ? num(pids.limit) : "max", f);
+    p.add("pids", "pids.max", pids_max_value(*pids.limit), f);
     return {};
 }
 
@@ -60,7 +69,7 @@ Status plan_memory(Planner &p, const oci::Memory &m) {
     if (p.version_of("memory") == 1) {
         if (m.limit) {
             p.add("memory", "memory.limit_in_bytes", num(*m.limit), base + ".limit");
-            if (m.swap) p.out.back().swap_pair = true;
+            if (m.swap) p.out.back().retry_after_next = true;
         }
         if (m.swap) p.add("memory", "memory.memsw.limit_in_bytes", num(*m.swap), base + ".swap");
         if (m.reservation)
@@ -127,8 +136,10 @@ Status plan_cpu(Planner &p, const oci::Cpu &c) {
     if (!c.cpus.empty() || !c.mems.empty()) OCI_CHECK(p.need("cpuset", base + ".cpus"));
     if (cpu_fields && p.version_of("cpu") == 1) {
         if (c.shares) p.add("cpu", "cpu.shares", std::to_string(*c.shares), base + ".shares");
-        if (c.period)
+        if (c.period) {
             p.add("cpu", "cpu.cfs_period_us", std::to_string(*c.period), base + ".period");
+            if (c.quota) p.out.back().retry_after_next = true;
+        }
         if (c.quota) p.add("cpu", "cpu.cfs_quota_us", num(*c.quota), base + ".quota");
         if (c.burst) p.add("cpu", "cpu.cfs_burst_us", std::to_string(*c.burst), base + ".burst");
         if (c.realtime_period)

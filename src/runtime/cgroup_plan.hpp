@@ -16,9 +16,13 @@ struct CgroupWrite {
     std::string controller; // selects the hierarchy: v1 controller, or "" for the v2 one
     std::string file;       // relative to the container's cgroup directory
     std::string value;
-    std::string field;      // the config.json field, for errors
-    std::string alt_file;   // written instead when `file` does not exist (BFQ weights)
-    bool swap_pair = false; // v1 memory limit followed by memsw: if EINVAL, write memsw first
+    std::string field;    // the config.json field, for errors
+    std::string alt_file; // written instead when `file` does not exist (BFQ weights)
+    // EINVAL: write the next one first, then this again. The v1 pairs whose
+    // order depends on the current values: the memory limit before memsw
+    // (raising it above memory+swap), the CFS period before the quota (a
+    // shorter period with the old quota may exceed the parent's limit).
+    bool retry_after_next = false;
     // file == kDeviceProgram: attach these rules as the v2 eBPF device program
     std::vector<oci::DeviceRule> device_rules;
 };
@@ -33,6 +37,10 @@ Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const C
 // Whether `r` sets cpu.cpus or cpu.mems (the container then needs a cpuset
 // cgroup of its own: runtime/cgroup.hpp v1_cpuset_only).
 bool sets_cpuset(const std::optional<oci::Resources> &r);
+
+// pids.max for a (runtime-spec 1.3) pids.limit: "max" below 0, else the
+// number (0 included).
+std::string pids_max_value(int64_t limit);
 
 // The hierarchy a write goes to, or nullptr.
 const Hierarchy *hierarchy_for(const CgroupWrite &w, const CgroupHost &host);

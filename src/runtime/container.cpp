@@ -22,6 +22,7 @@
 #include "shim_launch.hpp"
 #include "store.hpp"
 #include "sync.hpp"
+#include "text.hpp"
 #include "tty_relay.hpp"
 #include "userns.hpp"
 
@@ -105,7 +106,20 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     auto pending = [](const char *field) {
         return fail(std::string("config.json: ") + field + ": not implemented yet");
     };
-    if (lx.intel_rdt) return pending("linux.intelRdt");
+    if (lx.intel_rdt) {
+        // The spec's MUST: no resctrl mounted here is an error.
+        bool resctrl = false;
+        if (auto info = oci::read_file("/proc/self/mountinfo"))
+            for_each_line(*info, [&](std::string_view line) {
+                size_t dash = line.find(" - ");
+                if (dash != line.npos && line.substr(dash + 3).starts_with("resctrl "))
+                    resctrl = true;
+            });
+        if (!resctrl)
+            return fail("config.json: linux.intelRdt: no resctrl filesystem is mounted on this "
+                        "host (mount -t resctrl resctrl /sys/fs/resctrl)");
+        return pending("linux.intelRdt");
+    }
     if (!lx.net_devices.empty()) {
         if (!lx.find_namespace(oci::NsType::network))
             return fail("config.json: linux.netDevices needs a network namespace in "
@@ -138,8 +152,6 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     OCI_CHECK(lsm("linux.mountLabel", lx.mount_label, selinux, "SELinux"));
     OCI_CHECK(lsm("process.apparmorProfile", spec.process->apparmor_profile, apparmor, "AppArmor"));
     OCI_CHECK(lsm("process.selinuxLabel", spec.process->selinux_label, selinux, "SELinux"));
-    if (spec.process->scheduler) return pending("process.scheduler");
-    if (spec.process->io_priority) return pending("process.ioPriority");
     return {};
 }
 

@@ -126,7 +126,8 @@ struct Child {
     bool clear_onlcr; // relayed to an output that is not a terminal
     int preserve_fds;
     bool in_userns;
-    bool detach; // the process outlives the runtime
+    bool detach;          // the process outlives the runtime
+    const oci::Linux *lx; // linux.personality, linux.memoryPolicy
 };
 
 // The process the container sees (the intermediate's child, born in its PID
@@ -154,7 +155,11 @@ Status exec_child(const Child &c, oci::Process &proc) {
         OCI_CHECK(
             attach_terminal(c.console_fd, c.proc->console_size, c.proc->user.uid, c.clear_onlcr));
     OCI_CHECK(reset_signals());
-    OCI_CHECK(reset_cpu_affinity());
+    // In the container's cgroup by now (the intermediate was moved before it
+    // forked this process).
+    OCI_CHECK(apply_final_cpu_affinity(*c.proc));
+    OCI_CHECK(set_memory_policy(c.lx->memory_policy));
+    OCI_CHECK(apply_scheduling(*c.proc));
     // The container's /etc/passwd (this process is in its mount namespace),
     // read before the identity change.
     set_home(proc);
@@ -219,6 +224,9 @@ Status exec_child(const Child &c, oci::Process &proc) {
     // in a user namespace that is the container's root, whatever its
     // capabilities there, so the process sets that one itself.
     check(apply_rlimits(*c.proc, c.in_userns ? Rlimits::but_nproc : Rlimits::all));
+    // linux.personality, which the process inherits: before the guard, which
+    // allows only the default.
+    check(set_personality(c.lx->personality));
     // The guard while this process holds CAP_SYS_ADMIN, so the process is
     // born under it; it allows what is left of the setup.
     if (c.guard)
@@ -229,6 +237,8 @@ Status exec_child(const Child &c, oci::Process &proc) {
     uint64_t extra = 1ull << CAP_SETUID | 1ull << CAP_SETGID | 1ull << CAP_SETPCAP;
     if (c.seccomp && !c.proc->no_new_privileges) extra |= 1ull << CAP_SYS_ADMIN;
     if (c.proc->terminal) extra |= 1ull << CAP_CHOWN; // the pty to the process's uid
+    // process.scheduler and ioPriority, which a real-time class needs.
+    if (c.proc->scheduler || c.proc->io_priority) extra |= 1ull << CAP_SYS_NICE;
     check(limit_capabilities(caps, extra));
     // The process waits on `release` until the runtime has its PID: nothing it
     // says (a notify fd, an error) may come before this process's hello.
@@ -348,7 +358,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
             false,
             o.preserve_fds,
             false,
-            o.detach};
+            o.detach,
+            &lx};
     std::vector<NamespaceFd> ns_fds = OCI_TRY(container_namespaces(init, lx, policy.masks()));
     for (const auto &n : ns_fds) {
         c.ns.push_back({n.fd.get(), n.flag});
@@ -401,6 +412,19 @@ Result<int> exec_in_container(const ExecOptions &o) {
     ns_fds.clear();
     pidns.reset();
     fault_point("exec:cloned");
+    // process.execCPUAffinity.initial: where the intermediate runs until it
+    // is in the container's cgroup (runtime-spec 1.2.1).
+    if (proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty()) {
+        const std::string &initial = proc.exec_cpu_affinity->initial;
+        auto cpus = oci::parse_cpu_list(initial);
+        Status st = cpus ? set_cpu_affinity(mid, *cpus,
+                                            "process.execCPUAffinity.initial \"" + initial + "\"")
+                         : fail("process.execCPUAffinity.initial: " + cpus.error().msg);
+        if (!st) {
+            kill_and_reap(mid);
+            return forward(std::move(st.error()), "exec");
+        }
+    }
     if (!rec.cgroup_dirs.empty()) {
         // And the init's cpuset cgroup where the container has none of its
         // own (runtime/cgroup.hpp v1_cpuset_only), which is not ours to assume.

@@ -79,7 +79,18 @@ std::string features_json() {
     seccomp_section(w);
     w.key("apparmor").begin_object().kv_bool("enabled", false).end_object();
     w.key("selinux").begin_object().kv_bool("enabled", false).end_object();
-    w.key("intelRdt").begin_object().kv_bool("enabled", false).end_object();
+    // Refused (with no resctrl mounted, as the spec requires, else as not
+    // implemented): nothing of it is applied yet.
+    w.key("intelRdt")
+        .begin_object()
+        .kv_bool("enabled", false)
+        .kv_bool("schemata", false)
+        .kv_bool("monitoring", false)
+        .end_object();
+    w.key("memoryPolicy").begin_object();
+    list(w, "modes", oci::memory_policy_modes());
+    list(w, "flags", oci::memory_policy_flags());
+    w.end_object();
     w.key("netDevices").begin_object().kv_bool("enabled", true).end_object();
     w.key("mountExtensions")
         .begin_object()

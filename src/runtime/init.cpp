@@ -20,7 +20,6 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -115,13 +114,6 @@ Status write_sysctls(const oci::Spec &spec, int proc) {
         ssize_t n = ::write(fd->get(), value.data(), value.size());
         if (n < 0) return fail_errno("linux.sysctl." + key + ": write /proc/" + rel);
     }
-    return {};
-}
-
-Status set_personality(const oci::Spec &spec) {
-    if (!spec.linux_->personality) return {};
-    unsigned long dom = spec.linux_->personality->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
-    if (::personality(dom) < 0) return fail_errno("linux.personality");
     return {};
 }
 
@@ -394,8 +386,10 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "network namespace");
     OCI_CHECK(pass_listeners(cfg));
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
-    OCI_CHECK(set_personality(spec));
+    OCI_CHECK(set_personality(spec.linux_->personality));
+    OCI_CHECK(set_memory_policy(spec.linux_->memory_policy));
     OCI_CHECK(apply_rlimits(proc));
+    OCI_CHECK(apply_scheduling(proc));
     // What the runtime does itself comes before the container's filter:
     // without no_new_privs that filter goes in before the identity change
     // (loading it then needs CAP_SYS_ADMIN), and only the change and the

@@ -1,6 +1,7 @@
 #include "process_setup.hpp"
 
 #include "caps.hpp"
+#include "oci/spec_io.hpp"
 #include "oci/state.hpp"
 #include "sync.hpp"
 #include "text.hpp"
@@ -13,6 +14,7 @@
 #include <linux/close_range.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -103,20 +105,155 @@ void set_home(oci::Process &p) {
     p.env.push_back("HOME=" + home);
 }
 
-Status reset_cpu_affinity() {
-    long n = ::sysconf(_SC_NPROCESSORS_CONF);
-    if (n <= 0) n = CPU_SETSIZE;
-    size_t cpus = static_cast<size_t>(std::min<long>(n, 8192));
-    cpu_set_t *set = CPU_ALLOC(cpus);
-    if (!set) return fail_errno("CPU affinity: allocate");
-    size_t size = CPU_ALLOC_SIZE(cpus);
+Status set_cpu_affinity(pid_t pid, const std::vector<unsigned> &cpus, const std::string &what) {
+    size_t n = 0;
+    for (unsigned c : cpus)
+        n = std::max<size_t>(n, c + 1);
+    if (cpus.empty()) {
+        long conf = ::sysconf(_SC_NPROCESSORS_CONF);
+        n = static_cast<size_t>(std::clamp<long>(conf, 1, oci::kMaxCpus));
+    }
+    cpu_set_t *set = CPU_ALLOC(n);
+    if (!set) return fail_errno(what + ": allocate a CPU set");
+    size_t size = CPU_ALLOC_SIZE(n);
     CPU_ZERO_S(size, set);
-    for (size_t i = 0; i < cpus; i++)
-        CPU_SET_S(i, size, set);
-    int r = ::sched_setaffinity(0, size, set);
+    for (size_t i = 0; i < n; i++)
+        if (cpus.empty()) CPU_SET_S(i, size, set);
+    for (unsigned c : cpus)
+        CPU_SET_S(c, size, set);
+    int r = ::sched_setaffinity(pid, size, set);
     int e = errno;
     CPU_FREE(set);
-    if (r < 0) return fail_code(e, "CPU affinity: sched_setaffinity to every CPU");
+    if (r < 0) return fail_code(e, what + ": sched_setaffinity");
+    return {};
+}
+
+Status reset_cpu_affinity() {
+    return set_cpu_affinity(0, {}, "CPU affinity (every CPU)");
+}
+
+Status apply_final_cpu_affinity(const oci::Process &p) {
+    if (!p.exec_cpu_affinity) return reset_cpu_affinity();
+    const oci::CpuAffinity &a = *p.exec_cpu_affinity;
+    // Only `initial`: the kernel keeps it within the cgroup's cpuset, and the
+    // runtime SHOULD NOT change it (runtime-spec 1.2.1).
+    if (a.final.empty()) return a.initial.empty() ? reset_cpu_affinity() : Status{};
+    auto cpus = oci::parse_cpu_list(a.final);
+    if (!cpus) return fail("process.execCPUAffinity.final: " + cpus.error().msg);
+    return set_cpu_affinity(0, *cpus, "process.execCPUAffinity.final \"" + a.final + "\"");
+}
+
+Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m) {
+    if (!m) return {};
+    static const std::pair<const char *, int> kModes[] = {
+        {"MPOL_DEFAULT", 0},
+        {"MPOL_PREFERRED", 1},
+        {"MPOL_BIND", 2},
+        {"MPOL_INTERLEAVE", 3},
+        {"MPOL_LOCAL", 4},
+        {"MPOL_PREFERRED_MANY", 5},
+        {"MPOL_WEIGHTED_INTERLEAVE", 6},
+    };
+    static const std::pair<const char *, int> kFlags[] = {
+        {"MPOL_F_NUMA_BALANCING", 1 << 13},
+        {"MPOL_F_RELATIVE_NODES", 1 << 14},
+        {"MPOL_F_STATIC_NODES", 1 << 15},
+    };
+    int mode = -1;
+    for (const auto &[n, v] : kModes)
+        if (m->mode == n) mode = v;
+    if (mode < 0) return fail("linux.memoryPolicy.mode: " + m->mode + " is not supported");
+    for (const auto &f : m->flags)
+        for (const auto &[n, v] : kFlags)
+            if (f == n) mode |= v;
+    auto nodes = oci::parse_cpu_list(m->nodes);
+    if (!nodes) return fail("linux.memoryPolicy.nodes: " + nodes.error().msg);
+    std::vector<unsigned long> mask;
+    constexpr unsigned kBits = sizeof(unsigned long) * 8;
+    for (unsigned n : *nodes) {
+        if (mask.size() <= n / kBits) mask.resize(n / kBits + 1);
+        mask[n / kBits] |= 1ul << (n % kBits);
+    }
+    // The kernel reads maxnode - 1 bits.
+    unsigned long maxnode = mask.empty() ? 0 : mask.size() * kBits + 1;
+    if (::syscall(SYS_set_mempolicy, mode, mask.empty() ? nullptr : mask.data(), maxnode) < 0)
+        return fail_errno("linux.memoryPolicy: set_mempolicy " + m->mode +
+                          (m->nodes.empty() ? "" : " nodes " + m->nodes));
+    return {};
+}
+
+Status set_personality(const std::optional<oci::Personality> &p) {
+    if (!p) return {};
+    unsigned long dom = p->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
+    if (::personality(dom) < 0) return fail_errno("linux.personality " + p->domain);
+    return {};
+}
+
+namespace {
+
+int scheduler_policy(const std::string &name) {
+    static const std::pair<const char *, int> kPolicies[] = {
+        {"SCHED_OTHER", SCHED_OTHER}, {"SCHED_FIFO", SCHED_FIFO}, {"SCHED_RR", SCHED_RR},
+        {"SCHED_BATCH", SCHED_BATCH}, {"SCHED_IDLE", SCHED_IDLE}, {"SCHED_DEADLINE", 6},
+    };
+    for (const auto &[n, v] : kPolicies)
+        if (name == n) return v;
+    return -1;
+}
+
+uint64_t scheduler_flags(const std::vector<std::string> &names) {
+    static const std::pair<const char *, uint64_t> kFlags[] = {
+        {"SCHED_FLAG_RESET_ON_FORK", 0x01},  {"SCHED_FLAG_RECLAIM", 0x02},
+        {"SCHED_FLAG_DL_OVERRUN", 0x04},     {"SCHED_FLAG_KEEP_POLICY", 0x08},
+        {"SCHED_FLAG_KEEP_PARAMS", 0x10},    {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
+        {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40},
+    };
+    uint64_t flags = 0;
+    for (const auto &name : names)
+        for (const auto &[n, v] : kFlags)
+            if (name == n) flags |= v;
+    return flags;
+}
+
+// struct sched_attr of sched_setattr(2), its first version (the C library
+// has no wrapper).
+struct SchedAttr {
+    uint32_t size;
+    uint32_t policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+    uint32_t util_min, util_max;
+};
+
+} // namespace
+
+Status apply_scheduling(const oci::Process &p) {
+    if (const auto &s = p.scheduler) {
+        int policy = scheduler_policy(s->policy);
+        if (policy < 0) return fail("process.scheduler.policy: " + s->policy + " is not supported");
+        SchedAttr a{};
+        a.size = sizeof a;
+        a.policy = static_cast<uint32_t>(policy);
+        a.flags = scheduler_flags(s->flags);
+        a.nice = s->nice;
+        a.priority = static_cast<uint32_t>(s->priority);
+        a.runtime = s->runtime;
+        a.deadline = s->deadline;
+        a.period = s->period;
+        if (::syscall(SYS_sched_setattr, 0, &a, 0) < 0)
+            return fail_errno("process.scheduler: sched_setattr " + s->policy);
+    }
+    if (const auto &io = p.io_priority) {
+        // ioprio_set(2): IOPRIO_WHO_PROCESS, this process (its children
+        // inherit it); the class in the top bits above 13 bits of level.
+        int klass = io->klass == "IOPRIO_CLASS_RT" ? 1 : io->klass == "IOPRIO_CLASS_BE" ? 2 : 3;
+        long value = long(klass) << 13 | io->priority;
+        if (::syscall(SYS_ioprio_set, 1, 0, value) < 0)
+            return fail_errno("process.ioPriority: ioprio_set " + io->klass + " " +
+                              std::to_string(io->priority));
+    }
     return {};
 }
 

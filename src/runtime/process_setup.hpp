@@ -5,6 +5,8 @@
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
 
+#include <sys/types.h>
+
 namespace ocirun {
 
 // A pty from the container's /dev/ptmx: the master goes to the console
@@ -36,6 +38,22 @@ Status reset_signals();
 // cgroup's cpuset): the container's process does not inherit the caller's
 // pinning (as runc since 1.2).
 Status reset_cpu_affinity();
+// `cpus` (every CPU when empty) as the affinity of `pid` (0: this process).
+Status set_cpu_affinity(pid_t pid, const std::vector<unsigned> &cpus, const std::string &what);
+// An exec'd process's affinity once it is in the container's cgroup
+// (runtime-spec 1.2.1 process.execCPUAffinity): `final`, else what
+// `initial` left (the kernel keeps it within the cpuset), else every CPU.
+Status apply_final_cpu_affinity(const oci::Process &p);
+// process.scheduler (sched_setattr) and process.ioPriority (ioprio_set) on
+// this process, before its identity change (a real-time policy needs
+// CAP_SYS_NICE in the host's user namespace).
+Status apply_scheduling(const oci::Process &p);
+// linux.memoryPolicy (runtime-spec 1.3): set_mempolicy(2) on this process,
+// which its children and its exec keep; for the init and exec'd processes.
+Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m);
+// linux.personality's execution domain, for the init and for exec'd
+// processes alike.
+Status set_personality(const std::optional<oci::Personality> &p);
 
 // HOME, where process.env has none or an empty one: the home directory of
 // process.user.uid in the container's /etc/passwd, else "/" (as runc).

@@ -161,7 +161,7 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
     if (socket_families(net).restricted)
         out.push_back(
             {Dim::families, "socket families", "sandbox guard: other families EAFNOSUPPORT"});
-    if (lx.resources && lx.resources->pids)
+    if (lx.resources && lx.resources->pids && lx.resources->pids->limit)
         out.push_back({Dim::pids, "pids limit", "cgroup pids.max"});
     for (size_t i = 0; i < spec.process->rlimits.size(); i++)
         out.push_back(
@@ -322,8 +322,7 @@ Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec
                 if (auto t = oci::read_file(d + "/pids.max"); t && seen.empty()) seen = *t;
             while (!seen.empty() && seen.back() == '\n')
                 seen.pop_back();
-            int64_t want = lx.resources->pids->limit;
-            row(seen == (want > 0 ? std::to_string(want) : "max"),
+            row(seen == pids_max_value(*lx.resources->pids->limit),
                 "pids.max " + (seen.empty() ? std::string("unreadable") : seen));
             break;
         }
@@ -423,7 +422,7 @@ Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
             detail = "allow " + (net.domains.empty() ? std::string("nothing") : net.domains);
             break;
         case Dim::pids:
-            detail = "pids.max " + std::to_string(lx.resources->pids->limit);
+            detail = "pids.max " + pids_max_value(*lx.resources->pids->limit);
             break;
         case Dim::rlimit: {
             const auto &r = spec.process->rlimits[p.index];

@@ -139,7 +139,7 @@ bool same_rule(const oci::DeviceRule &a, const oci::DeviceRule &b) {
 } // namespace
 
 Status update_container(const std::string &root, const std::string &id,
-                        const oci::Resources &delta) {
+                        const oci::Resources &asked) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
     oci::ContainerRecord rec = OCI_TRY(dir.load());
     if (!process_alive(rec.state.pid, rec.init_start_time))
@@ -150,6 +150,9 @@ Status update_container(const std::string &root, const std::string &id,
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
     oci::Resources &res =
         spec.linux_->resources ? *spec.linux_->resources : spec.linux_->resources.emplace();
+    // Read as the container's config.json version reads it.
+    oci::Resources delta = asked;
+    oci::normalise_pids_limit(delta, spec.oci_version);
     // containerd's runc shim sends the container's whole resources on every
     // UpdateContainerResources, device rules included: the same rules are
     // no change. Other rules would need the device program replaced.

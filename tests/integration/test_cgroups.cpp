@@ -7,6 +7,7 @@
 #include "runtime/cgroup.hpp"
 #include "runtime/cgroup_host.hpp"
 #include "support/container_env.hpp"
+#include "support/leftovers.hpp"
 
 #include <criterion/criterion.h>
 
@@ -762,4 +763,79 @@ Test(cgroups, cgroup_mount_shows_only_the_containers_cgroup) {
         cleanup_all();
     }
     cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// runtime-spec 1.3 (config-linux.md, pids): a limit of 0 is written as 0
+// (the container's process runs, nothing in it may fork), -1 is "max". A
+// config of an earlier version meant no limit by 0 (Podman 4 writes it for
+// --pids-limit -1), and gets "max". update reads 0 as the container's
+// version does.
+Test(cgroups, pids_limit_zero_as_runtime_spec_1_3) {
+    need("pids");
+    auto with = [](const char *tag, const char *version) {
+        return started(tag, {"sh", "-c", "sleep 30"}, [&](Env &x) {
+            x.b.spec.oci_version = version;
+            resources(x).pids.emplace().limit = 0;
+        });
+    };
+    Env now = with("cgpid13", "1.3.0");
+    Env old = with("cgpid12", "1.2.1");
+    long pid_now = state_of(now.root, now.id).pid, pid_old = state_of(old.root, old.id).pid;
+    std::string max_now = trimmed(read_file(cgroup_dir(pid_now, "pids") + "/pids.max"));
+    std::string max_old = trimmed(read_file(cgroup_dir(pid_old, "pids") + "/pids.max"));
+    // exec joins the cgroup (a move, which pids.max does not limit); its
+    // fork does not.
+    auto fork_now = oci({"--root", now.root, "exec", now.id, "sh", "-c", "true & wait"});
+    auto fork_old = oci({"--root", old.root, "exec", old.id, "sh", "-c", "true & wait"});
+    auto up_now = oci({"--root", now.root, "update", "--pids-limit", "5", now.id});
+    std::string five = trimmed(read_file(cgroup_dir(pid_now, "pids") + "/pids.max"));
+    auto zero_now = oci({"--root", now.root, "update", "--pids-limit", "0", now.id});
+    std::string zero = trimmed(read_file(cgroup_dir(pid_now, "pids") + "/pids.max"));
+    auto zero_old = oci({"--root", old.root, "update", "--pids-limit", "0", old.id});
+    std::string unlimited = trimmed(read_file(cgroup_dir(pid_old, "pids") + "/pids.max"));
+    cleanup_all();
+    cr_assert_str_eq(max_now.c_str(), "0");
+    cr_assert_str_eq(max_old.c_str(), "max");
+    cr_assert_neq(fork_now.status, 0, "a fork under pids.max 0 worked: %s", fork_now.out.c_str());
+    cr_assert_eq(fork_old.status, 0, "%s", fork_old.err.c_str());
+    cr_assert_eq(up_now.status, 0, "%s", up_now.err.c_str());
+    cr_assert_str_eq(five.c_str(), "5");
+    cr_assert_eq(zero_now.status, 0, "%s", zero_now.err.c_str());
+    cr_assert_str_eq(zero.c_str(), "0");
+    cr_assert_eq(zero_old.status, 0, "%s", zero_old.err.c_str());
+    cr_assert_str_eq(unlimited.c_str(), "max");
+}
+
+// cgroup v1 cpu under a parent with a CFS limit of half a CPU: a shorter
+// period with the old quota would exceed it, so the kernel refuses the
+// period first (EINVAL); as runc, the quota is written first then and the
+// period after it.
+Test(cgroups, v1_cfs_period_and_quota_under_a_limited_parent) {
+    need("cpu");
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *cpu = h.for_controller("cpu");
+    if (cpu->version != 1) cr_skip_test("cpu is on cgroup v2 here (cpu.max is one write)");
+    std::string parent = test::cgroup_parent("cgcfs");
+    std::string pdir = cpu->dir_of(parent);
+    cr_assert(::mkdir(pdir.c_str(), 0755) == 0, "mkdir %s: %s", pdir.c_str(), strerror(errno));
+    test::write_file(pdir + "/cpu.cfs_period_us", "100000");
+    test::write_file(pdir + "/cpu.cfs_quota_us", "50000");
+    Env e = started("cgcfs", {"sleep", "30"}, [&](Env &x) {
+        x.b.spec.linux_->cgroups_path = parent + "/" + x.id;
+        auto &c = resources(x).cpu.emplace();
+        c.period = 100000;
+        c.quota = 50000;
+    });
+    long pid = state_of(e.root, e.id).pid;
+    auto u =
+        oci({"--root", e.root, "update", "--cpu-period", "50000", "--cpu-quota", "25000", e.id});
+    std::string dir = cgroup_dir(pid, "cpu");
+    std::string period = trimmed(read_file(dir + "/cpu.cfs_period_us"));
+    std::string quota = trimmed(read_file(dir + "/cpu.cfs_quota_us"));
+    cleanup_all();
+    std::string left = test::remove_cgroup_parent(parent);
+    cr_assert_eq(u.status, 0, "update: %s", u.err.c_str());
+    cr_assert_str_eq(period.c_str(), "50000");
+    cr_assert_str_eq(quota.c_str(), "25000");
+    cr_assert(left.empty(), "%s", left.c_str());
 }

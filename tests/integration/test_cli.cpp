@@ -19,7 +19,7 @@ Test(cli, version_lists_spec_and_libraries) {
     auto o = oci({"--version"});
     cr_assert_eq(o.status, 0);
     cr_assert(o.out.find("oci-run version ") == 0, "%s", o.out.c_str());
-    cr_assert(o.out.find("spec: 1.2.1") != std::string::npos);
+    cr_assert(o.out.find("spec: 1.3.0") != std::string::npos);
     cr_assert(o.out.find("libseccomp: 2.") != std::string::npos);
     cr_assert(o.out.find("yajl: 2.") != std::string::npos);
     cr_assert(o.out.find("commit: ") != std::string::npos);
@@ -156,7 +156,7 @@ Test(features, is_valid_json_with_spec_range) {
     auto doc = ocirun::json::Document::parse(o.out);
     cr_assert(doc.has_value(), "%s", o.out.c_str());
     yajl_val max = ocirun::json::member(doc->root(), "ociVersionMax");
-    cr_assert(max && std::string(max->u.string) == "1.2.1");
+    cr_assert(max && std::string(max->u.string) == "1.3.0");
     yajl_val lx = ocirun::json::member(doc->root(), "linux");
     cr_assert(lx && YAJL_IS_OBJECT(lx));
     yajl_val sc = ocirun::json::member(lx, "seccomp");

@@ -2,6 +2,7 @@
 // silent, that clients (Podman, conmon, buildah, containerd) rely on: each
 // test runs a real container and checks what it saw, and names the spec
 // section or runc's behaviour it follows.
+#include "runtime/cgroup_host.hpp"
 #include "support/container_env.hpp"
 #include "support/leftovers.hpp"
 
@@ -10,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -463,4 +465,257 @@ Test(conformance, runc_lsm_fields_without_the_lsm_are_refused) {
         cr_assert(contains(o.err, k.want), "%s: %s", k.tag, o.err.c_str());
         cr_assert(!left, "%s left its state", k.tag);
     }
+}
+
+namespace {
+
+// Field `n` (1-based, as proc(5) counts) of a /proc/PID/stat line whose
+// command has no spaces.
+std::string stat_field(const std::string &stat, size_t n) {
+    std::vector<std::string> f;
+    std::istringstream in(stat);
+    std::string w;
+    while (in >> w)
+        f.push_back(w);
+    return n <= f.size() ? f[n - 1] : "";
+}
+
+// The first line of `text` that starts with `prefix`.
+std::string line_with(const std::string &text, const std::string &prefix) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(prefix, 0) == 0) return line;
+    return "";
+}
+
+} // namespace
+
+// runtime-spec config.md process.scheduler (sched_setattr) and
+// process.ioPriority (ioprio_set), for the container's process and for an
+// exec'd one (which takes config.json's process): a batch policy at nice 7
+// and best-effort I/O at level 6, as proc(5) field 41 (policy) and 19
+// (nice) and ioprio_get show them.
+Test(conformance, runtime_spec_scheduler_and_io_priority_for_run_and_exec) {
+    Env e = make_env("cfsched", {"sh", "-c", "cat /proc/self/stat; ionice; sleep 30"});
+    ocirun::oci::Scheduler s;
+    s.policy = "SCHED_BATCH";
+    s.nice = 7;
+    e.b.spec.process->scheduler = s;
+    e.b.spec.process->io_priority = ocirun::oci::IoPriority{"IOPRIO_CLASS_BE", 6};
+    e.b.save();
+    auto c = test::create(e);
+    auto st = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", e.id, "sh", "-c", "cat /proc/self/stat; ionice"});
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    for (const std::string *o : {&out, &x.out}) {
+        std::string stat = line_with(*o, "");
+        cr_assert_eq(stat_field(stat, 41), "3", "policy (SCHED_BATCH is 3): %s", o->c_str());
+        cr_assert_eq(stat_field(stat, 19), "7", "nice: %s", o->c_str());
+        cr_assert(contains(*o, "best-effort: prio 6"), "%s", o->c_str());
+    }
+}
+
+// A real-time policy: SCHED_FIFO at priority 10, for run and exec (as root
+// in the host's user namespace: CAP_SYS_NICE). Where the v1 cpu controller
+// has real-time group scheduling, the container's cgroup gets a real-time
+// budget (linux.resources.cpu.realtimeRuntime) under a parent of ours that
+// has one. In a user namespace the kernel refuses it, and the error names
+// the field.
+Test(conformance, runtime_spec_realtime_scheduler_and_its_refusal) {
+    std::string parent = test::cgroup_parent("cfrt");
+    Env e = make_env("cfrt", {"sh", "-c", "cat /proc/self/stat; sleep 30"});
+    ocirun::oci::Scheduler s;
+    s.policy = "SCHED_FIFO";
+    s.priority = 10;
+    e.b.spec.process->scheduler = s;
+    auto host = ocirun::detect_cgroup_host();
+    cr_assert(host.has_value());
+    const ocirun::Hierarchy *cpu = host->for_controller("cpu");
+    std::string rt_parent;
+    if (cpu && cpu->version == 1 && test::exists(cpu->dir_of("/") + "/cpu.rt_runtime_us")) {
+        rt_parent = cpu->dir_of(parent);
+        ::mkdir(rt_parent.c_str(), 0755);
+        test::write_file(rt_parent + "/cpu.rt_runtime_us", "20000");
+        e.b.spec.linux_->cgroups_path = parent + "/" + e.id;
+        ocirun::oci::Resources r;
+        r.cpu.emplace().realtime_runtime = 10000;
+        e.b.spec.linux_->resources = r;
+    }
+    e.b.save();
+    auto c = test::create(e);
+    auto st = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", e.id, "cat", "/proc/self/stat"});
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    // In a user namespace.
+    Env u = make_env("cfrtu", {"true"});
+    u.b.spec.process->scheduler = s;
+    test::use_user_namespace(u);
+    u.b.save();
+    auto refused = test::run(u);
+    bool left = test::exists(u.root + "/" + u.id);
+    cleanup_all();
+    if (!rt_parent.empty()) ::rmdir(rt_parent.c_str());
+    std::string gone = test::remove_cgroup_parent(parent);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    for (const std::string *o : {&out, &x.out}) {
+        cr_assert_eq(stat_field(*o, 41), "1", "policy (SCHED_FIFO is 1): %s", o->c_str());
+        cr_assert_eq(stat_field(*o, 40), "10", "rt_priority: %s", o->c_str());
+    }
+    cr_assert_neq(refused.status, 0);
+    cr_assert(contains(refused.err, "process.scheduler: sched_setattr SCHED_FIFO: Operation not "
+                                    "permitted"),
+              "%s", refused.err.c_str());
+    cr_assert(!left, "the refused container left its state");
+    cr_assert(gone.empty(), "%s", gone.c_str());
+}
+
+// runtime-spec 1.2.1 process.execCPUAffinity, for exec'd processes ("not
+// applicable to the container's init process"): `final` is the affinity in
+// the container; with `initial` alone the kernel keeps that one (the
+// runtime SHOULD NOT change it); from process.json or from config.json's
+// process. Invalid lists are refused naming the field.
+Test(conformance, runtime_spec_exec_cpu_affinity) {
+    cpu_set_t all;
+    cr_assert(::sched_getaffinity(0, sizeof all, &all) == 0);
+    if (CPU_COUNT(&all) < 2 || !CPU_ISSET(1, &all)) cr_skip_test("needs CPUs 0 and 1");
+    Env e = make_env("cfeaff", {"sh", "-c", "grep Cpus_allowed_list /proc/self/status; sleep 30"});
+    e.b.spec.process->exec_cpu_affinity = ocirun::oci::CpuAffinity{"0-1", "1"};
+    e.b.save();
+    auto c = test::create(e);
+    auto st = test::oci({"--root", e.root, "start", e.id});
+    const std::string grep = R"("args": ["grep", "Cpus_allowed_list", "/proc/self/status"],
+                                "cwd": "/", "env": ["PATH=/bin"], "user": {"uid": 0, "gid": 0})";
+    auto with = [&](const std::string &affinity) {
+        std::string pfile = e.root + "/process.json";
+        test::write_file(pfile, "{\"execCPUAffinity\": " + affinity + ", " + grep + "}");
+        return test::oci({"--root", e.root, "exec", "--process", pfile, e.id});
+    };
+    auto from_config = test::oci(
+        {"--root", e.root, "exec", e.id, "grep", "Cpus_allowed_list", "/proc/self/status"});
+    auto final1 = with(R"({"initial": "0", "final": "1"})");
+    auto initial1 = with(R"({"initial": "1"})");
+    auto bad = with(R"({"final": "1-0"})");
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(!contains(out, "Cpus_allowed_list:\t1\n"), "the init took it: %s", out.c_str());
+    for (const auto *x : {&from_config, &final1, &initial1}) {
+        cr_assert_eq(x->status, 0, "exec: %s", x->err.c_str());
+        cr_assert(contains(x->out, "Cpus_allowed_list:\t1\n"), "%s", x->out.c_str());
+    }
+    cr_assert_neq(bad.status, 0);
+    cr_assert(contains(bad.err, "execCPUAffinity.final: \"1-0\" is not a list of CPUs"), "%s",
+              bad.err.c_str());
+}
+
+// linux.personality holds for exec'd processes too (runc applies it in
+// every process it starts): LINUX32 makes uname say i686 on x86_64. With a
+// sandbox policy too, whose guard allows only the default personality to
+// the container (the runtime sets it before the guard).
+Test(conformance, runc_personality_for_run_and_exec) {
+    struct utsname host {};
+    ::uname(&host);
+    if (std::string(host.machine) != "x86_64") cr_skip_test("not x86_64: %s", host.machine);
+    for (bool policy : {false, true}) {
+        Env e = make_env(policy ? "cfpers2" : "cfpers", {"sh", "-c", "uname -m; sleep 30"});
+        e.b.spec.linux_->personality = ocirun::oci::Personality{"LINUX32", {}};
+        if (policy) e.b.spec.annotations["dev.ocirun.deny-rename"] = "/etc";
+        e.b.save();
+        auto c = test::create(e);
+        auto st = test::oci({"--root", e.root, "start", e.id});
+        auto x = test::oci({"--root", e.root, "exec", e.id, "uname", "-m"});
+        usleep(200000);
+        std::string out = read_file(c.out_path);
+        cleanup_all();
+        cr_assert_eq(c.status, 0, "create (policy %d): %s", policy, c.err.c_str());
+        cr_assert_eq(x.status, 0, "exec (policy %d): %s", policy, x.err.c_str());
+        cr_assert(contains(out, "i686"), "run (policy %d): %s", policy, out.c_str());
+        cr_assert(contains(x.out, "i686"), "exec (policy %d): %s", policy, x.out.c_str());
+    }
+}
+
+// runtime-spec 1.3 linux.memoryPolicy: set_mempolicy(2) for the container's
+// process and exec'd ones, as /proc/self/numa_maps shows the policy of each
+// mapping ("bind=static:0"); a node the host does not have is refused by
+// the kernel, the error naming the field, and nothing is left behind.
+Test(conformance, runtime_spec_1_3_memory_policy) {
+    if (!test::exists("/proc/self/numa_maps")) cr_skip_test("this kernel has no NUMA support");
+    Env e = make_env("cfmpol", {"sh", "-c", "head -n 1 /proc/self/numa_maps; sleep 30"});
+    e.b.spec.linux_->memory_policy =
+        ocirun::oci::MemoryPolicy{"MPOL_BIND", "0", {"MPOL_F_STATIC_NODES"}};
+    e.b.save();
+    auto c = test::create(e);
+    auto st = test::oci({"--root", e.root, "start", e.id});
+    auto x = test::oci({"--root", e.root, "exec", e.id, "head", "-n", "1", "/proc/self/numa_maps"});
+    usleep(200000);
+    std::string out = read_file(c.out_path);
+    cleanup_all();
+    // A node past the last one this host has.
+    std::string online = read_file("/sys/devices/system/node/online");
+    std::string last = online.substr(
+        online.find_last_of(",-") == std::string::npos ? 0 : online.find_last_of(",-") + 1);
+    std::string missing = std::to_string(std::atoi(last.c_str()) + 1);
+    Env b = make_env("cfmpol2", {"true"});
+    b.b.spec.linux_->memory_policy = ocirun::oci::MemoryPolicy{"MPOL_BIND", missing, {}};
+    b.b.save();
+    auto refused = test::run(b);
+    bool left = test::exists(b.root + "/" + b.id);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(contains(out, " bind=static:0 "), "run: %s", out.c_str());
+    cr_assert(contains(x.out, " bind=static:0 "), "exec: %s", x.out.c_str());
+    cr_assert_neq(refused.status, 0);
+    cr_assert(contains(refused.err, "linux.memoryPolicy: set_mempolicy MPOL_BIND nodes " + missing +
+                                        ": Invalid argument"),
+              "%s", refused.err.c_str());
+    cr_assert(!left, "the refused container left its state");
+}
+
+// runtime-spec 1.3 linux.intelRdt: with no resctrl filesystem mounted "the
+// runtime MUST generate an error"; the 1.3 shape (schemata as lines) is
+// read, a memBwSchema that is not an "MB:" line refused by name; features
+// says what is supported (memoryPolicy's modes and flags, intelRdt not).
+Test(conformance, runtime_spec_1_3_intel_rdt_and_features) {
+    bool resctrl = contains(read_file("/proc/self/mountinfo"), " - resctrl ");
+    Env e = make_env("cfrdt", {"true"});
+    ocirun::oci::IntelRdt rdt;
+    rdt.schemata = {"L3:0=ff", "MB:0=50"};
+    rdt.enable_monitoring = true;
+    e.b.spec.linux_->intel_rdt = rdt;
+    e.b.save();
+    auto o = test::run(e);
+    bool left = test::exists(e.root + "/" + e.id);
+    cleanup_all();
+    Env m = make_env("cfrdt2", {"true"});
+    m.b.spec.linux_->intel_rdt = ocirun::oci::IntelRdt{};
+    m.b.spec.linux_->intel_rdt->mem_bw_schema = "L3:0=ff";
+    m.b.save();
+    auto bad = test::run(m);
+    cleanup_all();
+    auto f = test::oci({"features"});
+    cr_assert_eq(o.status, 1, "%s", o.err.c_str());
+    if (!resctrl)
+        cr_assert(contains(o.err, "linux.intelRdt: no resctrl filesystem is mounted"), "%s",
+                  o.err.c_str());
+    cr_assert(!left, "the refused container left its state");
+    cr_assert(contains(bad.err, "linux.intelRdt.memBwSchema: must be one line starting with MB:"),
+              "%s", bad.err.c_str());
+    cr_assert(contains(f.out, "\"ociVersionMax\": \"1.3.0\""), "%s", f.out.c_str());
+    cr_assert(contains(f.out, "\"MPOL_WEIGHTED_INTERLEAVE\""), "%s", f.out.c_str());
+    cr_assert(contains(f.out, "\"MPOL_F_NUMA_BALANCING\""), "%s", f.out.c_str());
+    cr_assert(contains(f.out, "\"monitoring\": false"), "%s", f.out.c_str());
 }

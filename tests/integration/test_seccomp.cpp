@@ -279,7 +279,7 @@ Test(seccomp, notify_listener_receives_the_fd_and_answers) {
     cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
     cr_assert(contains(message, "\"fds\":[\"seccompFd\"]"), "%s", message.c_str());
     cr_assert(contains(message, "\"metadata\":\"agent-metadata\""), "%s", message.c_str());
-    cr_assert(contains(message, "\"state\":{\"ociVersion\":\"1.2.1\",\"id\":\"" + e.id + "\""),
+    cr_assert(contains(message, "\"state\":{\"ociVersion\":\"1.3.0\",\"id\":\"" + e.id + "\""),
               "%s", message.c_str());
     cr_assert_geq(notify_fd, 0, "no fd came with the message");
     cr_assert(notified_nr == 83 || notified_nr == 258, "notified syscall %ld", notified_nr);

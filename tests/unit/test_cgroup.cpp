@@ -3,6 +3,7 @@
 // hosts, the v2 device program run through a small eBPF interpreter, update's
 // merge, and the applier against a directory tree laid out like a v2
 // hierarchy.
+#include "oci/spec_io.hpp"
 #include "runtime/cgroup.hpp"
 #include "runtime/device_filter.hpp"
 #include "runtime/update.hpp"
@@ -178,7 +179,7 @@ Test(cgroup_dirs, only_a_v1_hierarchy_of_cpuset_alone_is_left_out) {
 
 Test(cgroup_plan, v1_memory_pids_cpu) {
     oci::Resources r;
-    r.pids.emplace().limit = 0;
+    r.pids.emplace().limit = -1;
     auto &m = r.memory.emplace();
     m.limit = 1000;
     m.swap = 2000;
@@ -197,7 +198,36 @@ Test(cgroup_plan, v1_memory_pids_cpu) {
                                       "cpu:cpu.cfs_quota_us=5000\n"
                                       "cpuset:cpuset.cpus=0-1\n");
     auto p = plan_resources(r, hybrid());
-    cr_assert((*p)[1].swap_pair, "limit then memsw must be reorderable");
+    cr_assert((*p)[1].retry_after_next, "limit then memsw must be reorderable");
+    cr_assert((*p)[5].retry_after_next, "period then quota must be reorderable");
+    cr_assert(!(*p)[6].retry_after_next);
+}
+
+// runtime-spec 1.3 pids.limit: unset writes nothing, 0 is a limit of 0, -1
+// is "max"; a config older than 1.3 meant no limit by 0 (parse_spec turns
+// it into -1).
+Test(cgroup_plan, pids_limit_as_runtime_spec_1_3) {
+    oci::Resources r;
+    r.pids.emplace();
+    expect_eq(plan_text(r, v2()), "");
+    r.pids->limit = 0;
+    expect_eq(plan_text(r, v2()), "pids.max=0\n");
+    r.pids->limit = -1;
+    expect_eq(plan_text(r, v2()), "pids.max=max\n");
+    auto spec_with = [](const char *version) {
+        return oci::parse_spec(std::string(R"({"ociVersion": ")") + version +
+                               R"(", "linux": {"resources": {"pids": {"limit": 0}}}})");
+    };
+    for (const char *old : {"1.0.2-dev", "1.1.0", "1.2.1"}) {
+        auto s = spec_with(old);
+        cr_assert(s.has_value());
+        cr_assert_eq(*s->linux_->resources->pids->limit, -1, "%s", old);
+    }
+    for (const char *now : {"1.3.0", "1.3.0-rc.1", "1.10.0"}) {
+        auto s = spec_with(now);
+        cr_assert(s.has_value());
+        cr_assert_eq(*s->linux_->resources->pids->limit, 0, "%s", now);
+    }
 }
 
 Test(cgroup_plan, v2_conversions) {

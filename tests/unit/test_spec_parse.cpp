@@ -511,14 +511,88 @@ Test(spec_parse, missing_scheduler_policy) {
                      "process.scheduler.policy: required field is missing");
 }
 
+// sched_setattr(2)'s rules across the fields (as runc's validator), named
+// before anything is created rather than a bare EINVAL from the kernel.
+Test(spec_parse, scheduler_fields_the_policy_does_not_take) {
+    EXPECT_PARSE_ERR(cfg(R"("scheduler": {"policy": "SCHED_OTHER", "priority": 5})"),
+                     "process.scheduler.priority: only SCHED_FIFO and SCHED_RR have a priority, "
+                     "not SCHED_OTHER");
+    EXPECT_PARSE_ERR(cfg(R"("scheduler": {"policy": "SCHED_FIFO"})"),
+                     "process.scheduler.priority: must be 1 to 99 for SCHED_FIFO");
+    EXPECT_PARSE_ERR(cfg(R"("scheduler": {"policy": "SCHED_ISO"})"),
+                     "process.scheduler.policy: SCHED_ISO is not a Linux scheduling policy");
+    EXPECT_PARSE_ERR(cfg(R"("scheduler": {"policy": "SCHED_BATCH", "runtime": 5})"),
+                     "process.scheduler: runtime, deadline and period are for SCHED_DEADLINE only");
+    ok(cfg(R"("scheduler": {"policy": "SCHED_RR", "priority": 99})"));
+    ok(cfg(R"("scheduler": {"policy": "SCHED_DEADLINE", "runtime": 1000000,
+                            "deadline": 2000000, "period": 3000000})"));
+}
+
+// runtime-spec 1.3 linux.memoryPolicy: set_mempolicy(2)'s rules across
+// mode, nodes and flags, named before anything is created (runc refuses
+// the same).
+Test(spec_parse, memory_policy_rules) {
+    struct {
+        const char *policy, *want;
+    } bad[] = {
+        {R"({"mode": "MPOL_FOO"})",
+         "linux.memoryPolicy.mode: unknown memory policy mode \"MPOL_FOO\""},
+        {R"({"nodes": "0"})", "linux.memoryPolicy.mode: required field is missing"},
+        {R"({"mode": "MPOL_BIND"})", "linux.memoryPolicy.nodes: MPOL_BIND needs at least one node"},
+        {R"({"mode": "MPOL_INTERLEAVE", "nodes": "1-0"})",
+         "linux.memoryPolicy.nodes: \"1-0\" is not a list of nodes (\"0-3,7\")"},
+        {R"({"mode": "MPOL_BIND", "nodes": "4096"})",
+         "linux.memoryPolicy.nodes: node 4096 is above 4095"},
+        {R"({"mode": "MPOL_DEFAULT", "nodes": "0-7"})",
+         "linux.memoryPolicy.nodes: MPOL_DEFAULT takes no nodes"},
+        {R"({"mode": "MPOL_LOCAL", "flags": ["MPOL_F_STATIC_NODES"]})",
+         "linux.memoryPolicy.flags: MPOL_LOCAL takes no node flags"},
+        {R"({"mode": "MPOL_BIND", "nodes": "0", "flags": ["MPOL_F_STATIC_NODES",
+             "MPOL_F_RELATIVE_NODES"]})",
+         "linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each "
+         "other"},
+        {R"({"mode": "MPOL_INTERLEAVE", "nodes": "0", "flags": ["MPOL_F_NUMA_BALANCING"]})",
+         "linux.memoryPolicy.flags: MPOL_F_NUMA_BALANCING is for MPOL_BIND and "
+         "MPOL_PREFERRED_MANY, not MPOL_INTERLEAVE"},
+        {R"({"mode": "MPOL_BIND", "nodes": "0", "flags": ["MPOL_F_FOO"]})",
+         "linux.memoryPolicy.flags[0]: unknown memory policy flag \"MPOL_F_FOO\""},
+    };
+    for (const auto &b : bad)
+        EXPECT_PARSE_ERR(cfg("", std::string(R"("memoryPolicy": )") + b.policy), b.want);
+    ok(cfg("", R"("memoryPolicy": {"mode": "MPOL_PREFERRED"})"));
+    ok(cfg("", R"("memoryPolicy": {"mode": "MPOL_BIND", "nodes": "0",
+                                   "flags": ["MPOL_F_NUMA_BALANCING", "MPOL_F_STATIC_NODES"]})"));
+}
+
+// runtime-spec 1.2.1 process.execCPUAffinity: "0-3,7" lists.
+Test(spec_parse, exec_cpu_affinity_lists) {
+    for (const char *bad : {"x", "1-", "-1", "3-1", "1,", ",1", "1,,2", "8192", "0-99999", " 1"}) {
+        const std::string want = std::string("process.execCPUAffinity.final: \"") + bad +
+                                 "\" is not a list of CPUs (\"0-3,7\")";
+        EXPECT_PARSE_ERR(cfg(std::string(R"("execCPUAffinity": {"final": ")") + bad + "\"}"),
+                         want.c_str());
+    }
+    EXPECT_PARSE_ERR(cfg(R"("execCPUAffinity": {"initial": "0-a"})"),
+                     "process.execCPUAffinity.initial: \"0-a\" is not a list of CPUs (\"0-3,7\")");
+    auto cpus = parse_cpu_list("0-3,7,9-9");
+    cr_assert(cpus.has_value());
+    cr_assert_eq(cpus->size(), 6u);
+    cr_assert_eq((*cpus)[4], 7u);
+    cr_assert_eq((*cpus)[5], 9u);
+    cr_assert(parse_cpu_list("")->empty());
+}
+
 Test(spec_parse, missing_io_priority_class) {
     EXPECT_PARSE_ERR(cfg(R"("ioPriority": {"priority": 1})"),
                      "process.ioPriority.class: required field is missing");
 }
 
-Test(spec_parse, missing_pids_limit) {
-    EXPECT_PARSE_ERR(cfg("", R"("resources": {"pids": {}})"),
-                     "linux.resources.pids.limit: required field is missing");
+// runtime-spec 1.3 made pids.limit OPTIONAL (unset: the runtime writes
+// nothing).
+Test(spec_parse, pids_limit_is_optional) {
+    Spec s = ok(cfg("", R"("resources": {"pids": {}})"));
+    cr_assert(s.linux_->resources->pids.has_value());
+    cr_assert(!s.linux_->resources->pids->limit.has_value());
 }
 
 Test(spec_parse, missing_hugepage_page_size) {

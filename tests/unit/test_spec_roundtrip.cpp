@@ -82,6 +82,7 @@ void expect_same_json(const std::string &got, const std::string &want) {
 const char *kRich = R"JSON({
   "linux": {
     "personality": {"domain": "LINUX32"},
+    "memoryPolicy": {"mode": "MPOL_INTERLEAVE", "nodes": "2-3", "flags": ["MPOL_F_STATIC_NODES"]},
     "netDevices": {"eth1": {"name": "ceth1"}, "eth2": {"name": "ceth2"}},
     "namespaces": [
       {"type": "pid"}, {"type": "network"}, {"type": "ipc"}, {"type": "uts"},
@@ -126,7 +127,7 @@ const char *kRich = R"JSON({
       "unified": {"memory.high": "max", "io.weight": "default 100"}
     },
     "intelRdt": {"closID": "guaranteed", "l3CacheSchema": "L3:0=7f0;1=1f",
-                 "memBwSchema": "MB:0=20;1=70", "schemata": "L2:0=ff",
+                 "memBwSchema": "MB:0=20;1=70", "schemata": ["L2:0=ff", "L2:1=0f"],
                  "enableCMT": true, "enableMBM": true, "enableMonitoring": true},
     "sysctl": {"net.ipv4.ip_forward": "1", "kernel.shmmax": "4294967296", "fs.mqueue.msg_max": "100"},
     "seccomp": {
@@ -173,7 +174,7 @@ const char *kRich = R"JSON({
     "execCPUAffinity": {"initial": "0-1", "final": "2-3"},
     "ioPriority": {"class": "IOPRIO_CLASS_RT", "priority": 3},
     "selinuxLabel": "system_u:system_r:container_t:s0:c1,c2",
-    "scheduler": {"policy": "SCHED_DEADLINE", "nice": -5, "priority": 10,
+    "scheduler": {"policy": "SCHED_DEADLINE", "nice": -5,
                   "flags": ["SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_RECLAIM"],
                   "runtime": 10000000, "deadline": 20000000, "period": 30000000},
     "oomScoreAdj": -999,
@@ -365,7 +366,7 @@ Test(spec_roundtrip, rich_typed_process) {
     cr_assert_eq(*p.oom_score_adj, -999);
     cr_assert_str_eq(p.scheduler->policy.c_str(), "SCHED_DEADLINE");
     cr_assert_eq(p.scheduler->nice, -5);
-    cr_assert_eq(p.scheduler->priority, 10);
+    cr_assert_eq(p.scheduler->priority, 0);
     cr_assert_eq(p.scheduler->flags.size(), 2u);
     cr_assert_eq(p.scheduler->runtime, 10000000u);
     cr_assert_eq(p.scheduler->deadline, 20000000u);
@@ -432,13 +433,17 @@ Test(spec_roundtrip, rich_typed_linux) {
     cr_assert_str_eq(lx.readonly_paths[1].c_str(), "/proc/sysrq-trigger");
     cr_assert_str_eq(lx.mount_label.c_str(), "system_u:object_r:container_file_t:s0:c1,c2");
     cr_assert_str_eq(lx.personality->domain.c_str(), "LINUX32");
+    cr_assert_str_eq(lx.memory_policy->mode.c_str(), "MPOL_INTERLEAVE");
+    cr_assert_str_eq(lx.memory_policy->nodes.c_str(), "2-3");
+    cr_assert_str_eq(lx.memory_policy->flags.at(0).c_str(), "MPOL_F_STATIC_NODES");
     cr_assert_eq(lx.net_devices.size(), 2u);
     cr_assert_str_eq(lx.net_devices.at("eth1").name.c_str(), "ceth1");
     const IntelRdt &rdt = *lx.intel_rdt;
     cr_assert_str_eq(rdt.clos_id.c_str(), "guaranteed");
     cr_assert_str_eq(rdt.l3_cache_schema.c_str(), "L3:0=7f0;1=1f");
     cr_assert_str_eq(rdt.mem_bw_schema.c_str(), "MB:0=20;1=70");
-    cr_assert_str_eq(rdt.schemata.c_str(), "L2:0=ff");
+    cr_assert_eq(rdt.schemata.size(), 2u);
+    cr_assert_str_eq(rdt.schemata[1].c_str(), "L2:1=0f");
     cr_assert(rdt.enable_cmt && rdt.enable_mbm && rdt.enable_monitoring);
 }
 
@@ -521,7 +526,8 @@ Test(spec_roundtrip, rich_typed_seccomp) {
 // Unset vs zero, and strings that need escaping.
 
 Test(spec_roundtrip, zero_values_survive) {
-    const char *doc = R"({"ociVersion": "1.2.1", "root": {"path": "r"},
+    // 1.3: pids.limit 0 is a limit (earlier versions meant none by it).
+    const char *doc = R"({"ociVersion": "1.3.0", "root": {"path": "r"},
         "process": {"cwd": "/", "args": ["sh"], "user": {"uid": 0, "gid": 0, "umask": 0},
                     "oomScoreAdj": 0},
         "linux": {"resources": {"memory": {"limit": 0, "swappiness": 0, "disableOOMKiller": false},
@@ -537,7 +543,8 @@ Test(spec_roundtrip, zero_values_survive) {
     cr_assert(m.disable_oom_killer.has_value() && !*m.disable_oom_killer);
     cr_assert(!m.reservation.has_value());
     cr_assert(s.linux_->resources->cpu->shares.has_value());
-    cr_assert_eq(s.linux_->resources->pids->limit, 0);
+    cr_assert(s.linux_->resources->pids->limit.has_value());
+    cr_assert_eq(*s.linux_->resources->pids->limit, 0);
 }
 
 Test(spec_roundtrip, unset_values_stay_unset) {
