@@ -1191,7 +1191,7 @@ Test(spec_validate, unsupported_oci_version) {
     std::string doc = cfg();
     doc.replace(doc.find("1.2.1"), 5, "2.0.0");
     EXPECT_VALID_ERR(doc, "ociVersion: unsupported version \"2.0.0\" (this runtime implements 1.x, "
-                          "up to 1.2.1)");
+                          "up to 1.3.0)");
 }
 
 Test(spec_validate, older_oci_version_ok) {
