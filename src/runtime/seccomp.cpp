@@ -79,6 +79,105 @@ bool seccomp_flag_supported(unsigned int bit) {
     return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, bit, nullptr) < 0 && errno == EFAULT;
 }
 
+namespace {
+
+// The largest number of a system call the profile names, per architecture
+// (the profile's architectures and the native one). Numbers libseccomp
+// gives as negative are its pseudo calls (socketcall's multiplexed ones).
+std::map<uint32_t, uint32_t> largest_known(const oci::Seccomp &s) {
+    std::vector<uint32_t> arches = {seccomp_arch_native()};
+    for (const auto &a : s.architectures)
+        if (uint32_t arch = seccomp_arch_resolve_name(lower_arch(a).c_str()))
+            arches.push_back(arch);
+    std::map<uint32_t, uint32_t> out;
+    for (uint32_t arch : arches)
+        for (const auto &sc : s.syscalls)
+            for (const auto &name : sc.names) {
+                int nr = seccomp_syscall_resolve_name_arch(arch, name.c_str());
+                if (nr < 0) continue;
+                uint32_t &max = out[arch];
+                max = std::max(max, static_cast<uint32_t>(nr));
+            }
+    return out;
+}
+
+} // namespace
+
+std::vector<struct sock_filter> enosys_stub(const std::map<uint32_t, uint32_t> &largest) {
+    // seccomp_data: nr at 0, arch at 4. Each architecture's section: if the
+    // arch matches, a number above its largest known answers ENOSYS, any
+    // other goes to the profile. x86-64 and x32 share an AUDIT_ARCH: x32's
+    // numbers carry bit 30.
+    constexpr uint32_t kX32Bit = 0x40000000;
+    std::vector<struct sock_filter> body;
+    // Jumps to ENOSYS and to the profile are patched once the length is known.
+    enum Target : uint8_t { next = 0, enosys = 1, profile = 2 };
+    struct Patch {
+        size_t at;
+        Target jt, jf;
+    };
+    std::vector<Patch> patches;
+    auto jump = [&](uint16_t code, uint32_t k, Target jt, Target jf) {
+        patches.push_back({body.size(), jt, jf});
+        body.push_back(BPF_JUMP(code, k, 0, 0));
+    };
+    body.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4));
+    for (const auto &[arch, max] : largest) {
+        if (arch == SCMP_ARCH_X32) continue; // within x86-64's section
+        // if (arch != A) skip this section
+        size_t skip_at = body.size();
+        body.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
+        body.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0));
+        if (arch == SCMP_ARCH_X86_64) {
+            auto x32 = largest.find(SCMP_ARCH_X32);
+            // x32 numbers: above x32's largest, or all of them when the
+            // profile has no x32 (the profile then refuses them itself).
+            body.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 1, 0));
+            jump(BPF_JMP | BPF_JGT | BPF_K, max, enosys, profile);
+            if (x32 != largest.end())
+                jump(BPF_JMP | BPF_JGT | BPF_K, x32->second, enosys, profile);
+            else
+                jump(BPF_JMP | BPF_JA, 0, profile, profile);
+        } else {
+            jump(BPF_JMP | BPF_JGT | BPF_K, max, enosys, profile);
+        }
+        // The reload of the arch for the next section.
+        body.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4));
+        body[skip_at].jf = static_cast<uint8_t>(body.size() - skip_at - 1);
+    }
+    patches.push_back({body.size(), profile, profile});
+    body.push_back(BPF_STMT(BPF_JMP | BPF_JA, 0));
+    size_t enosys_at = body.size();
+    body.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
+    size_t profile_at = body.size();
+    for (const auto &p : patches) {
+        auto offset = [&](Target t) {
+            size_t to = t == enosys ? enosys_at : profile_at;
+            return static_cast<uint32_t>(to - p.at - 1);
+        };
+        sock_filter &ins = body[p.at];
+        if (BPF_OP(ins.code) == BPF_JA) {
+            ins.k = offset(p.jt);
+        } else {
+            ins.jt = static_cast<uint8_t>(offset(p.jt));
+            ins.jf = static_cast<uint8_t>(offset(p.jf));
+        }
+    }
+    return body;
+}
+
+namespace {
+
+// runc's ENOSYS stub is for profiles that refuse what they do not name:
+// an allowing, logging, traced or notified default decides itself.
+bool refusing_default(uint32_t def, const oci::Seccomp &s) {
+    if (def == SCMP_ACT_ALLOW || def == SCMP_ACT_LOG || def == SCMP_ACT_NOTIFY) return false;
+    if ((def & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_TRACE) return false;
+    return !(s.default_action == "SCMP_ACT_ERRNO" && s.default_errno_ret == ENOSYS);
+}
+
+} // namespace
+
 Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps) {
     SeccompFilter out;
     const std::string base = "linux.seccomp";
@@ -167,9 +266,17 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
     off_t size = ::lseek(mem.get(), 0, SEEK_END);
     if (size <= 0 || size % static_cast<off_t>(sizeof(struct sock_filter)) != 0)
         return fail(base + ": libseccomp exported no program");
-    out.program.resize(static_cast<size_t>(size) / sizeof(struct sock_filter));
-    if (::pread(mem.get(), out.program.data(), static_cast<size_t>(size), 0) != size)
+    std::vector<struct sock_filter> profile(static_cast<size_t>(size) / sizeof(struct sock_filter));
+    if (::pread(mem.get(), profile.data(), static_cast<size_t>(size), 0) != size)
         return fail_errno(base + ": read the BPF program");
+    // A system call newer than every one the profile names answers ENOSYS,
+    // not the default's EPERM, so that a C library falls back to an older
+    // call it knows (runc's -ENOSYS stub, in front of libseccomp's program).
+    if (refusing_default(def, s)) out.program = enosys_stub(largest_known(s));
+    out.program.insert(out.program.end(), profile.begin(), profile.end());
+    if (out.program.size() > BPF_MAXINSNS)
+        return fail(base + ": the filter is " + std::to_string(out.program.size()) +
+                    " BPF instructions, above the kernel's " + std::to_string(BPF_MAXINSNS));
     return out;
 }
 

@@ -14,6 +14,7 @@
 #include <linux/filter.h>
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct SeccompFilter {
     bool notify = false;              // some rule is SCMP_ACT_NOTIFY: load returns a listener fd
     std::vector<std::string> skipped; // syscall names libseccomp does not know here
 };
+
+// The BPF stub compile_seccomp puts in front of a profile whose default
+// refuses: for each architecture (AUDIT_ARCH value -> the largest number of
+// a system call the profile names there), a call numbered above it answers
+// ENOSYS; everything else goes on to the profile. Exposed for unit tests.
+std::vector<struct sock_filter> enosys_stub(const std::map<uint32_t, uint32_t> &largest);
 
 // `caps`: the process's bounding set, for rules with "includes": {"caps"}.
 Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps);

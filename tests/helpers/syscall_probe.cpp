@@ -6,7 +6,9 @@
 // this process leads its own session ("session=own" or "session=shared").
 // `syscall-probe sockets` makes a socket of each family (and a vsock one
 // bound and listening, socketpairs, the i386 entry points on x86-64) and
-// prints "NAME=0" or "NAME=ERRNO" per line.
+// prints "NAME=0" or "NAME=ERRNO" per line. `syscall-probe nr N...` calls
+// system call N with zero arguments (`nr32`: the i386 one, on x86-64) and
+// prints "N=ERRNO" (0 when it succeeded).
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/vm_sockets.h>
@@ -21,6 +23,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 static void report(const char *name, long r) {
     std::printf("%s=%d\n", name, r < 0 ? errno : 0);
@@ -119,7 +122,30 @@ static void probe_sockets() {
 #endif
 }
 
+static void probe_numbers(bool i386, int argc, char **argv) {
+    for (int i = 2; i < argc; i++) {
+        long nr = std::strtol(argv[i], nullptr, 10), r = 0;
+        int err = 0;
+        if (!i386) {
+            r = syscall(nr, 0L, 0L, 0L, 0L, 0L, 0L);
+            err = r < 0 ? errno : 0;
+        } else {
+#if defined(__x86_64__)
+            r = call_i386(nr, 0, 0, 0);
+            err = r < 0 && r > -4096 ? static_cast<int>(-r) : 0;
+#else
+            err = -1;
+#endif
+        }
+        std::printf("%ld=%d\n", nr, err);
+    }
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && argv[1][0] == 'n') {
+        probe_numbers(argv[1][2] == '3', argc, argv);
+        return 0;
+    }
     if (argc > 1 && argv[1][0] == 's') {
         probe_sockets();
         return 0;

@@ -392,3 +392,78 @@ Test(seccomp, sandbox_guard_blocks_every_way_to_undo_isolation) {
         cr_assert_neq(before[name], EPERM, "%s is EPERM even without the guard: not a test of it",
                       name);
 }
+
+// runc's -ENOSYS handling (issue 21): under an allow-list, a system call
+// newer than every one the profile names answers ENOSYS (a C library then
+// falls back, as glibc does from clone3 to clone), an older one it does not
+// name the default's EPERM; for x86-64 and the i386 entry point alike.
+Test(seccomp, calls_newer_than_the_profile_answer_enosys) {
+    Env e = probe_env("scnosys", false);
+    e.b.spec.process->args = {"/syscall-probe", "nr", "110", "435", "1000"};
+    ocirun::oci::Seccomp sc;
+    sc.default_action = "SCMP_ACT_ERRNO";
+    sc.default_errno_ret = EPERM;
+    sc.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_AARCH64"};
+    ocirun::oci::Syscall allow;
+    allow.action = "SCMP_ACT_ALLOW";
+    allow.names = {"setgroups",
+                   "setresgid",
+                   "setresuid",
+                   "setgid",
+                   "setuid",
+                   "capget",
+                   "capset",
+                   "prctl",
+                   "read",
+                   "write",
+                   "openat",
+                   "close",
+                   "sendmsg",
+                   "recvmsg",
+                   "sendto",
+                   "recvfrom",
+                   "poll",
+                   "ppoll",
+                   "fcntl",
+                   "futex",
+                   "exit",
+                   "exit_group",
+                   "rt_sigreturn",
+                   "execve",
+                   "arch_prctl",
+                   "brk",
+                   "getrandom",
+                   "getuid",
+                   "mprotect",
+                   "prlimit64",
+                   "readlink",
+                   "readlinkat",
+                   "rseq",
+                   "set_robust_list",
+                   "set_tid_address",
+                   "mmap",
+                   "munmap",
+                   "newfstatat",
+                   "fstat",
+                   "ioctl",
+                   "lseek"};
+    sc.syscalls = {allow};
+    e.b.spec.linux_->seccomp = sc;
+    e.b.save();
+    auto o = test::run(e);
+    Env i = probe_env("scnosys32", false);
+    i.b.spec.process->args = {"/syscall-probe", "nr32", "20", "500"};
+    i.b.spec.linux_->seccomp = sc;
+    i.b.save();
+    auto o32 = test::run(i);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    auto m = probe_results(o.out);
+    cr_assert_eq(m["110"], EPERM, "getppid, older and not named: %s", o.out.c_str());
+    cr_assert_eq(m["435"], ENOSYS, "clone3, newer than rseq: %s", o.out.c_str());
+    cr_assert_eq(m["1000"], ENOSYS, "%s", o.out.c_str());
+    cr_assert_eq(o32.status, 0, "%s", o32.err.c_str());
+    auto m32 = probe_results(o32.out);
+    cr_assert_eq(m32["20"], EPERM, "i386 getpid: %s", o32.out.c_str());
+    cr_assert_eq(m32["500"], ENOSYS, "i386 500: %s", o32.out.c_str());
+}

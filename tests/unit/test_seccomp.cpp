@@ -161,6 +161,51 @@ Test(seccomp_compile, x86_64_only_filter_refuses_the_other_entry_points) {
     cr_assert_neq(run_filter(f, AUDIT_ARCH_X86_64, kX32 | 83), kAllow); // x32 mkdir
 }
 
+// runc's -ENOSYS stub: under a profile whose default refuses, a system
+// call numbered above every one the profile names (per architecture) is
+// newer than the profile and answers ENOSYS, so a C library falls back to
+// an older call; the others get the profile's answer. An allowing default
+// gets no stub.
+Test(seccomp_compile, calls_newer_than_the_profile_answer_enosys) {
+    constexpr uint32_t kEnosys = SECCOMP_RET_ERRNO | ENOSYS;
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ERRNO";
+    s.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+    s.syscalls.push_back(rule({"read", "write", "rseq"}, "SCMP_ACT_ALLOW"));
+    SeccompFilter f = compile(s);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 0), kAllow);    // read
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 334), kAllow);  // rseq, the largest
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 39), kEperm);   // getpid: older, not named
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 335), kEnosys); // newer than rseq
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 435), kEnosys); // clone3
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 99999), kEnosys);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_I386, 386), kAllow); // i386 rseq
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_I386, 20), kEperm);  // i386 getpid
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_I386, 387), kEnosys);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, kX32 | 334), kAllow);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, kX32 | 39), kEperm);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, kX32 | 600), kEnosys);
+    // An architecture the profile does not list is the profile's to refuse.
+    cr_assert_neq(run_filter(f, AUDIT_ARCH_AARCH64, 9999), kEnosys);
+    cr_assert_neq(run_filter(f, AUDIT_ARCH_AARCH64, 9999), kAllow);
+    // x86-64 alone: x32 numbers are not "newer", they are refused.
+    s.architectures = {"SCMP_ARCH_X86_64"};
+    SeccompFilter x64 = compile(s);
+    cr_assert_eq(run_filter(x64, AUDIT_ARCH_X86_64, 335), kEnosys);
+    cr_assert_neq(run_filter(x64, AUDIT_ARCH_X86_64, kX32 | 600), kEnosys);
+    cr_assert_neq(run_filter(x64, AUDIT_ARCH_X86_64, kX32 | 600), kAllow);
+    // A killing default refuses too (as runc, newer calls answer ENOSYS).
+    s.default_action = "SCMP_ACT_KILL_PROCESS";
+    cr_assert_eq(run_filter(compile(s), AUDIT_ARCH_X86_64, 335), kEnosys);
+    cr_assert_eq(run_filter(compile(s), AUDIT_ARCH_X86_64, 39), SECCOMP_RET_KILL_PROCESS);
+    // An allowing or logging default has no stub.
+    s.default_action = "SCMP_ACT_ALLOW";
+    s.syscalls = {rule({"mkdir"}, "SCMP_ACT_ERRNO")};
+    cr_assert_eq(run_filter(compile(s), AUDIT_ARCH_X86_64, 500), kAllow);
+    s.default_action = "SCMP_ACT_LOG";
+    cr_assert_eq(run_filter(compile(s), AUDIT_ARCH_X86_64, 500), SECCOMP_RET_LOG);
+}
+
 Test(seccomp_compile, listed_architectures_get_their_own_numbers) {
     oci::Seccomp s;
     s.default_action = "SCMP_ACT_ALLOW";
