@@ -228,6 +228,9 @@ Status parse_mounts(yajl_val obj, const Path &p, std::vector<Mount> &out) {
         OCI_CHECK(json::get_string(v, ip, "destination", m.destination, true));
         if (m.destination.empty())
             return json::fail_at(ip.field("destination"), "must not be empty");
+        // config.md: a relative destination (deprecated, for old tools) MUST
+        // be read as relative to "/".
+        if (m.destination[0] != '/') m.destination.insert(0, "/");
         OCI_CHECK(json::get_string(v, ip, "type", m.type));
         OCI_CHECK(json::get_string(v, ip, "source", m.source));
         OCI_CHECK(json::get_strings(v, ip, "options", m.options));

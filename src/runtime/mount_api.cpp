@@ -1,8 +1,11 @@
 #include "mount_api.hpp"
 
+#include "log.hpp"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -54,7 +57,29 @@ Status set_attrs(int fd, const AttrChange &c, bool recursive, const std::string 
 } // namespace
 
 Status apply_attr_plan(int fd, const MountAttrPlan &p, const std::string &what) {
-    OCI_CHECK(set_attrs(fd, p.top, false, what));
+    auto top = set_attrs(fd, p.top, false, what);
+    if (!top && top.error().code == EPERM && p.top.clear) {
+        // In a user namespace, the flags a more privileged mount namespace
+        // set on the source are locked (mount_namespaces(7)): they stay, as
+        // runc keeps them, and the rest of the change applies.
+        struct statvfs sv;
+        if (::fstatvfs(fd, &sv) < 0) return fail_errno(what + ": statvfs");
+        uint64_t locked = 0;
+        if (sv.f_flag & ST_RDONLY) locked |= MOUNT_ATTR_RDONLY;
+        if (sv.f_flag & ST_NOSUID) locked |= MOUNT_ATTR_NOSUID;
+        if (sv.f_flag & ST_NODEV) locked |= MOUNT_ATTR_NODEV;
+        if (sv.f_flag & ST_NOEXEC) locked |= MOUNT_ATTR_NOEXEC;
+        if (sv.f_flag & ST_NOATIME) locked |= MOUNT_ATTR_NOATIME;
+        if (sv.f_flag & ST_NODIRATIME) locked |= MOUNT_ATTR_NODIRATIME;
+        AttrChange keep = p.top;
+        keep.clear &= ~locked;
+        if (locked & MOUNT_ATTR_NOATIME) keep.clear &= ~MOUNT_ATTR__ATIME;
+        if (keep.clear != p.top.clear) {
+            log::debug(what + ": flags locked by the source's mount namespace kept");
+            top = set_attrs(fd, keep, false, what);
+        }
+    }
+    OCI_CHECK(std::move(top));
     return set_attrs(fd, p.tree, true, what);
 }
 

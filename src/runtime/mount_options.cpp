@@ -64,7 +64,12 @@ constexpr RecOpt kRec[] = {
     {"rnodiratime", false, MOUNT_ATTR_NODIRATIME},
     {"rdiratime", true, MOUNT_ATTR_NODIRATIME},
     {"rnoatime", false, MOUNT_ATTR_NOATIME},
-    {"rrelatime", false, MOUNT_ATTR_RELATIME},
+    // Clearing an atime setting leaves the default, relatime (as runc).
+    {"ratime", true, MOUNT_ATTR_NOATIME},
+    {"rnostrictatime", true, MOUNT_ATTR_STRICTATIME},
+    {"rnorelatime", true, MOUNT_ATTR__ATIME},
+    // MOUNT_ATTR_RELATIME is 0: relatime is the atime field cleared.
+    {"rrelatime", true, MOUNT_ATTR__ATIME},
     {"rstrictatime", false, MOUNT_ATTR_STRICTATIME},
     {"rnosymfollow", false, MOUNT_ATTR_NOSYMFOLLOW},
     {"rsymfollow", true, MOUNT_ATTR_NOSYMFOLLOW},
@@ -156,7 +161,11 @@ MountAttrPlan attr_plan(const MountOptions &o) {
     constexpr unsigned long kPerMount = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME |
                                         MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME |
                                         MS_NOSYMFOLLOW;
-    if (f & kPerMount) {
+    // Clearing one of these on a bind is a change too ("dev" on a nodev
+    // source); "rw" alone is not (the source's state stays).
+    constexpr unsigned long kClearable =
+        MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NODIRATIME | MS_NOSYMFOLLOW;
+    if ((f & kPerMount) || (o.clear & kClearable)) {
         auto bit = [&](unsigned long ms, uint64_t attr) {
             if (f & ms) p.top.set |= attr;
         };
@@ -166,6 +175,17 @@ MountAttrPlan attr_plan(const MountOptions &o) {
         bit(MS_NOEXEC, MOUNT_ATTR_NOEXEC);
         bit(MS_NODIRATIME, MOUNT_ATTR_NODIRATIME);
         bit(MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW);
+        // What the options clear ("suid", "dev", "exec", "diratime",
+        // "symfollow"): a bind of a nosuid source with "suid" is suid (as
+        // runc; locked flags of a source from a more privileged mount
+        // namespace stay, see the applier).
+        auto off = [&](unsigned long ms, uint64_t attr) {
+            if (o.clear & ms) p.top.clear |= attr;
+        };
+        off(MS_NOSUID, MOUNT_ATTR_NOSUID);
+        off(MS_NODEV, MOUNT_ATTR_NODEV);
+        off(MS_NOEXEC, MOUNT_ATTR_NOEXEC);
+        off(MS_NODIRATIME, MOUNT_ATTR_NODIRATIME);
         // A remount sets read-only and nosymfollow to what it is given.
         if (!(f & MS_RDONLY)) p.top.clear |= MOUNT_ATTR_RDONLY;
         if (!(f & MS_NOSYMFOLLOW)) p.top.clear |= MOUNT_ATTR_NOSYMFOLLOW;
@@ -178,9 +198,9 @@ MountAttrPlan attr_plan(const MountOptions &o) {
     }
     p.tree.set = o.rec_set;
     p.tree.clear = o.rec_clear;
-    if ((o.rec_set | o.rec_clear) &
-        (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME))
-        p.tree.clear |= MOUNT_ATTR__ATIME;
+    // The atime settings are one field of three values (relatime is 0):
+    // setting or clearing any clears the field first.
+    if ((o.rec_set | o.rec_clear) & MOUNT_ATTR__ATIME) p.tree.clear |= MOUNT_ATTR__ATIME;
     return p;
 }
 

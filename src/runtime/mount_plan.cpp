@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace ocirun {
 
 namespace {
@@ -69,6 +71,8 @@ const char *mount_op_name(MountOpKind k) {
         return "pin";
     case MountOpKind::readonly:
         return "readonly";
+    case MountOpKind::dev_readonly:
+        return "dev-readonly";
     case MountOpKind::root_readonly:
         return "root-readonly";
     case MountOpKind::root_propagation:
@@ -80,6 +84,7 @@ const char *mount_op_name(MountOpKind k) {
 Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts) {
     const oci::Linux &lx = *spec.linux_;
     std::vector<MountOp> plan;
+    std::string dev_readonly; // the /dev mount that asks for ro, if any
     plan.push_back(op(MountOpKind::isolate, "rootfs"));
     for (size_t i = 0; i < spec.mounts.size(); i++) {
         const oci::Mount &m = spec.mounts[i];
@@ -106,13 +111,25 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         }
         if (o.bind) {
             if (m.source.empty()) return fail(what + ": bind mount without a source");
-            // A bind takes no filesystem data: an option it does not know
-            // would otherwise be dropped without a word.
-            if (!o.options.unknown.empty())
-                return fail(what + ": unknown mount option \"" + o.options.unknown[0] + "\"");
+            // A bind takes no filesystem data, which the kernel ignores for
+            // it: key=value options ("mode=755", "size=1k") are passed on,
+            // as runc does (config.md: unknown options SHOULD be data). A
+            // bare word it does not know is most likely a flag misspelt
+            // ("noexce"), which would otherwise be dropped without a word.
+            for (const auto &u : o.options.unknown)
+                if (u.find('=') == std::string::npos)
+                    return fail(what + ": unknown mount option \"" + u + "\"");
         }
         if (o.options.tmpcopyup && o.type != "tmpfs")
             return fail(what + ": tmpcopyup needs a tmpfs mount");
+        // A read-only /dev is made writable first and read-only at the end:
+        // its device nodes, links, submounts and console go in it first (as
+        // runc's finalizeRootfs).
+        if (!o.bind && (m.destination == "/dev" || m.destination == "/dev/") &&
+            (o.options.flags & MS_RDONLY)) {
+            o.options.flags &= ~MS_RDONLY;
+            dev_readonly = "mounts[" + std::to_string(i) + "] /dev (ro)";
+        }
         plan.push_back(std::move(o));
     }
     // Devices after every mount (the configuration may put its own /dev).
@@ -156,8 +173,14 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     // After the pivot and after /proc and /sys are mounted: masks, then
     // read-only paths (a masked path inside a read-only one still gets its
     // mask), then the root itself.
-    for (const auto &p : lx.masked_paths)
+    // A path listed twice is masked once (a second mask over the first
+    // would only stack another mount).
+    std::vector<std::string> masked;
+    for (const auto &p : lx.masked_paths) {
+        if (std::find(masked.begin(), masked.end(), p) != masked.end()) continue;
+        masked.push_back(p);
         plan.push_back(op(MountOpKind::mask, "maskedPaths " + p, p));
+    }
     for (const auto &p : lx.readonly_paths)
         plan.push_back(op(MountOpKind::readonly, "readonlyPaths " + p, p));
     // The sandbox policy after the configuration's own masks, before the
@@ -171,6 +194,7 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         for (const auto &p : facts.policy->deny_rename)
             plan.push_back(op(MountOpKind::pin, "annotations[dev.ocirun.deny-rename] " + p, p));
     }
+    if (!dev_readonly.empty()) plan.push_back(op(MountOpKind::dev_readonly, dev_readonly, "/dev"));
     if (spec.root->readonly) plan.push_back(op(MountOpKind::root_readonly, "root.readonly", "/"));
     if (!lx.rootfs_propagation.empty()) {
         MountOp p = op(MountOpKind::root_propagation, "linux.rootfsPropagation", "/");

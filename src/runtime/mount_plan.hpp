@@ -27,6 +27,7 @@ enum class MountOpKind {
     deny,             // dev.ocirun.deny: like a mask; a missing path gets a placeholder
     deny_write,       // dev.ocirun.deny-write: like readonly; a missing path gets a placeholder
     pin,              // dev.ocirun.deny-rename: the directory bound onto itself
+    dev_readonly,     // "ro" of a mount on /dev, after its nodes, links, submounts and console
     root_readonly,    // root.readonly
     root_propagation, // linux.rootfsPropagation
 };

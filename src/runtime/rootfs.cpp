@@ -32,24 +32,34 @@ int openat2_in_root(int rootfd, const char *path, int flags) {
     return static_cast<int>(::syscall(SYS_openat2, rootfd, path, &how, sizeof how));
 }
 
+// A container path relative to the root ("." for the root itself).
+std::string in_root(const std::string &path) {
+    size_t at = path.find_first_not_of('/');
+    return at == std::string::npos ? "." : path.substr(at);
+}
+
 std::string fd_path(int fd) {
     return "/proc/self/fd/" + std::to_string(fd);
 }
 
-// Open `dest` (absolute, container view) inside the root, creating missing
-// components (directories, and the last one as a file when `file`), all
-// resolved with RESOLVE_IN_ROOT so a symlink can never lead out of it.
-Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
-    std::string rel = dest;
-    while (!rel.empty() && rel[0] == '/')
-        rel.erase(0, 1);
+// One pass of open_dest over `rel` (relative to the root): the fd, or, where
+// a component is a symlink to something missing, the path to try instead
+// (its target, relative to the symlink's directory unless absolute, with
+// the rest of `rel` after it).
+struct DestPass {
+    int fd = -1;
+    std::string retry;
+};
+
+Result<DestPass> open_dest_once(int rootfd, const std::string &rel, bool file) {
+    const std::string dest = "/" + rel;
     if (rel.empty()) {
         int fd = openat2_in_root(rootfd, ".", O_PATH);
         if (fd < 0) return fail_errno("open rootfs");
-        return fd;
+        return DestPass{fd, {}};
     }
     int fd = openat2_in_root(rootfd, rel.c_str(), O_PATH);
-    if (fd >= 0) return fd;
+    if (fd >= 0) return DestPass{fd, {}};
     if (errno != ENOENT) return fail_errno("open " + dest + " in the rootfs");
     // Create each missing component, relative to the already-resolved parent.
     size_t pos = 0;
@@ -65,6 +75,21 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
         std::string sofar = rel.substr(0, next);
         int child = openat2_in_root(rootfd, sofar.c_str(), O_PATH);
         if (child < 0 && errno == ENOENT) {
+            struct stat st;
+            if (::fstatat(cur, comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(st.st_mode)) {
+                // A dangling symlink: make what it names, in the root.
+                char target[PATH_MAX];
+                ssize_t n = ::readlinkat(cur, comp.c_str(), target, sizeof target - 1);
+                int e = errno;
+                ::close(cur);
+                if (n < 0) return fail_code(e, "readlink /" + sofar + " in the rootfs");
+                target[n] = 0;
+                std::string parent = rel.substr(0, next - comp.size());
+                std::string rest = pos > rel.size() ? "" : "/" + rel.substr(pos);
+                std::string to = target[0] == '/' ? std::string(target) : parent + target;
+                return DestPass{-1, to + rest};
+            }
             // Create in the resolved parent (cur), which lies inside the root.
             if (last && file) {
                 int f = ::openat(cur, comp.c_str(),
@@ -86,7 +111,26 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
         if (child < 0) return fail_errno("open /" + sofar + " in the rootfs");
         cur = child;
     }
-    return cur;
+    return DestPass{cur, {}};
+}
+
+// Open `dest` (absolute, container view) inside the root, creating missing
+// components (directories, and the last one as a file when `file`), all
+// resolved with RESOLVE_IN_ROOT so a symlink can never lead out of it. A
+// dangling symlink on the way is followed inside the root and what it names
+// is made (as runc's MkdirAll in the root), at most 40 of them (ELOOP).
+Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
+    std::string rel = dest;
+    for (int links = 0;; links++) {
+        while (!rel.empty() && rel[0] == '/')
+            rel.erase(0, 1);
+        auto r = open_dest_once(rootfd, rel, file);
+        if (!r) return forward(std::move(r.error()));
+        if (r->fd >= 0) return r->fd;
+        if (links == 40)
+            return fail_code(ELOOP, "open " + dest + " in the rootfs: too many symlinks");
+        rel = std::move(r->retry);
+    }
 }
 
 Status do_mount(const char *src, const std::string &target, const char *type, unsigned long flags,
@@ -331,7 +375,7 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     // its destination may not be or pass through a symlink.
     if (type == "proc" || type == "sysfs" || type == "devpts" || type == "mqueue" ||
         type == "cgroup" || type == "cgroup2") {
-        std::string rel = op.dest.substr(op.dest.find_first_not_of('/'));
+        std::string rel = in_root(op.dest);
         struct open_how how {};
         how.flags = O_PATH | O_CLOEXEC;
         how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS;
@@ -342,6 +386,18 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
                         ": the destination is or passes through a symlink in the rootfs, "
                         "refused for a " +
                         type + " mount");
+    }
+    // A tmpfs without mode= takes the mode of the directory it covers, when
+    // there is one (as runc); one the runtime makes gets tmpfs's own 1777.
+    std::string data_with_mode = o.data;
+    if (type == "tmpfs" && !bind && o.data.find("mode=") == std::string::npos) {
+        Fd existing(openat2_in_root(rootfd, in_root(op.dest).c_str(), O_PATH | O_DIRECTORY));
+        struct stat st;
+        if (existing.valid() && ::fstat(existing.get(), &st) == 0) {
+            char mode[16];
+            std::snprintf(mode, sizeof mode, "mode=%04o", st.st_mode & 07777);
+            data_with_mode += (data_with_mode.empty() ? "" : ",") + std::string(mode);
+        }
     }
     auto fd = open_dest(rootfd, op.dest, file);
     if (!fd) return forward(std::move(fd.error()), what);
@@ -366,7 +422,7 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
         return {};
     }
     if (type == "cgroup") return mount_cgroup(rootfd, op.dest, dest.get(), flags, ctx, what);
-    const char *data = o.data.empty() ? nullptr : o.data.c_str();
+    const char *data = data_with_mode.empty() ? nullptr : data_with_mode.c_str();
     const char *src = op.source.empty() ? type.c_str() : op.source.c_str();
     // The directory the tmpfs will cover, held open to copy from afterwards.
     Fd under;
@@ -656,6 +712,13 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
             if (op.kind == MountOpKind::pin || r.made)
                 OCI_CHECK(pin_ancestors(root.get(), r.resolved, op.what));
             if (op.kind == MountOpKind::pin) OCI_CHECK(pin_at(root.get(), r.resolved, op.what));
+            break;
+        }
+        case MountOpKind::dev_readonly: {
+            // The /dev mount itself, not its submounts (as runc remounts it).
+            Fd dev(::open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!dev.valid()) return fail_errno(op.what + ": open /dev");
+            OCI_CHECK(set_mount_attrs(dev.get(), MOUNT_ATTR_RDONLY, false, op.what));
             break;
         }
         case MountOpKind::root_readonly:

@@ -345,3 +345,155 @@ Test(mounts, sync_lazytime_and_propagation_kinds) {
               p.extra.c_str());
     cr_assert(contains(r.opts, ",ro,") && contains(r.opts, ",nodev,"), "%s", r.opts.c_str());
 }
+
+namespace {
+
+// A tmpfs of ours on a fresh directory with `options`, unmounted (and the
+// directory removed) by the destructor.
+struct HostTmpfs {
+    std::string dir;
+    explicit HostTmpfs(const char *tag, const char *options) {
+        dir = test::make_temp_dir(tag);
+        auto r = test::run(
+            std::vector<std::string>{"mount", "-t", "tmpfs", "-o", options, "tmpfs", dir});
+        cr_assert_eq(r.status, 0, "mount %s: %s", dir.c_str(), r.err.c_str());
+    }
+    ~HostTmpfs() {
+        test::run(std::vector<std::string>{"umount", dir});
+        ::rmdir(dir.c_str());
+    }
+};
+
+} // namespace
+
+// config.md mounts: options a bind does not know are filesystem data, which
+// runc passes on (the kernel ignores it for a bind): ["bind", "mode=755",
+// "size=1k"] works; a bare unknown word is still refused (most likely a
+// flag misspelt). A relative destination is relative to "/" (MAY, for old
+// tools). A path listed twice in maskedPaths is masked once.
+Test(mounts, runc_bind_data_relative_destination_and_one_mask_per_path) {
+    std::string dir = test::track_dir(test::make_temp_dir("mtdata"));
+    test::write_file(dir + "/seen", "yes\n");
+    Env e = make_env("mtdata", {"sh", "-c", "cat /x/seen; cat /proc/self/mountinfo"});
+    e.b.spec.mounts.push_back(
+        test::mount_entry("/x", "bind", dir, {"bind", "mode=755", "size=1k"}));
+    e.b.spec.mounts.push_back(test::mount_entry("rel", "tmpfs", "tmpfs", {}));
+    e.b.spec.linux_->masked_paths.push_back("/proc/timer_list");
+    e.b.spec.linux_->masked_paths.push_back("/proc/timer_list");
+    auto o = test::run(e);
+    Env f = make_env("mtdata2", {"true"});
+    f.b.spec.mounts.push_back(test::mount_entry("/x", "bind", dir, {"bind", "noexce"}));
+    auto bad = test::run(f);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "yes\n"), "%s", o.out.c_str());
+    cr_assert(find_mount(o.out, "/rel").found, "%s", o.out.c_str());
+    size_t masks = 0;
+    std::istringstream in(o.out);
+    std::string line;
+    while (std::getline(in, line))
+        if (contains(line, " /proc/timer_list ")) masks++;
+    cr_assert_eq(masks, 1u, "%s", o.out.c_str());
+    cr_assert_eq(bad.status, 1);
+    cr_assert(contains(bad.err, "mounts[") && contains(bad.err, "unknown mount option \"noexce\""),
+              "%s", bad.err.c_str());
+}
+
+// runc: a tmpfs without mode= takes the mode of the directory it covers; one
+// on a directory the runtime makes has tmpfs's 1777.
+Test(mounts, runc_tmpfs_takes_the_mode_of_its_mount_point) {
+    Env e = make_env("mtmode", {"sh", "-c", "stat -c '%a %n' /tm /tnew"});
+    cr_assert(::mkdir((e.b.rootfs + "/tm").c_str(), 0711) == 0);
+    ::chmod((e.b.rootfs + "/tm").c_str(), 0711);
+    e.b.spec.mounts.push_back(test::mount_entry("/tm", "tmpfs", "tmpfs", {"nosuid"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/tnew", "tmpfs", "tmpfs", {}));
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "711 /tm\n"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "1777 /tnew\n"), "%s", o.out.c_str());
+}
+
+// runc (securejoin's MkdirAll in the root): a destination through a dangling
+// symlink is made where the symlink leads, inside the rootfs, never outside
+// it (an absolute target and a relative one climbing past the root).
+Test(mounts, runc_destination_through_a_dangling_symlink_is_made_in_the_rootfs) {
+    Env e = make_env("mtdang", {"sh", "-c", "cat /proc/self/mountinfo"});
+    std::string outside = "/oci-run-test-dangling-" + std::to_string(::getpid());
+    cr_assert(::symlink((outside + "/deep").c_str(), (e.b.rootfs + "/y").c_str()) == 0);
+    cr_assert(::symlink(("../../.." + outside + "-rel").c_str(), (e.b.rootfs + "/w").c_str()) == 0);
+    e.b.spec.mounts.push_back(test::mount_entry("/y/z", "tmpfs", "tmpfs", {}));
+    e.b.spec.mounts.push_back(test::mount_entry("/w/v", "tmpfs", "tmpfs", {}));
+    auto o = test::run(e);
+    bool made = test::exists(e.b.rootfs + outside + "/deep/z") &&
+                test::exists(e.b.rootfs + outside + "-rel/v");
+    bool escaped = test::exists(outside) || test::exists(outside + "-rel");
+    cleanup_all();
+    ::rmdir((outside + "/deep/z").c_str());
+    cr_assert(!escaped, "a directory was made outside the rootfs");
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(made, "the symlinks' targets were not made in the rootfs");
+    cr_assert(find_mount(o.out, outside + "/deep/z").found, "%s", o.out.c_str());
+    cr_assert(find_mount(o.out, outside + "-rel/v").found, "%s", o.out.c_str());
+}
+
+// runc's finalizeRootfs: "ro" on a /dev tmpfs is applied after its device
+// nodes, links, submounts and console are made; the submounts keep their
+// own flags.
+Test(mounts, runc_read_only_dev_after_its_submounts) {
+    Env e = make_env("mtdevro",
+                     {"sh", "-c",
+                      "cat /proc/self/mountinfo; touch /dev/zz 2>&1; touch /dev/shm/ok && echo "
+                      "shm-ok; echo x > /dev/null && echo null-ok; ls /dev/pts/ptmx"});
+    for (auto &m : e.b.spec.mounts)
+        if (m.destination == "/dev") m.options.push_back("ro");
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    MountLine dev = find_mount(o.out, "/dev"), shm = find_mount(o.out, "/dev/shm");
+    cr_assert(contains(dev.opts, ",ro,"), "%s", o.out.c_str());
+    cr_assert(contains(shm.opts, ",rw,"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "Read-only file system"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "shm-ok\n") && contains(o.out, "null-ok\n"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "/dev/pts/ptmx"), "%s", o.out.c_str());
+}
+
+// runc's recursive atime options ratime, rnostrictatime and rrelatime (the
+// atime field is one of three values; clearing one leaves relatime), and a
+// bind's "suid", "dev" and "exec" clearing what the source has; in a user
+// namespace the source's flags are locked by the kernel and stay (as runc
+// keeps them), and the container still starts.
+Test(mounts, runc_bind_clears_flags_and_recursive_atime) {
+    test::Output o, ou;
+    {
+        HostTmpfs noatime("mtna", "noatime"), strict("mtst", "strictatime,nosuid,nodev,noexec");
+        Env e = make_env("mtflags", {"cat", "/proc/self/mountinfo"});
+        e.b.spec.mounts.push_back(
+            test::mount_entry("/na", "bind", noatime.dir, {"rbind", "ratime"}));
+        e.b.spec.mounts.push_back(
+            test::mount_entry("/nr", "bind", noatime.dir, {"rbind", "rrelatime"}));
+        e.b.spec.mounts.push_back(test::mount_entry(
+            "/ns", "bind", strict.dir, {"rbind", "rnostrictatime", "suid", "dev", "exec"}));
+        o = test::run(e);
+        Env u = make_env("mtflagsu", {"cat", "/proc/self/mountinfo"});
+        test::use_user_namespace(u);
+        cr_assert(::mkdir((u.b.rootfs + "/ns").c_str(), 0755) == 0);
+        u.b.spec.mounts.push_back(
+            test::mount_entry("/ns", "bind", strict.dir, {"rbind", "suid", "dev", "exec"}));
+        ou = test::run(u);
+        cleanup_all();
+    } // the host's tmpfs mounts are gone before any assertion
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    MountLine na = find_mount(o.out, "/na"), nr = find_mount(o.out, "/nr"),
+              ns = find_mount(o.out, "/ns");
+    cr_assert(contains(na.opts, ",relatime,"), "ratime: %s", na.opts.c_str());
+    cr_assert(contains(nr.opts, ",relatime,"), "rrelatime: %s", nr.opts.c_str());
+    cr_assert(contains(ns.opts, ",relatime,"), "rnostrictatime: %s", ns.opts.c_str());
+    for (const char *flag : {",nosuid,", ",nodev,", ",noexec,"})
+        cr_assert(!contains(ns.opts, flag), "%s still on: %s", flag, ns.opts.c_str());
+    cr_assert_eq(ou.status, 0, "user namespace: %s", ou.err.c_str());
+    MountLine locked = find_mount(ou.out, "/ns");
+    for (const char *flag : {",nosuid,", ",nodev,", ",noexec,"})
+        cr_assert(contains(locked.opts, flag), "%s (locked) was lost: %s", flag,
+                  locked.opts.c_str());
+}

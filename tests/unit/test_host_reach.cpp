@@ -104,6 +104,10 @@ Test(host_reach, final_attributes_follow_the_order_of_application) {
     cr_assert(readonly_after({"bind", "rw"}, true, true));
     cr_assert(!readonly_after({"bind", "nosuid"}, true, true));
     cr_assert(readonly_after({"bind"}, true, true));
+    // Clearing nosuid, nodev, noexec or nosymfollow is a remount, which sets
+    // read-only as given (as runc 1.2's cleared flags).
+    cr_assert(!readonly_after({"bind", "dev"}, true, true));
+    cr_assert(readonly_after({"bind", "suid", "ro"}, false, true));
 }
 
 // ---- mount_ways: the other ways to a rule's object -----------------------

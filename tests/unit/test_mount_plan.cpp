@@ -3,6 +3,7 @@
 #include "runtime/mount_plan.hpp"
 #include "unit_support.hpp"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -148,4 +149,34 @@ Test(mount_plan, description_for_debug) {
     cr_assert(d.rfind("0 isolate rootfs\n1 mount mounts[0] /proc (proc from proc)\n", 0) == 0, "%s",
               d.c_str());
     cr_assert(d.find(" pivot MS_MOVE + chroot\n") != std::string::npos, "%s", d.c_str());
+}
+
+// "ro" on the /dev tmpfs is a dev-readonly step at the end (after the
+// policy's steps, before the root's), the /dev mount itself writable until
+// then; a masked path listed twice is one step; key=value data on a bind
+// is passed on.
+Test(mount_plan, read_only_dev_duplicate_masks_and_bind_data) {
+    oci::Spec s = base_spec();
+    for (auto &m : s.mounts)
+        if (m.destination == "/dev") m.options.push_back("ro");
+    s.root->readonly = true;
+    s.linux_->masked_paths.push_back(s.linux_->masked_paths.front());
+    s.mounts.push_back(mnt("/x", "bind", "/src", {"bind", "mode=755", "size=1k"}));
+    auto p = plan(s);
+    size_t dev = index_of(p, MountOpKind::mount, "/dev");
+    size_t dev_ro = index_of(p, MountOpKind::dev_readonly, "/dev");
+    cr_assert(!(p[dev].options.flags & MS_RDONLY), "the /dev mount is made read-only at once");
+    cr_assert(index_of(p, MountOpKind::pivot) < dev_ro);
+    cr_assert_eq(dev_ro + 1, index_of(p, MountOpKind::root_readonly));
+    const std::string first = s.linux_->masked_paths.front();
+    cr_assert_eq(std::count_if(p.begin(), p.end(),
+                               [&](const MountOp &o) {
+                                   return o.kind == MountOpKind::mask && o.dest == first;
+                               }),
+                 1);
+    unit::expect_eq(p[index_of(p, MountOpKind::mount, "/x")].options.data, "mode=755,size=1k");
+    // Without "ro", no such step.
+    auto q = plan(base_spec());
+    cr_assert(std::none_of(q.begin(), q.end(),
+                           [](const MountOp &o) { return o.kind == MountOpKind::dev_readonly; }));
 }
