@@ -726,9 +726,17 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     std::vector<Fd> listeners; // the init's sockets for the network helper
     while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
                    msg->type == sync::Msg::listener || msg->type == sync::Msg::fs_rule ||
-                   msg->type == sync::Msg::fs_way || msg->type == sync::Msg::fs_made)) {
-        if (msg->type == sync::Msg::fs_rule || msg->type == sync::Msg::fs_way ||
-            msg->type == sync::Msg::fs_made) {
+                   msg->type == sync::Msg::fs_way || msg->type == sync::Msg::fs_made ||
+                   msg->type == sync::Msg::time_offsets)) {
+        if (msg->type == sync::Msg::time_offsets) {
+            // The init's new time namespace, before anything entered it.
+            std::string file = "/proc/" + std::to_string(pid) + "/timens_offsets";
+            if (auto r = write_existing_file(file, time_offsets_text(spec), "linux.timeOffsets");
+                !r)
+                return abort_child(r.error());
+            if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
+        } else if (msg->type == sync::Msg::fs_rule || msg->type == sync::Msg::fs_way ||
+                   msg->type == sync::Msg::fs_made) {
             if (auto r = record_fs_note(rec, *msg); !r) return abort_child(r.error());
         } else if (msg->type == sync::Msg::listener) {
             listeners.emplace_back(msg->fd);

@@ -6,6 +6,7 @@
 #include "fs_policy.hpp"
 #include "hooks.hpp"
 #include "mount_api.hpp"
+#include "namespaces.hpp"
 #include "netlink.hpp"
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
@@ -68,12 +69,19 @@ Status join_namespaces(const InitConfig &cfg) {
 Status enter_time_namespace(const InitConfig &cfg) {
     if (!cfg.new_timens) return {};
     if (::unshare(CLONE_NEWTIME) < 0) return fail_errno("unshare time namespace");
-    std::string offsets;
-    for (const auto &[clock, off] : cfg.spec->linux_->time_offsets)
-        offsets +=
-            clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) + "\n";
-    if (!offsets.empty())
+    std::string offsets = time_offsets_text(*cfg.spec);
+    if (!offsets.empty() && cfg.in_userns) {
+        // This process is not dumpable: its /proc files belong to the host's
+        // root, whom the runtime is (the kernel checks CAP_SYS_TIME in the
+        // namespace's owner, which the host's root has).
+        OCI_CHECK(sync::send(cfg.sync_fd, sync::Msg::time_offsets));
+        auto r = sync::receive(cfg.sync_fd, "the runtime");
+        if (!r) return forward(std::move(r.error()), "linux.timeOffsets");
+        if (r->type != sync::Msg::proceed)
+            return fail("linux.timeOffsets: sync: unexpected answer from the runtime");
+    } else if (!offsets.empty()) {
         OCI_CHECK(write_existing_file("/proc/self/timens_offsets", offsets, "linux.timeOffsets"));
+    }
     int ns = ::open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
     if (ns < 0) return fail_errno("open /proc/self/ns/time_for_children");
     int r = ::setns(ns, CLONE_NEWTIME);

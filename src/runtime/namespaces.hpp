@@ -5,6 +5,8 @@
 
 #include <sched.h>
 
+#include <string>
+
 namespace ocirun {
 
 inline int clone_flag(oci::NsType t) {
@@ -50,6 +52,15 @@ inline const char *ns_flag_name(int flag) {
         return "time";
     }
     return "unknown";
+}
+
+// linux.timeOffsets as /proc/PID/timens_offsets takes them, one
+// "clock secs nanosecs" line each ("" when there are none).
+inline std::string time_offsets_text(const oci::Spec &spec) {
+    std::string out;
+    for (const auto &[clock, off] : spec.linux_->time_offsets)
+        out += clock + " " + std::to_string(off.secs) + " " + std::to_string(off.nanosecs) + "\n";
+    return out;
 }
 
 } // namespace ocirun
