@@ -18,11 +18,14 @@
 
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <linux/nsfs.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,7 +61,9 @@ Status wait_for_parent(const InitConfig &cfg) {
 
 Status join_namespaces(const InitConfig &cfg) {
     for (auto [fd, type] : cfg.join_ns)
-        if (::setns(fd, type) < 0) return fail_errno("setns " + std::to_string(type));
+        if (::setns(fd, type) < 0)
+            return fail_errno(std::string("linux.namespaces: join the ") + ns_flag_name(type) +
+                              " namespace");
     return {};
 }
 
@@ -497,12 +502,55 @@ void run_init(const InitConfig &cfg) {
     ::_exit(127);
 }
 
-void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, unsigned long flags) {
+namespace {
+
+// Whether the namespace `fd` belongs to the user namespace `target` or to
+// one below it (where the root of `target` holds capabilities over it).
+bool owned_within(int fd, const struct stat &target) {
+    int cur = ::ioctl(fd, NS_GET_USERNS);
+    for (int depth = 0; cur >= 0 && depth < 33; depth++) {
+        struct stat st;
+        bool match =
+            ::fstat(cur, &st) == 0 && st.st_ino == target.st_ino && st.st_dev == target.st_dev;
+        if (match) {
+            ::close(cur);
+            return true;
+        }
+        int up = ::ioctl(cur, NS_GET_PARENT);
+        ::close(cur);
+        cur = up;
+    }
+    if (cur >= 0) ::close(cur);
+    return false;
+}
+
+} // namespace
+
+void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long flags) {
     auto die = [&](const Error &e) {
-        sync::send_error(cfg.sync_fd, e);
+        sync::send_error(given.sync_fd, e);
         ::_exit(1);
     };
     if (auto r = set_death_signal(SIGKILL); !r) die(r.error());
+    // A namespace joined by path that the joined user namespace does not own
+    // (a network namespace a pod's parent made): once in that user
+    // namespace this process holds no capability over it, so it is joined
+    // now, as the host's root; the others after, in the init.
+    InitConfig cfg = given;
+    struct stat target;
+    if (::fstat(userns_fd, &target) < 0)
+        die(Error{errno, "linux.namespaces: stat the user namespace"});
+    std::vector<std::pair<int, int>> later;
+    for (auto [fd, type] : cfg.join_ns) {
+        if (owned_within(fd, target)) {
+            later.push_back({fd, type});
+            continue;
+        }
+        if (::setns(fd, type) < 0)
+            die(Error{errno, std::string("linux.namespaces: join the ") + ns_flag_name(type) +
+                                 " namespace (not owned by the joined user namespace)"});
+    }
+    cfg.join_ns = std::move(later);
     if (::setns(userns_fd, CLONE_NEWUSER) < 0)
         die(Error{errno, "linux.namespaces: join the user namespace"});
     ::close(userns_fd);

@@ -637,6 +637,55 @@ Test(lifecycle, user_namespace_joined_by_path) {
                  "out: %s (holder's %s)", o.out.c_str(), link);
 }
 
+// A user namespace joined by path together with a network namespace joined
+// by path that another user namespace owns (the host's here, as a network a
+// pod's parent made): the runtime joins that one before the user namespace,
+// where it would hold no capability over it (issue 21; the ordering runc's
+// nsexec keeps).
+Test(lifecycle, network_namespace_of_another_owner_with_a_joined_user_namespace) {
+    Env a = make_env("userhold2", {"sleep", "30"});
+    test::use_user_namespace(a);
+    a.b.save();
+    chmod(a.b.dir.c_str(), 0755);
+    auto ca = create(a);
+    long holder = state_of(a.root, a.id).pid;
+    std::string userns = "/proc/" + std::to_string(holder) + "/ns/user";
+    int ready[2];
+    cr_assert(::pipe(ready) == 0);
+    pid_t net = ::fork();
+    if (net == 0) {
+        char ok = ::unshare(CLONE_NEWNET) == 0 ? 'y' : 'n';
+        (void)!::write(ready[1], &ok, 1);
+        ::pause();
+        ::_exit(0);
+    }
+    char ok = 0;
+    (void)!::read(ready[0], &ok, 1);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    std::string netns = "/proc/" + std::to_string(net) + "/ns/net";
+    char link[128] = "";
+    ssize_t ln = readlink(netns.c_str(), link, sizeof link - 1);
+    if (ln > 0) link[ln] = '\0';
+    Env b = make_env("netjoin", {"sh", "-c", "readlink /proc/self/ns/net; id -u"});
+    b.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, userns});
+    for (auto &n : b.b.spec.linux_->namespaces)
+        if (n.type == ocirun::oci::NsType::network) n.path = netns;
+    if (!b.b.spec.linux_->find_namespace(ocirun::oci::NsType::network))
+        b.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::network, netns});
+    b.b.save();
+    chmod(b.b.dir.c_str(), 0755);
+    auto o = run(b);
+    ::kill(net, SIGKILL);
+    ::waitpid(net, nullptr, 0);
+    cleanup_all();
+    cr_assert_eq(ok, 'y', "unshare a network namespace");
+    cr_assert_eq(ca.status, 0, "create A: %s", ca.err.c_str());
+    cr_assert_eq(o.status, 0, "run B: %s", o.err.c_str());
+    cr_assert_eq(words(o.out), (std::vector<std::string>{link, "0"}), "out: %s (holder's %s)",
+                 o.out.c_str(), link);
+}
+
 // A user namespace path that is not a user namespace: one line, nothing left.
 Test(lifecycle, user_namespace_path_of_wrong_type) {
     Env e = make_env("userbad", {"true"});
