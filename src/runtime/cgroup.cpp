@@ -455,7 +455,8 @@ bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs)
     bool v2;
     std::string d = freezer_dir(host, dirs, v2);
     if (d.empty()) return false;
-    if (!v2) return read_trimmed(d + "/freezer.state") == "FROZEN";
+    // FREEZING counts: a process joining now would be frozen too.
+    if (!v2) return read_trimmed(d + "/freezer.state") != "THAWED";
     return read_trimmed(d + "/cgroup.freeze") == "1";
 }
 
@@ -463,22 +464,30 @@ Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
     bool v2;
     std::string d = freezer_dir(host, dirs, v2);
     if (d.empty()) return fail("no freezer: the container has no cgroup with a freezer");
+    // Up to 10 s (a loaded host takes a while to stop every task), waiting
+    // 1 ms, then 10 ms between looks.
+    auto wait = [](int i) { sleep_ms(i < 100 ? 1 : 10); };
+    constexpr int kLooks = 1000;
     if (!v2) {
         const char *want = frozen ? "FROZEN" : "THAWED";
-        for (int i = 0; i < 1000; i++) {
+        for (int i = 0; i < kLooks; i++) {
             OCI_CHECK(write_file(d + "/freezer.state", want, "freezer.state"));
             if (read_trimmed(d + "/freezer.state") == want) return {};
-            sleep_ms(1);
+            wait(i);
         }
-        return fail("freezer.state: " + d + " did not become " + want);
+        // Not left half frozen (FREEZING holds whatever joins it): as runc,
+        // a freeze that does not complete is undone.
+        if (frozen) (void)write_file(d + "/freezer.state", "THAWED", "freezer.state");
+        return fail_code(EBUSY, "freezer.state: " + d + " did not become " + want);
     }
     OCI_CHECK(write_file(d + "/cgroup.freeze", frozen ? "1" : "0", "cgroup.freeze"));
     std::string want = std::string("frozen ") + (frozen ? "1" : "0");
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < kLooks; i++) {
         if (read_trimmed(d + "/cgroup.events").find(want) != std::string::npos) return {};
-        sleep_ms(1);
+        wait(i);
     }
-    return fail("cgroup.freeze: " + d + " did not report " + want);
+    if (frozen) (void)write_file(d + "/cgroup.freeze", "0", "cgroup.freeze");
+    return fail_code(EBUSY, "cgroup.freeze: " + d + " did not report " + want);
 }
 
 std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,

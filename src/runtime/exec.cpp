@@ -405,12 +405,23 @@ Result<int> exec_in_container(const ExecOptions &o) {
     if (mid == 0) {
         ::close(dir.fd());
         ::close(sv[0]);
+        // Into a frozen cgroup it would stop where it is, and its copy of
+        // the container's lock (this flock'ed fd, closed just above) would
+        // hold resume off for good: it says so first.
+        if (paused && !sync::send(c.sync_fd, sync::Msg::ready)) ::_exit(1);
         exec_intermediate(c);
     }
     theirs.reset();
     console.reset();
     ns_fds.clear();
     pidns.reset();
+    if (paused) {
+        auto unlocked = sync::receive(ours.get(), "exec");
+        if (!unlocked || unlocked->type != sync::Msg::ready) {
+            kill_and_reap(mid);
+            return fail("exec: sync: the intermediate did not start");
+        }
+    }
     fault_point("exec:cloned");
     // process.execCPUAffinity.initial: where the intermediate runs until it
     // is in the container's cgroup (runtime-spec 1.2.1).
