@@ -543,8 +543,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         // report mode the container runs without it (and so without a way out).
         if (!host_facts.privileged) policy.net.publish.clear();
     }
-    std::vector<MountOp> mount_plan =
-        OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr}));
+    std::vector<MountOp> mount_plan = OCI_TRY(plan_mounts(
+        spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr, user_ns_fd >= 0}));
     struct PlanFds {
         std::vector<MountOp> &plan;
         ~PlanFds() { close_plan_fds(plan); }
@@ -566,7 +566,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     }
     cfg.reach_guards = &reach_guard;
     cfg.rootfs_fd = rootfs_fd.get();
-    OCI_CHECK(make_idmap_namespaces(mount_plan));
+    OCI_CHECK(make_idmap_namespaces(mount_plan, user_ns_fd));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
     cfg.lock_mounts = policy.masks();

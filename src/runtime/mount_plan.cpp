@@ -104,7 +104,10 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
                 return fail(what + ": uidMappings and gidMappings go together");
             o.idmap_uids = m.uid_mappings.empty() ? lx.uid_mappings : m.uid_mappings;
             o.idmap_gids = m.gid_mappings.empty() ? lx.gid_mappings : m.gid_mappings;
-            if (o.idmap_uids.empty() || o.idmap_gids.empty())
+            // In a user namespace joined by path, that namespace's own
+            // mapping (make_idmap_namespaces uses it).
+            bool joined = facts.joined_userns && m.uid_mappings.empty();
+            if (!joined && (o.idmap_uids.empty() || o.idmap_gids.empty()))
                 return fail(what + ": idmap without uidMappings needs the container's user "
                                    "namespace mappings");
             o.options.idmap = true;
@@ -205,9 +208,36 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     return plan;
 }
 
-Status make_idmap_namespaces(std::vector<MountOp> &plan) {
+namespace {
+
+// The detached, idmapped copy of the object open_bind_sources opened (and
+// the checks saw), mapped through `userns`, with every option in the order
+// the checks assumed (host_reach.cpp).
+Status idmap_copy(MountOp &op, int userns) {
+    if (op.source_fd < 0) return fail(op.what + ": idmap: the source was not opened");
+    Fd tree = OCI_TRY(clone_mount(op.source_fd, op.options.recursive, op.what));
+    struct mount_attr a {};
+    a.attr_set = MOUNT_ATTR_IDMAP;
+    a.userns_fd = static_cast<uint64_t>(userns);
+    if (::mount_setattr(tree.get(), "",
+                        AT_EMPTY_PATH | (op.options.idmap_recursive ? AT_RECURSIVE : 0), &a,
+                        sizeof a) < 0)
+        return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " +
+                          op.source + " support idmapped mounts?)");
+    OCI_CHECK(apply_attr_plan(tree.get(), attr_plan(op.options), op.what));
+    op.idmap_tree_fd = tree.release();
+    return {};
+}
+
+} // namespace
+
+Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns) {
     for (MountOp &op : plan) {
         if (op.kind != MountOpKind::mount || !op.options.idmap) continue;
+        if (op.idmap_uids.empty() && joined_userns >= 0) {
+            OCI_CHECK(idmap_copy(op, joined_userns));
+            continue;
+        }
         int go[2];
         if (::pipe2(go, O_CLOEXEC) < 0) return fail_errno(op.what + ": idmap: pipe");
         pid_t child = static_cast<pid_t>(
@@ -241,20 +271,7 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan) {
         while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
         }
         if (!st) return forward(std::move(st.error()), op.what + ": idmap");
-        // A copy of the object open_bind_sources opened and the checks saw.
-        if (op.source_fd < 0) return fail(op.what + ": idmap: the source was not opened");
-        Fd tree = OCI_TRY(clone_mount(op.source_fd, op.options.recursive, op.what));
-        struct mount_attr a {};
-        a.attr_set = MOUNT_ATTR_IDMAP;
-        a.userns_fd = static_cast<uint64_t>(userns.get());
-        if (::mount_setattr(tree.get(), "",
-                            AT_EMPTY_PATH | (op.options.idmap_recursive ? AT_RECURSIVE : 0), &a,
-                            sizeof a) < 0)
-            return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " +
-                              op.source + " support idmapped mounts?)");
-        // Every option, in the order the checks assumed (host_reach.cpp).
-        OCI_CHECK(apply_attr_plan(tree.get(), attr_plan(op.options), op.what));
-        op.idmap_tree_fd = tree.release();
+        OCI_CHECK(idmap_copy(op, userns.get()));
     }
     return {};
 }

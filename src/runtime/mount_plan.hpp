@@ -68,6 +68,8 @@ struct MountFacts {
     bool in_userns = false; // devices are bound from the host, not made
     bool no_pivot = false;
     const SandboxPolicy *policy = nullptr; // dev.ocirun.* paths, or none
+    bool joined_userns = false; // a user namespace joined by path: an idmap without
+                                // mappings uses it (its mappings are not in config.json)
 };
 
 // The plan; errors name the field: an unknown option on a bind mount, an
@@ -84,7 +86,9 @@ std::string describe_plan(const std::vector<MountOp> &plan);
 // the runtime's own namespaces (where it has the privilege to), a detached
 // copy of the source with that idmapping and the mount's flags; the init
 // only attaches it. Runtime side, before the init.
-Status make_idmap_namespaces(std::vector<MountOp> &plan);
+// `joined_userns`: the fd of a user namespace joined by path, the idmapping
+// of idmap mounts without mappings of their own (-1 when none).
+Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns = -1);
 
 // Each bind's source_fd (runtime side, before the checks); an error names the
 // mount and the source.

@@ -497,3 +497,31 @@ Test(mounts, runc_bind_clears_flags_and_recursive_atime) {
         cr_assert(contains(locked.opts, flag), "%s (locked) was lost: %s", flag,
                   locked.opts.c_str());
 }
+
+// An idmap bind in a container that joins a user namespace by path (a pod
+// member): with no mappings of its own it is mapped through that namespace
+// (its mappings are not in config.json), so a host file of uid 0 is the
+// container's root's (issue 21).
+Test(mounts, idmapped_bind_in_a_joined_user_namespace) {
+    std::string dir = test::track_dir(test::make_temp_dir("mtidj"));
+    ::chmod(dir.c_str(), 0755);
+    test::write_file(dir + "/f", "data\n");
+    Env a = make_env("mtidjh", {"sleep", "30"});
+    test::use_user_namespace(a);
+    a.b.save();
+    auto ca = test::create(a);
+    std::string userns = "/proc/" + std::to_string(test::state_of(a.root, a.id).pid) + "/ns/user";
+    Env b = make_env("mtidj", {"sh", "-c", "stat -c '%u %g' /m/f /n/f; id -u"});
+    b.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, userns});
+    ::mkdir((b.b.rootfs + "/m").c_str(), 0755);
+    ::mkdir((b.b.rootfs + "/n").c_str(), 0755);
+    b.b.spec.mounts.push_back(test::mount_entry("/m", "bind", dir, {"bind", "idmap"}));
+    b.b.spec.mounts.push_back(test::mount_entry("/n", "bind", dir, {"bind"}));
+    b.b.save();
+    ::chmod(b.b.dir.c_str(), 0755);
+    auto o = test::run(b);
+    cleanup_all();
+    cr_assert_eq(ca.status, 0, "create the holder: %s", ca.err.c_str());
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "0 0\n65534 65534\n0\n");
+}
