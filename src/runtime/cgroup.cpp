@@ -113,7 +113,7 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         std::string dir = dir_for(w);
         if (dir.empty()) return fail(w.field + ": no cgroup hierarchy for " + w.file);
         if (w.file == kDeviceProgram) {
-            OCI_CHECK(attach_device_program(w.device_rules, dir));
+            OCI_CHECK(attach_device_program(w.device_rules, dir, w.replace_programs));
             continue;
         }
         std::string file = dir + "/" + w.file;

@@ -389,6 +389,50 @@ const Hierarchy *hierarchy_for(const CgroupWrite &w, const CgroupHost &host) {
     return w.controller.empty() ? host.unified() : host.for_controller(w.controller);
 }
 
+Result<std::vector<CgroupWrite>> plan_device_update(const std::vector<oci::DeviceRule> &current,
+                                                    const std::vector<oci::DeviceRule> &target,
+                                                    const CgroupHost &host) {
+    Planner now(host), next(host);
+    OCI_CHECK(plan_devices(now, current));
+    OCI_CHECK(plan_devices(next, target));
+    if (next.out.size() == 1 && next.out[0].file == kDeviceProgram) {
+        next.out[0].replace_programs = true;
+        return std::move(next.out);
+    }
+    // v1: "deny a" then allows only, on both sides?
+    auto deny_all_then_allows = [](const std::vector<CgroupWrite> &w) {
+        if (w.empty() || w[0].file != "devices.deny" || w[0].value != "a") return false;
+        for (size_t i = 1; i < w.size(); i++)
+            if (w[i].file != "devices.allow") return false;
+        return true;
+    };
+    if (!deny_all_then_allows(now.out) || !deny_all_then_allows(next.out))
+        return std::move(next.out);
+    std::vector<CgroupWrite> out;
+    auto has = [](const std::vector<CgroupWrite> &w, const std::string &value) {
+        for (size_t i = 1; i < w.size(); i++)
+            if (w[i].value == value) return true;
+        return false;
+    };
+    for (size_t i = 1; i < next.out.size(); i++)
+        if (!has(now.out, next.out[i].value)) out.push_back(next.out[i]);
+    // An entry dropped: denied as it was allowed (v1 removes it from the
+    // list), then what the target allows of the same node again.
+    bool dropped = false;
+    for (size_t i = 1; i < now.out.size(); i++)
+        if (!has(next.out, now.out[i].value)) {
+            CgroupWrite d = now.out[i];
+            d.file = "devices.deny";
+            d.field = std::string(kRes) + "devices (a rule the update drops)";
+            out.push_back(std::move(d));
+            dropped = true;
+        }
+    if (dropped)
+        for (size_t i = 1; i < next.out.size(); i++)
+            out.push_back(next.out[i]);
+    return out;
+}
+
 Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host) {
     Planner p(host);
     OCI_CHECK(plan_devices(p, r.devices));

@@ -25,6 +25,7 @@ struct CgroupWrite {
     bool retry_after_next = false;
     // file == kDeviceProgram: attach these rules as the v2 eBPF device program
     std::vector<oci::DeviceRule> device_rules;
+    bool replace_programs = false; // and detach the ones attached before (update)
 };
 
 // The pseudo file of the v2 device program (runtime/device_filter.hpp).
@@ -33,6 +34,17 @@ inline constexpr const char *kDeviceProgram = "<eBPF device program>";
 // linux.devices adds nodes, not rules: a device resources.devices denies
 // stays denied (as runc).
 Result<std::vector<CgroupWrite>> plan_resources(const oci::Resources &r, const CgroupHost &host);
+
+// update's device rules, from `current` (what create applied) to `target`:
+// on v2 a new program that replaces the old (attached first, then the old
+// detached: for a moment both hold, never neither); on v1, where both lists
+// start by denying everything and then only allow (the shape clients send),
+// the new entries are allowed first and the dropped ones denied after, so
+// a device in both stays usable throughout; any other shape is written
+// whole, deny-all first, as create does.
+Result<std::vector<CgroupWrite>> plan_device_update(const std::vector<oci::DeviceRule> &current,
+                                                    const std::vector<oci::DeviceRule> &target,
+                                                    const CgroupHost &host);
 
 // Whether `r` sets cpu.cpus or cpu.mems (the container then needs a cpuset
 // cgroup of its own: runtime/cgroup.hpp v1_cpuset_only).

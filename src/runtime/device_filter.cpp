@@ -94,7 +94,7 @@ std::vector<struct bpf_insn> device_program(const std::vector<oci::DeviceRule> &
 }
 
 Status attach_device_program(const std::vector<oci::DeviceRule> &rules,
-                             const std::string &cgroup_dir) {
+                             const std::string &cgroup_dir, bool replace) {
     std::vector<struct bpf_insn> prog = device_program(rules);
     static char license[] = "Apache-2.0";
     auto load = [&](char *log, uint32_t size) {
@@ -127,6 +127,30 @@ Status attach_device_program(const std::vector<oci::DeviceRule> &rules,
     }
     Fd cg(::open(cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!cg.valid()) return fail_errno("linux.resources.devices: open " + cgroup_dir);
+    // What is attached now, to detach once the new program holds.
+    std::vector<Fd> before;
+    if (replace) {
+        uint32_t ids[64] = {};
+        union bpf_attr q;
+        std::memset(&q, 0, sizeof q);
+        q.query.target_fd = static_cast<uint32_t>(cg.get());
+        q.query.attach_type = BPF_CGROUP_DEVICE;
+        q.query.prog_ids = reinterpret_cast<uint64_t>(ids);
+        q.query.prog_cnt = 64;
+        if (::syscall(SYS_bpf, BPF_PROG_QUERY, &q, sizeof q) < 0)
+            return fail_errno("linux.resources.devices: query the device programs of " +
+                              cgroup_dir);
+        for (uint32_t i = 0; i < q.query.prog_cnt && i < 64; i++) {
+            union bpf_attr g;
+            std::memset(&g, 0, sizeof g);
+            g.prog_id = ids[i];
+            Fd old(static_cast<int>(::syscall(SYS_bpf, BPF_PROG_GET_FD_BY_ID, &g, sizeof g)));
+            if (!old.valid())
+                return fail_errno("linux.resources.devices: open device program " +
+                                  std::to_string(ids[i]) + " of " + cgroup_dir);
+            before.push_back(std::move(old));
+        }
+    }
     union bpf_attr attach;
     std::memset(&attach, 0, sizeof attach);
     attach.target_fd = static_cast<uint32_t>(cg.get());
@@ -136,6 +160,16 @@ Status attach_device_program(const std::vector<oci::DeviceRule> &rules,
     if (::syscall(SYS_bpf, BPF_PROG_ATTACH, &attach, sizeof attach) < 0)
         return fail_errno("linux.resources.devices: attach the eBPF device program to " +
                           cgroup_dir);
+    for (const Fd &old : before) {
+        union bpf_attr d;
+        std::memset(&d, 0, sizeof d);
+        d.target_fd = static_cast<uint32_t>(cg.get());
+        d.attach_bpf_fd = static_cast<uint32_t>(old.get());
+        d.attach_type = BPF_CGROUP_DEVICE;
+        if (::syscall(SYS_bpf, BPF_PROG_DETACH, &d, sizeof d) < 0)
+            return fail_errno("linux.resources.devices: detach the previous device program from " +
+                              cgroup_dir);
+    }
     return {};
 }
 

@@ -19,8 +19,10 @@ namespace ocirun {
 // small interpreter).
 std::vector<struct bpf_insn> device_program(const std::vector<oci::DeviceRule> &rules);
 
-// Load the program and attach it to the cgroup directory `cgroup_dir`.
+// Load the program and attach it to the cgroup directory `cgroup_dir`; with
+// `replace`, the device programs attached there before are detached after
+// it (update: for a moment both hold, never neither).
 Status attach_device_program(const std::vector<oci::DeviceRule> &rules,
-                             const std::string &cgroup_dir);
+                             const std::string &cgroup_dir, bool replace = false);
 
 } // namespace ocirun

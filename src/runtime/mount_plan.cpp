@@ -222,8 +222,8 @@ Status idmap_copy(MountOp &op, int userns) {
     if (::mount_setattr(tree.get(), "",
                         AT_EMPTY_PATH | (op.options.idmap_recursive ? AT_RECURSIVE : 0), &a,
                         sizeof a) < 0)
-        return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " +
-                          op.source + " support idmapped mounts?)");
+        return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " + op.source +
+                          " support idmapped mounts?)");
     OCI_CHECK(apply_attr_plan(tree.get(), attr_plan(op.options), op.what));
     op.idmap_tree_fd = tree.release();
     return {};

@@ -68,8 +68,8 @@ struct MountFacts {
     bool in_userns = false; // devices are bound from the host, not made
     bool no_pivot = false;
     const SandboxPolicy *policy = nullptr; // dev.ocirun.* paths, or none
-    bool joined_userns = false; // a user namespace joined by path: an idmap without
-                                // mappings uses it (its mappings are not in config.json)
+    bool joined_userns = false;            // a user namespace joined by path: an idmap without
+                                           // mappings uses it (its mappings are not in config.json)
 };
 
 // The plan; errors name the field: an unknown option on a bind mount, an

@@ -155,16 +155,14 @@ Status update_container(const std::string &root, const std::string &id,
     oci::normalise_pids_limit(delta, spec.oci_version);
     // containerd's runc shim sends the container's whole resources on every
     // UpdateContainerResources, device rules included: the same rules are
-    // no change. Other rules would need the device program replaced.
-    if (!delta.devices.empty()) {
-        bool same =
-            delta.devices.size() == res.devices.size() &&
-            std::equal(delta.devices.begin(), delta.devices.end(), res.devices.begin(), same_rule);
-        if (!same)
-            return fail("update: linux.resources.devices: the rules differ from the container's, "
-                        "and device rules cannot be changed by update");
-    }
+    // no change; other rules replace the container's (as runc).
+    const std::vector<oci::DeviceRule> devices_before = res.devices;
+    bool new_devices =
+        !delta.devices.empty() &&
+        !(delta.devices.size() == res.devices.size() &&
+          std::equal(delta.devices.begin(), delta.devices.end(), res.devices.begin(), same_rule));
     merge_resources(res, delta);
+    if (new_devices) res.devices = delta.devices;
     CgroupHost host = OCI_TRY(detect_cgroup_host());
     OCI_CHECK(check_own_cgroup(host, rec));
     if (delta.memory && delta.memory->limit && *delta.memory->limit > 0 && res.memory &&
@@ -176,11 +174,16 @@ Status update_container(const std::string &root, const std::string &id,
                         " (checkBeforeUpdate)");
     }
     // The whole merged set is written again (the same values are no-ops);
-    // device rules stay as create set them.
+    // device rules only when they change, from what create set.
     oci::Resources apply = res;
     apply.devices.clear();
     auto writes = plan_resources(apply, host);
     if (!writes) return forward(std::move(writes.error()), "update");
+    if (new_devices) {
+        auto dev = plan_device_update(devices_before, res.devices, host);
+        if (!dev) return forward(std::move(dev.error()), "update");
+        writes->insert(writes->begin(), dev->begin(), dev->end());
+    }
     // The new config.json is written before the cgroup is touched and put in
     // place after: on a full --root the update fails with nothing changed,
     // rather than limits applied that the container's record does not show.

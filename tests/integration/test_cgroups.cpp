@@ -6,13 +6,18 @@
 // reason.
 #include "runtime/cgroup.hpp"
 #include "runtime/cgroup_host.hpp"
+#include "runtime/device_filter.hpp"
 #include "support/container_env.hpp"
 #include "support/leftovers.hpp"
 
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
+#include <linux/bpf.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -838,4 +843,70 @@ Test(cgroups, v1_cfs_period_and_quota_under_a_limited_parent) {
     cr_assert_str_eq(period.c_str(), "50000");
     cr_assert_str_eq(quota.c_str(), "25000");
     cr_assert(left.empty(), "%s", left.c_str());
+}
+
+// The v2 device program that update replaces (runtime/device_filter.hpp):
+// on a cgroup v2 directory of ours, a process there may open /dev/null and
+// not /dev/zero; after the replacement the other way round, with one
+// program attached (the old one detached after the new one held).
+Test(cgroups, v2_device_program_is_replaced) {
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *v2 = h.unified();
+    if (!v2) cr_skip_test("no cgroup v2 hierarchy");
+    std::string dir = v2->dir_of(test::cgroup_parent("cgdevbpf"));
+    cr_assert(::mkdir(dir.c_str(), 0755) == 0, "mkdir %s: %s", dir.c_str(), strerror(errno));
+    auto rules = [](int minor) {
+        ocirun::oci::DeviceRule deny, allow;
+        deny.allow = false;
+        deny.access = "rwm";
+        allow.allow = true;
+        allow.type = "c";
+        allow.major = 1;
+        allow.minor = minor;
+        allow.access = "rw";
+        return std::vector<ocirun::oci::DeviceRule>{deny, allow};
+    };
+    // A child in the cgroup that opens both and says which opened.
+    auto try_open = [&]() {
+        int p[2];
+        cr_assert(::pipe(p) == 0);
+        pid_t c = ::fork();
+        if (c == 0) {
+            std::string me = std::to_string(::getpid());
+            int f = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY);
+            bool in = f >= 0 && ::write(f, me.data(), me.size()) > 0;
+            char out[2] = {in && ::open("/dev/null", O_RDONLY) >= 0 ? 'n' : '-',
+                           in && ::open("/dev/zero", O_RDONLY) >= 0 ? 'z' : '-'};
+            (void)!::write(p[1], out, 2);
+            ::_exit(0);
+        }
+        ::close(p[1]);
+        char got[3] = {};
+        (void)!::read(p[0], got, 2);
+        ::close(p[0]);
+        ::waitpid(c, nullptr, 0);
+        return std::string(got);
+    };
+    auto a = ocirun::attach_device_program(rules(3), dir);
+    std::string first = try_open();
+    auto b = ocirun::attach_device_program(rules(5), dir, true);
+    std::string second = try_open();
+    // How many device programs the directory has (BPF_PROG_QUERY).
+    uint32_t count = 99;
+    {
+        int cg = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        union bpf_attr q;
+        std::memset(&q, 0, sizeof q);
+        q.query.target_fd = static_cast<uint32_t>(cg);
+        q.query.attach_type = BPF_CGROUP_DEVICE;
+        if (cg >= 0 && ::syscall(SYS_bpf, BPF_PROG_QUERY, &q, sizeof q) == 0)
+            count = q.query.prog_cnt;
+        if (cg >= 0) ::close(cg);
+    }
+    ::rmdir(dir.c_str());
+    cr_assert(a.has_value(), "%s", a ? "" : a.error().text().c_str());
+    cr_assert(b.has_value(), "%s", b ? "" : b.error().text().c_str());
+    cr_assert_str_eq(first.c_str(), "n-");
+    cr_assert_str_eq(second.c_str(), "-z");
+    cr_assert_eq(count, 1u, "device programs attached after the replacement");
 }

@@ -520,3 +520,40 @@ Test(cgroup_apply, create_enables_controllers_and_undoes_on_failure) {
     expect_eq(enabled, "+pids");
     cr_assert(!left, "the directories made were not removed");
 }
+
+// update's device rules on v1: from deny-all + allows to deny-all + allows,
+// the new entries are allowed first and the dropped ones denied after (no
+// moment without /dev/null); on v2 one program that replaces the old.
+Test(cgroup_plan, device_update_without_a_gap) {
+    oci::DeviceRule deny, fuse;
+    deny.allow = false;
+    deny.access = "rwm";
+    fuse.allow = true;
+    fuse.type = "c";
+    fuse.major = 10;
+    fuse.minor = 229;
+    fuse.access = "rw";
+    auto text = [](const std::vector<CgroupWrite> &w) {
+        std::string out;
+        for (const auto &x : w)
+            out += x.file + "=" + x.value + "\n";
+        return out;
+    };
+    auto add = plan_device_update({deny}, {deny, fuse}, hybrid());
+    cr_assert(add.has_value());
+    expect_eq(text(*add), "devices.allow=c 10:229 rw\n");
+    auto drop = plan_device_update({deny, fuse}, {deny}, hybrid());
+    cr_assert(drop.has_value());
+    std::string d = text(*drop);
+    cr_assert(d.rfind("devices.deny=c 10:229 rw\n", 0) == 0, "%s", d.c_str());
+    cr_assert(d.find("devices.deny=a") == std::string::npos, "a gap: %s", d.c_str());
+    cr_assert(d.find("devices.allow=c 1:3 rwm\n") != std::string::npos, "%s", d.c_str());
+    // Another shape (no deny-all first) is written whole.
+    auto whole = plan_device_update({fuse}, {deny, fuse}, hybrid());
+    cr_assert(whole.has_value());
+    cr_assert(text(*whole).rfind("devices.deny=a\n", 0) == 0, "%s", text(*whole).c_str());
+    auto v2plan = plan_device_update({deny}, {deny, fuse}, v2());
+    cr_assert(v2plan.has_value());
+    cr_assert_eq(v2plan->size(), 1u);
+    cr_assert((*v2plan)[0].replace_programs);
+}
