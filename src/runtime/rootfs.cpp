@@ -511,9 +511,34 @@ Status apply_dev_link(int rootfd, const MountOp &op) {
     return {};
 }
 
+// --no-pivot keeps the old root under the new one, and with it the host's
+// procfs and sysfs mounts: a nested user namespace could then mount a fresh
+// procfs, with none of the masks (the kernel allows that where one is fully
+// visible). Each outside the rootfs is detached first, or, where the kernel
+// will not (locked in a user namespace), covered by an empty tmpfs, which a
+// nested namespace inherits locked, so that it is no longer fully visible
+// (as runc's msMoveRoot).
+Status hide_outside_kernel_filesystems(const std::string &rootfs) {
+    std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
+    // The deepest first: a submount goes before what it is on.
+    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+        const MountEntry &m = *it;
+        if (m.fstype != "proc" && m.fstype != "sysfs") continue;
+        if (path_under(m.point, rootfs)) continue;
+        if (::umount2(m.point.c_str(), MNT_DETACH) == 0) continue;
+        if (errno != EINVAL && errno != EPERM)
+            return fail_errno("--no-pivot: detach " + m.point + " (" + m.fstype + ")");
+        if (::mount("tmpfs", m.point.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "size=4k,mode=555") < 0)
+            return fail_errno("--no-pivot: cover " + m.point + " (" + m.fstype + ")");
+    }
+    return {};
+}
+
 Status pivot(const std::string &rootfs, bool no_pivot) {
     if (::chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
     if (no_pivot) {
+        OCI_CHECK(hide_outside_kernel_filesystems(rootfs));
         if (::mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0)
             return fail_errno("move " + rootfs + " to /");
         if (::chroot(".") < 0) return fail_errno("chroot " + rootfs);

@@ -8,7 +8,11 @@
 // bound and listening, socketpairs, the i386 entry points on x86-64) and
 // prints "NAME=0" or "NAME=ERRNO" per line. `syscall-probe nr N...` calls
 // system call N with zero arguments (`nr32`: the i386 one, on x86-64) and
-// prints "N=ERRNO" (0 when it succeeded).
+// prints "N=ERRNO" (0 when it succeeded). `syscall-probe nestproc DIR`
+// makes a user, mount and PID namespace of its own (root mapped to its
+// uid) and tries to mount a fresh procfs on DIR there, printing
+// "nestproc=ERRNO" (the kernel allows it only where a procfs is fully
+// visible in the mount namespace).
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/vm_sockets.h>
@@ -16,6 +20,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -24,6 +29,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 static void report(const char *name, long r) {
     std::printf("%s=%d\n", name, r < 0 ? errno : 0);
@@ -141,7 +147,39 @@ static void probe_numbers(bool i386, int argc, char **argv) {
     }
 }
 
+static bool write_all(const char *path, const std::string &text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    close(fd);
+    return ok;
+}
+
+static int nested_proc(const char *dir) {
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER) < 0) return std::printf("nestproc_userns=%d\n", errno), 0;
+    if (!write_all("/proc/self/setgroups", "deny"))
+        return std::printf("nestproc_setgroups=%d\n", errno), 0;
+    if (!write_all("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1"))
+        return std::printf("nestproc_uid_map=%d\n", errno), 0;
+    if (!write_all("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1"))
+        return std::printf("nestproc_gid_map=%d\n", errno), 0;
+    if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0)
+        return std::printf("nestproc_unshare=%d\n", errno), 0;
+    pid_t child = fork();
+    if (child == 0) {
+        int r = mount("proc", dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+        std::printf("nestproc=%d\n", r < 0 ? errno : 0);
+        std::fflush(stdout);
+        _exit(0);
+    }
+    if (child > 0) waitpid(child, nullptr, 0);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 2 && std::string(argv[1]) == "nestproc") return nested_proc(argv[2]);
     if (argc > 1 && argv[1][0] == 'n') {
         probe_numbers(argv[1][2] == '3', argc, argv);
         return 0;

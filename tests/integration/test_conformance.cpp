@@ -757,3 +757,35 @@ Test(conformance, runtime_spec_1_3_intel_rdt_and_features) {
     cr_assert(contains(f.out, "\"MPOL_F_NUMA_BALANCING\""), "%s", f.out.c_str());
     cr_assert(contains(f.out, "\"monitoring\": false"), "%s", f.out.c_str());
 }
+
+// runc's msMoveRoot: with --no-pivot the old root stays under the new one,
+// and a nested user namespace could mount a fresh procfs with none of the
+// masks (the kernel allows that where a procfs is fully visible, as the
+// host's would be). The host's procfs and sysfs are detached (or, locked in
+// a user namespace, covered) first: the nested mount is refused, with and
+// without a user namespace, as with pivot_root. (CAP_SETFCAP: mapping root
+// in a new user namespace needs it since Linux 5.12.)
+Test(conformance, runc_no_pivot_gives_no_fresh_procfs_to_a_nested_namespace) {
+    const char *probe = std::getenv("OCI_RUN_SYSCALL_PROBE");
+    if (!probe || ::access(probe, X_OK) != 0) cr_skip_test("no syscall-probe helper");
+    for (bool userns : {false, true})
+        for (bool no_pivot : {false, true}) {
+            Env e = make_env(userns ? "cfnpu" : "cfnp", {"/syscall-probe", "nestproc", "/tmp"});
+            e.b.spec.root->readonly = false;
+            test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
+            ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
+            e.b.spec.mounts.push_back(test::mount_entry("/tmp", "tmpfs", "tmpfs", {}));
+            if (userns) test::use_user_namespace(e);
+            test::add_capabilities(e, {"CAP_SETFCAP"});
+            e.b.save();
+            std::vector<std::string> args = {"--root", e.root, "run", "--bundle", e.b.dir};
+            if (no_pivot) args.push_back("--no-pivot");
+            args.push_back(e.id);
+            auto o = test::oci(args);
+            cleanup_all();
+            cr_assert_eq(o.status, 0, "userns %d no-pivot %d: %s", userns, no_pivot, o.err.c_str());
+            cr_assert(contains(o.out, "nestproc=1\n"),
+                      "userns %d no-pivot %d: a nested namespace mounted a procfs: %s", userns,
+                      no_pivot, o.out.c_str());
+        }
+}
