@@ -549,7 +549,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         std::vector<MountOp> &plan;
         ~PlanFds() { close_plan_fds(plan); }
     } plan_fds{mount_plan};
-    OCI_CHECK(open_bind_sources(mount_plan));
+    OCI_CHECK(open_bind_sources(mount_plan, rootfs));
     // What the mounts reach of the host, checked on the objects just opened
     // (the init checks again what it mounts where that differs): no mount
     // reaches the state directory, no writable one a protected path.

@@ -2,6 +2,7 @@
 
 #include "fd.hpp"
 #include "mount_api.hpp"
+#include "mount_table.hpp"
 #include "proc.hpp"
 #include "sandbox_policy.hpp"
 #include "userns.hpp"
@@ -276,9 +277,15 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns) {
     return {};
 }
 
-Status open_bind_sources(std::vector<MountOp> &plan) {
+Status open_bind_sources(std::vector<MountOp> &plan, const std::string &rootfs) {
     for (MountOp &op : plan) {
         if (op.kind != MountOpKind::mount || !op.bind || op.source_fd >= 0) continue;
+        if (!op.options.idmap && !rootfs.empty() && rootfs != "/" &&
+            path_under(op.source, rootfs) && op.source != rootfs) {
+            op.source_in_rootfs = true;
+            op.source = op.source.substr(rootfs.size());
+            continue;
+        }
         op.source_fd = ::open(op.source.c_str(), O_PATH | O_CLOEXEC);
         if (op.source_fd < 0) return fail_errno(op.what + ": open the source " + op.source);
     }

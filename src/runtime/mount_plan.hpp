@@ -52,6 +52,11 @@ struct MountOp {
     // before anything is checked: the checks look at this object, and the
     // init refuses a mount that turns out to be any other (a swap since).
     int source_fd = -1;
+    // A bind's source under the rootfs (`source` is the rootfs-relative path,
+    // from "/"): resolved by the init at its turn, inside the root, after the
+    // mounts before it (runc's order: ["bind", host dir -> /mnt] then
+    // ["bind", <rootfs>/mnt/sub -> /other] binds the host dir's sub).
+    bool source_in_rootfs = false;
     // device
     mode_t node_type = 0;
     unsigned major = 0, minor = 0;
@@ -91,8 +96,9 @@ std::string describe_plan(const std::vector<MountOp> &plan);
 Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns = -1);
 
 // Each bind's source_fd (runtime side, before the checks); an error names the
-// mount and the source.
-Status open_bind_sources(std::vector<MountOp> &plan);
+// mount and the source. A source under `rootfs` is left to the init
+// (source_in_rootfs), which resolves it in the root when its turn comes.
+Status open_bind_sources(std::vector<MountOp> &plan, const std::string &rootfs);
 
 // Close what make_idmap_namespaces and open_bind_sources opened.
 void close_plan_fds(std::vector<MountOp> &plan);

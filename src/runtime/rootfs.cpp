@@ -364,9 +364,21 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     const std::string &type = op.type;
     const bool bind = op.bind;
     bool file = false;
+    // A source under the rootfs, resolved now (after the mounts before this
+    // one) and inside the root, never through a symlink out of it.
+    Fd in_root_source;
+    int source_fd = op.source_fd;
+    std::string source = op.source;
+    if (bind && op.source_in_rootfs) {
+        in_root_source = Fd(openat2_in_root(rootfd, in_root(op.source).c_str(), O_PATH));
+        if (!in_root_source.valid())
+            return fail_errno(what + ": open the source " + op.source + " in the rootfs");
+        source_fd = in_root_source.get();
+        source = fd_path(source_fd);
+    }
     if (bind) {
         struct stat st;
-        if (op.source_fd >= 0 ? ::fstat(op.source_fd, &st) < 0 : ::stat(op.source.c_str(), &st) < 0)
+        if (source_fd >= 0 ? ::fstat(source_fd, &st) < 0 : ::stat(source.c_str(), &st) < 0)
             return fail_errno(what + ": stat the source " + op.source);
         file = !S_ISDIR(st.st_mode);
     }
@@ -411,10 +423,13 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
         return attach_mount(op.idmap_tree_fd, dest.get(), what);
     }
     if (bind) {
-        Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, op.source.c_str(), op.source,
+        Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, source.c_str(), op.source,
                                           o.recursive, 0, what));
         OCI_CHECK(apply_attr_plan(now.get(), attr_plan(o), what));
-        if (op.source_fd >= 0 && !same_object(now.get(), op.source_fd))
+        // What the runtime did not check (a source in the rootfs, which an
+        // earlier mount may have put there, or one swapped since) is
+        // checked as mounted.
+        if (op.source_in_rootfs || (op.source_fd >= 0 && !same_object(now.get(), op.source_fd)))
             OCI_CHECK(check_mounted(now.get(), op, ctx));
         if (o.propagation)
             OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,

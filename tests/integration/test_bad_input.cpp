@@ -197,13 +197,15 @@ Test(bad_input, relative_cwd) {
     expect_refused(c, {"process.cwd", "absolute"});
 }
 
-Test(bad_input, relative_mount_destination) {
+// (A relative destination is relative to "/", config.md's MAY; an empty
+// one is refused.)
+Test(bad_input, empty_mount_destination) {
     Cfg c = make_cfg("mntrel");
     cr_assert(!c.spec.mounts.empty());
     size_t i = c.spec.mounts.size() - 1;
-    c.spec.mounts[i].destination = "relative/dir";
+    c.spec.mounts[i].destination = "";
     save_spec(c);
-    expect_refused(c, {"mounts[" + std::to_string(i) + "].destination"});
+    expect_refused(c, {"mounts[" + std::to_string(i) + "].destination", "must not be empty"});
 }
 
 Test(bad_input, duplicate_namespace) {

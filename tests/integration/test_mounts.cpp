@@ -525,3 +525,28 @@ Test(mounts, idmapped_bind_in_a_joined_user_namespace) {
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
     cr_assert_str_eq(o.out.c_str(), "0 0\n65534 65534\n0\n");
 }
+
+// runc's mount order: a bind source under the rootfs is resolved when its
+// turn comes, after the mounts before it (["bind", host dir -> /mnt] then
+// ["bind", <rootfs>/mnt/sub -> /other] binds the host dir's sub), and inside
+// the root: a symlink in the rootfs to /etc is the rootfs's /etc, never the
+// host's.
+Test(mounts, runc_bind_sources_in_the_rootfs_follow_the_mount_order) {
+    std::string host = test::track_dir(test::make_temp_dir("mtorder"));
+    ::mkdir((host + "/sub").c_str(), 0755);
+    test::write_file(host + "/sub/f", "from the host\n");
+    Env e = make_env("mtorder", {"sh", "-c",
+                                 "cat /other/f; test -e /e/os-release && echo HOST; "
+                                 "test -e /e/passwd && echo ROOTFS"});
+    ::mkdir((e.b.rootfs + "/mnt").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/other").c_str(), 0755);
+    cr_assert(::symlink("/etc", (e.b.rootfs + "/esc").c_str()) == 0);
+    e.b.spec.mounts.push_back(test::mount_entry("/mnt", "bind", host, {"bind"}));
+    e.b.spec.mounts.push_back(
+        test::mount_entry("/other", "bind", e.b.rootfs + "/mnt/sub", {"bind"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/e", "bind", e.b.rootfs + "/esc", {"bind"}));
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "from the host\nROOTFS\n");
+}
