@@ -420,7 +420,16 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     if (bind && o.idmap) {
         // Made by the runtime, which may set an idmapping (make_idmap_namespaces).
         if (op.idmap_tree_fd < 0) return fail(what + ": idmap: the idmapped copy is missing");
-        return attach_mount(op.idmap_tree_fd, dest.get(), what);
+        OCI_CHECK(attach_mount(op.idmap_tree_fd, dest.get(), what));
+        // Its propagation ("shared", "rslave", ...) once it is in this
+        // mount namespace (a detached copy has none to set).
+        if (o.propagation) {
+            Fd now(openat2_in_root(rootfd, in_root(op.dest).c_str(), O_PATH));
+            if (!now.valid()) return fail_errno(what + ": reopen after attach");
+            OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
+                               what + ": set propagation"));
+        }
+        return {};
     }
     if (bind) {
         Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, source.c_str(), op.source,

@@ -550,3 +550,20 @@ Test(mounts, runc_bind_sources_in_the_rootfs_follow_the_mount_order) {
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
     cr_assert_str_eq(o.out.c_str(), "from the host\nROOTFS\n");
 }
+
+// runc: propagation options apply to an idmapped bind too ("shared" shows
+// as a peer group in mountinfo), not only to plain binds.
+Test(mounts, idmapped_bind_takes_its_propagation) {
+    std::string dir = test::track_dir(test::make_temp_dir("mtidsh"));
+    ::chmod(dir.c_str(), 0755);
+    Env e = make_env("mtidsh", {"cat", "/proc/self/mountinfo"});
+    test::use_user_namespace(e);
+    ::mkdir((e.b.rootfs + "/m").c_str(), 0755);
+    e.b.spec.mounts.push_back(test::mount_entry("/m", "bind", dir, {"bind", "idmap", "shared"}));
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    MountLine m = find_mount(o.out, "/m");
+    cr_assert(m.found, "%s", o.out.c_str());
+    cr_assert(contains(m.extra, "shared:"), "no peer group: %s", m.extra.c_str());
+}
