@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,6 +71,40 @@ bool wants_cgroup(const oci::Spec &spec, bool rootless) {
     const oci::Resources &r = *lx.resources;
     return r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
            !r.rdma.empty() || !r.unified.empty();
+}
+
+bool holds_admin(const oci::Spec &spec) {
+    if (!spec.process || !spec.process->capabilities) return false;
+    for (const auto &c : spec.process->capabilities->bounding)
+        if (c == "CAP_SYS_ADMIN") return true;
+    return false;
+}
+
+// An idmapped bind is a copy the runtime makes of the host's mount, and the
+// kernel locks no flag of it in the container's user namespace (it locks
+// them only when it copies a mount namespace): a process there with
+// CAP_SYS_ADMIN could remount a host read-only (nosuid, nodev, noexec)
+// mount writable through it. Refused then, unless the sandbox policy's
+// nested namespace locks every mount (runtime/init.cpp lock_mounts).
+Status check_idmap_locks(const std::vector<MountOp> &plan, const oci::Spec &spec, bool in_userns,
+                         bool locked) {
+    if (!in_userns || locked || !holds_admin(spec)) return {};
+    for (const MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount || !op.options.idmap || op.source_fd < 0) continue;
+        struct statvfs sv;
+        if (::fstatvfs(op.source_fd, &sv) < 0)
+            return fail_errno(op.what + ": idmap: statvfs the source " + op.source);
+        std::string flags;
+        for (auto [bit, name] : {std::pair{ST_RDONLY, "ro"}, std::pair{ST_NOSUID, "nosuid"},
+                                 std::pair{ST_NODEV, "nodev"}, std::pair{ST_NOEXEC, "noexec"}})
+            if (sv.f_flag & bit) flags += (flags.empty() ? "" : ",") + std::string(name);
+        if (!flags.empty())
+            return fail(op.what + ": idmap: the source " + op.source + " is " + flags +
+                        " on the host, which the container's user namespace would not keep " +
+                        "locked on an idmapped copy, and the process holds CAP_SYS_ADMIN there " +
+                        "(it could clear them); refused (drop idmap, or CAP_SYS_ADMIN)");
+    }
+    return {};
 }
 
 // CAP_SYS_ADMIN without a user namespace: such a container can mount the
@@ -550,6 +585,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         ~PlanFds() { close_plan_fds(plan); }
     } plan_fds{mount_plan};
     OCI_CHECK(open_bind_sources(mount_plan, rootfs));
+    OCI_CHECK(check_idmap_locks(mount_plan, spec, cfg.in_userns, policy.masks()));
     // What the mounts reach of the host, checked on the objects just opened
     // (the init checks again what it mounts where that differs): no mount
     // reaches the state directory, no writable one a protected path.

@@ -567,3 +567,56 @@ Test(mounts, idmapped_bind_takes_its_propagation) {
     cr_assert(m.found, "%s", o.out.c_str());
     cr_assert(contains(m.extra, "shared:"), "no peer group: %s", m.extra.c_str());
 }
+
+// An idmapped bind is a copy the runtime makes, and the kernel locks none of
+// its flags in the container's user namespace: a host read-only mount bound
+// with idmap into a user namespace whose process holds CAP_SYS_ADMIN could
+// be remounted writable there (found while testing issue 21; the plain bind
+// of it stays locked). Refused, naming the mount, nothing written; without
+// CAP_SYS_ADMIN it runs and stays read-only; with a sandbox policy (whose
+// nested namespace locks every mount) it runs and stays read-only too.
+Test(mounts, idmapped_copy_of_a_read_only_host_mount_stays_read_only) {
+    // Not tracked: cleanup_all between the cases would remove them.
+    std::string src = test::make_temp_dir("mtidro");
+    std::string ro = test::make_temp_dir("mtidro2");
+    ::chmod(src.c_str(), 0755);
+    ::chmod(ro.c_str(), 0755);
+    test::write_file(src + "/f", "data\n");
+    auto bind = test::run(std::vector<std::string>{"mount", "--bind", src, ro});
+    auto rdonly = test::run(std::vector<std::string>{"mount", "-o", "remount,bind,ro", ro});
+    struct Case {
+        const char *tag;
+        bool admin, policy;
+    } cases[] = {{"mtidroa", true, false}, {"mtidrob", false, false}, {"mtidroc", true, true}};
+    std::vector<test::Output> out;
+    std::vector<bool> left;
+    for (const auto &k : cases) {
+        Env e = make_env(k.tag, {"sh", "-c",
+                                 "mount -o remount,bind,rw /m 2>/dev/null && echo REMOUNTED; "
+                                 "echo x >> /m/f 2>/dev/null && echo WROTE; cat /m/f"});
+        test::use_user_namespace(e);
+        ::mkdir((e.b.rootfs + "/m").c_str(), 0755);
+        e.b.spec.mounts.push_back(test::mount_entry("/m", "bind", ro, {"bind", "idmap"}));
+        if (k.admin) test::add_capabilities(e, {"CAP_SYS_ADMIN"});
+        if (k.policy) e.b.spec.annotations["dev.ocirun.deny-rename"] = "/etc";
+        out.push_back(test::run(e));
+        left.push_back(test::exists(e.root + "/" + e.id));
+        cleanup_all();
+    }
+    test::run(std::vector<std::string>{"umount", ro});
+    std::string content = read_file(src + "/f");
+    test::rm_rf(ro);
+    test::rm_rf(src);
+    cr_assert_eq(bind.status, 0, "%s", bind.err.c_str());
+    cr_assert_eq(rdonly.status, 0, "%s", rdonly.err.c_str());
+    cr_assert_neq(out[0].status, 0, "ran: %s", out[0].out.c_str());
+    cr_assert(contains(out[0].err, "/m: idmap: the source " + ro + " is ro on the host"), "%s",
+              out[0].err.c_str());
+    cr_assert_eq(test::count_lines(out[0].err), 1u, "%s", out[0].err.c_str());
+    cr_assert(!left[0], "the refused container left its state");
+    for (size_t i : {1u, 2u}) {
+        cr_assert_eq(out[i].status, 0, "%s: %s", cases[i].tag, out[i].err.c_str());
+        cr_assert_str_eq(out[i].out.c_str(), "data\n", "%s", cases[i].tag);
+    }
+    cr_assert_str_eq(content.c_str(), "data\n");
+}
