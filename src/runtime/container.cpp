@@ -9,6 +9,7 @@
 #include "host_reach.hpp"
 #include "init.hpp"
 #include "log.hpp"
+#include "mount_api.hpp"
 #include "mount_plan.hpp"
 #include "mount_table.hpp"
 #include "namespaces.hpp"
@@ -34,6 +35,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -94,10 +96,12 @@ Status check_idmap_locks(const std::vector<MountOp> &plan, const oci::Spec &spec
         struct statvfs sv;
         if (::fstatvfs(op.source_fd, &sv) < 0)
             return fail_errno(op.what + ": idmap: statvfs the source " + op.source);
+        uint64_t attrs = statvfs_attrs(sv.f_flag);
         std::string flags;
-        for (auto [bit, name] : {std::pair{ST_RDONLY, "ro"}, std::pair{ST_NOSUID, "nosuid"},
-                                 std::pair{ST_NODEV, "nodev"}, std::pair{ST_NOEXEC, "noexec"}})
-            if (sv.f_flag & bit) flags += (flags.empty() ? "" : ",") + std::string(name);
+        for (auto [bit, name] :
+             {std::pair{MOUNT_ATTR_RDONLY, "ro"}, std::pair{MOUNT_ATTR_NOSUID, "nosuid"},
+              std::pair{MOUNT_ATTR_NODEV, "nodev"}, std::pair{MOUNT_ATTR_NOEXEC, "noexec"}})
+            if (attrs & bit) flags += (flags.empty() ? "" : ",") + std::string(name);
         if (!flags.empty())
             return fail(op.what + ": idmap: the source " + op.source + " is " + flags +
                         " on the host, which the container's user namespace would not keep " +

@@ -56,6 +56,17 @@ Status set_attrs(int fd, const AttrChange &c, bool recursive, const std::string 
 
 } // namespace
 
+uint64_t statvfs_attrs(unsigned long f_flag) {
+    uint64_t a = 0;
+    if (f_flag & ST_RDONLY) a |= MOUNT_ATTR_RDONLY;
+    if (f_flag & ST_NOSUID) a |= MOUNT_ATTR_NOSUID;
+    if (f_flag & ST_NODEV) a |= MOUNT_ATTR_NODEV;
+    if (f_flag & ST_NOEXEC) a |= MOUNT_ATTR_NOEXEC;
+    if (f_flag & ST_NOATIME) a |= MOUNT_ATTR_NOATIME;
+    if (f_flag & ST_NODIRATIME) a |= MOUNT_ATTR_NODIRATIME;
+    return a;
+}
+
 Status apply_attr_plan(int fd, const MountAttrPlan &p, const std::string &what) {
     auto top = set_attrs(fd, p.top, false, what);
     if (!top && top.error().code == EPERM && p.top.clear) {
@@ -64,13 +75,7 @@ Status apply_attr_plan(int fd, const MountAttrPlan &p, const std::string &what) 
         // runc keeps them, and the rest of the change applies.
         struct statvfs sv;
         if (::fstatvfs(fd, &sv) < 0) return fail_errno(what + ": statvfs");
-        uint64_t locked = 0;
-        if (sv.f_flag & ST_RDONLY) locked |= MOUNT_ATTR_RDONLY;
-        if (sv.f_flag & ST_NOSUID) locked |= MOUNT_ATTR_NOSUID;
-        if (sv.f_flag & ST_NODEV) locked |= MOUNT_ATTR_NODEV;
-        if (sv.f_flag & ST_NOEXEC) locked |= MOUNT_ATTR_NOEXEC;
-        if (sv.f_flag & ST_NOATIME) locked |= MOUNT_ATTR_NOATIME;
-        if (sv.f_flag & ST_NODIRATIME) locked |= MOUNT_ATTR_NODIRATIME;
+        uint64_t locked = statvfs_attrs(sv.f_flag);
         AttrChange keep = p.top;
         keep.clear &= ~locked;
         if (locked & MOUNT_ATTR_NOATIME) keep.clear &= ~MOUNT_ATTR__ATIME;

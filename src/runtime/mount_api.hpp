@@ -28,6 +28,10 @@ Status set_mount_attrs(int tree, uint64_t attrs, bool recursive, const std::stri
 
 // A bind's attributes as attr_plan (mount_options.hpp) computed them: the
 // top mount's change, then the tree's (AT_RECURSIVE), in that order.
+// The MOUNT_ATTR_* bits of a statvfs f_flag (read-only, nosuid, nodev,
+// noexec, noatime, nodiratime).
+uint64_t statvfs_attrs(unsigned long f_flag);
+
 Status apply_attr_plan(int fd, const MountAttrPlan &p, const std::string &what);
 
 // Attach the detached `tree` on top of what `target` (an O_PATH fd) is.
