@@ -34,8 +34,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -73,6 +73,27 @@ bool wants_cgroup(const oci::Spec &spec, bool rootless) {
     const oci::Resources &r = *lx.resources;
     return r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
            !r.rdma.empty() || !r.unified.empty();
+}
+
+// In a user namespace the init resolves a bind's source as the container's
+// root, which a host directory may refuse (0700 of the host's root): each
+// source is opened here, as the host's root, through /proc/<init>/root (so
+// it is a mount of the init's namespace, its flags locked there), checked to
+// be the object the checks saw, and sent to the init in plan order.
+Status pass_bind_sources(int sync_fd, pid_t init, const std::vector<MountOp> &plan) {
+    for (const MountOp &op : plan) {
+        if (!passes_source(op)) continue;
+        std::string path = OCI_TRY(path_of_fd(op.source_fd));
+        std::string in_init = "/proc/" + std::to_string(init) + "/root" + path;
+        Fd fd(::open(in_init.c_str(), O_PATH | O_CLOEXEC));
+        if (!fd.valid()) return fail_errno(op.what + ": open the source " + op.source);
+        struct stat a, b;
+        if (::fstat(fd.get(), &a) < 0 || ::fstat(op.source_fd, &b) < 0 || a.st_dev != b.st_dev ||
+            a.st_ino != b.st_ino)
+            return fail(op.what + ": the source " + op.source + " changed after it was checked");
+        OCI_CHECK(sync::send_with_fd(sync_fd, sync::Msg::bind_source, fd.get()));
+    }
+    return {};
 }
 
 bool holds_admin(const oci::Spec &spec) {
@@ -572,6 +593,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     }
     cfg.new_userns = flags & CLONE_NEWUSER;
     cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
+    cfg.passes_sources = cfg.in_userns && ::geteuid() == 0;
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
     const HostFacts host_facts = policy.present ? detect_host_facts() : HostFacts{};
@@ -738,6 +760,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (!rec.cgroup_dirs.empty())
         if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
     if (auto r = move_net_devices(lx, pid); !r) return abort_child(r.error());
+    // (An unprivileged runtime's init reaches what the runtime does.)
+    if (cfg.passes_sources)
+        if (auto r = pass_bind_sources(sv[0], pid, mount_plan); !r) return abort_child(r.error());
     fault_point("create:joined");
     if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
     fault_point("create:proceeded");

@@ -39,8 +39,14 @@ namespace {
 
 // Nothing happens in the container until the runtime has written the id maps
 // and moved this process into the container's cgroup.
-Status wait_for_parent(const InitConfig &cfg) {
+// `sources`: the binds' sources the runtime passes first (Msg::bind_source).
+Status wait_for_parent(const InitConfig &cfg, std::vector<Fd> &sources) {
     auto p = sync::receive(cfg.sync_fd, "the runtime");
+    while (p && p->type == sync::Msg::bind_source) {
+        sources.emplace_back(p->fd);
+        if (!sources.back().valid()) return fail("sync: a bind's source did not arrive");
+        p = sync::receive(cfg.sync_fd, "the runtime");
+    }
     if (!p) return forward(std::move(p.error()));
     if (p->type != sync::Msg::proceed) return fail("sync: unexpected message before setup");
     if (cfg.new_userns) {
@@ -359,16 +365,22 @@ Status prepare_stage(const InitConfig &cfg, const oci::Process &proc, ExecStage 
 Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage &stage,
              Status &stage_view) {
     const oci::Spec &spec = *cfg.spec;
-    OCI_CHECK(wait_for_parent(cfg));
+    std::vector<Fd> sources;
+    OCI_CHECK(wait_for_parent(cfg, sources));
     if (!stage_view) return forward(std::move(stage_view.error()));
     fault_point("init:setup");
     OCI_CHECK(join_namespaces(cfg));
     OCI_CHECK(enter_time_namespace(cfg));
     if (::setsid() < 0) return fail_errno("setsid");
     OCI_CHECK(new_session_keyring(cfg));
-    RootfsContext rootfs{cfg.rootfs,  cfg.in_userns, cfg.no_pivot,    cfg.new_cgroupns,
-                         cfg.cgroups, cfg.rootfs_fd, cfg.reach_guards};
+    std::vector<int> passed;
+    for (const Fd &s : sources)
+        passed.push_back(s.get());
+    RootfsContext rootfs{cfg.rootfs,       cfg.in_userns,     cfg.no_pivot,
+                         cfg.new_cgroupns, cfg.cgroups,       cfg.rootfs_fd,
+                         cfg.reach_guards, std::move(passed), cfg.passes_sources};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
+    sources.clear();
     // The host objects the runtime opened for its checks: needed no more, and
     // not to stay reachable as /proc/self/fd/N (CVE-2024-21626).
     for (const MountOp &op : *cfg.mounts)

@@ -277,6 +277,11 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns) {
     return {};
 }
 
+bool passes_source(const MountOp &op) {
+    return op.kind == MountOpKind::mount && op.bind && !op.options.idmap && !op.source_in_rootfs &&
+           op.source_fd >= 0;
+}
+
 Status open_bind_sources(std::vector<MountOp> &plan, const std::string &rootfs) {
     for (MountOp &op : plan) {
         if (op.kind != MountOpKind::mount || !op.bind || op.source_fd >= 0) continue;

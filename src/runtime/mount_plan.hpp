@@ -95,6 +95,14 @@ std::string describe_plan(const std::vector<MountOp> &plan);
 // of idmap mounts without mappings of their own (-1 when none).
 Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns = -1);
 
+// Whether the runtime passes `op`'s source to an init in a user namespace
+// (Msg::bind_source): a bind of a host path, which the container's root may
+// not be allowed to reach (a 0700 directory of the host's root). The
+// runtime opens it through /proc/<init>/root, so the object is a mount of
+// the init's namespace, whose flags the kernel locked; the init binds it
+// from that fd.
+bool passes_source(const MountOp &op);
+
 // Each bind's source_fd (runtime side, before the checks); an error names the
 // mount and the source. A source under `rootfs` is left to the init
 // (source_in_rootfs), which resolves it in the root when its turn comes.

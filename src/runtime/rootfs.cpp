@@ -358,7 +358,8 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
 }
 
 // A config.json mount (planned: options parsed and checked).
-Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
+// `passed`: the source the runtime opened in this mount namespace, or -1.
+Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int passed) {
     const std::string &what = op.what;
     const MountOptions &o = op.options;
     const std::string &type = op.type;
@@ -375,6 +376,8 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx) {
             return fail_errno(what + ": open the source " + op.source + " in the rootfs");
         source_fd = in_root_source.get();
         source = fd_path(source_fd);
+    } else if (bind && passed >= 0) {
+        source = fd_path(passed);
     }
     if (bind) {
         struct stat st;
@@ -588,6 +591,7 @@ Status pivot(const std::string &rootfs, bool no_pivot) {
 // The plan's operations up to the pivot, in order.
 Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
     Fd root;
+    size_t next_passed = 0;
     for (const MountOp &op : plan) {
         switch (op.kind) {
         case MountOpKind::isolate:
@@ -604,9 +608,16 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
                 return fail("root.path " + ctx.rootfs +
                             ": changed after it was checked (what was bound is another directory)");
             break;
-        case MountOpKind::mount:
-            OCI_CHECK(apply_mount(root.get(), op, ctx));
+        case MountOpKind::mount: {
+            int passed = -1;
+            if (ctx.passes_sources && passes_source(op)) {
+                if (next_passed >= ctx.passed_sources.size())
+                    return fail(op.what + ": the runtime did not pass its source");
+                passed = ctx.passed_sources[next_passed++];
+            }
+            OCI_CHECK(apply_mount(root.get(), op, ctx, passed));
             break;
+        }
         case MountOpKind::device:
             OCI_CHECK(apply_device(root.get(), op, ctx));
             break;

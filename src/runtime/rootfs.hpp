@@ -30,6 +30,10 @@ struct RootfsContext {
     std::vector<CgroupView> cgroups; // empty: the container has no cgroup
     int rootfs_fd = -1;              // the rootfs the runtime checked: what is bound must be it
     const std::vector<ReachGuard> *guards = nullptr; // what no mount may reach
+    // In a user namespace: the sources of the binds passes_source() names,
+    // in plan order, opened by the runtime in this mount namespace.
+    std::vector<int> passed_sources;
+    bool passes_sources = false; // the runtime passes them (a privileged runtime)
 };
 
 // The plan (runtime/mount_plan.hpp) up to the pivot: mounts, devices, /dev

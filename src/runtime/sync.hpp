@@ -24,6 +24,8 @@ enum class Msg : uint32_t {
     fs_rule = 9,        // init -> parent: a filesystem rule as resolved (JSON in text)
     fs_way = 10,        // init -> parent: another way to rule `value`'s object (JSON)
     fs_made = 11,       // init -> parent: a placeholder directory it made (JSON)
+    bind_source = 13,   // parent -> init, before proceed: a bind's source opened in the init's
+                        // mount namespace (SCM_RIGHTS), one per passes_source() op, in order
     time_offsets = 12,  // init -> parent: its new time namespace (in a user namespace, where
                         // its own /proc files are not its to write) awaits linux.timeOffsets;
                         // the parent writes them and answers proceed

@@ -620,3 +620,37 @@ Test(mounts, idmapped_copy_of_a_read_only_host_mount_stays_read_only) {
     }
     cr_assert_str_eq(content.c_str(), "data\n");
 }
+
+// runc opens bind sources before the container's user namespace: a source
+// under a directory only the host's root may enter (0700) still binds in a
+// user namespace (the runtime opens it, in the init's mount namespace, and
+// passes it), and what the host made read-only stays locked there: a root
+// with CAP_SYS_ADMIN in that namespace cannot remount it writable.
+Test(mounts, bind_sources_only_the_hosts_root_reaches_in_a_user_namespace) {
+    std::string top = test::make_temp_dir("mtpriv"); // 0700, the host root's
+    std::string inner = top + "/inner", ro = top + "/ro";
+    ::mkdir(inner.c_str(), 0755);
+    ::mkdir(ro.c_str(), 0755);
+    test::write_file(inner + "/f", "hidden\n");
+    auto bind = test::run(std::vector<std::string>{"mount", "--bind", inner, ro});
+    auto rdonly = test::run(std::vector<std::string>{"mount", "-o", "remount,bind,ro", ro});
+    Env e = make_env("mtpriv", {"sh", "-c",
+                                "cat /x/f; mount -o remount,bind,rw /r 2>/dev/null && echo "
+                                "REMOUNTED; echo y >> /r/f 2>/dev/null && echo WROTE; true"});
+    test::use_user_namespace(e);
+    test::add_capabilities(e, {"CAP_SYS_ADMIN"});
+    ::mkdir((e.b.rootfs + "/x").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/r").c_str(), 0755);
+    e.b.spec.mounts.push_back(test::mount_entry("/x", "bind", inner, {"bind"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/r", "bind", ro, {"bind"}));
+    auto o = test::run(e);
+    cleanup_all();
+    test::run(std::vector<std::string>{"umount", ro});
+    std::string content = read_file(inner + "/f");
+    if (!test::contains(read_file("/proc/self/mountinfo"), " " + ro + " ")) test::rm_rf(top);
+    cr_assert_eq(bind.status, 0, "%s", bind.err.c_str());
+    cr_assert_eq(rdonly.status, 0, "%s", rdonly.err.c_str());
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "hidden\n");
+    cr_assert_str_eq(content.c_str(), "hidden\n");
+}
