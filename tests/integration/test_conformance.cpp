@@ -42,6 +42,26 @@ std::string signal_lines(const std::string &status) {
     return out;
 }
 
+// A container of `e` (saved) created and started, `exec` (the command after
+// the ID) run in it, and what the container's own process wrote by then.
+struct RunAndExec {
+    test::FileRun create;
+    test::Output start, exec;
+    std::string out;
+};
+RunAndExec run_and_exec(Env &e, const std::vector<std::string> &exec) {
+    e.b.save();
+    RunAndExec r;
+    r.create = test::create(e);
+    r.start = test::oci({"--root", e.root, "start", e.id});
+    std::vector<std::string> args = {"--root", e.root, "exec", e.id};
+    args.insert(args.end(), exec.begin(), exec.end());
+    r.exec = test::oci(args);
+    usleep(200000);
+    r.out = read_file(r.create.out_path);
+    return r;
+}
+
 } // namespace
 
 // runc resets every signal disposition and the signal mask before the
@@ -101,17 +121,12 @@ Test(conformance, runc_home_comes_from_the_containers_passwd) {
         e.b.spec.process->user.uid = k.uid;
         e.b.spec.process->user.gid = k.uid;
         e.b.spec.process->env = k.env;
-        e.b.save();
-        auto c = test::create(e);
-        auto s = test::oci({"--root", e.root, "start", e.id});
-        auto x = test::oci({"--root", e.root, "exec", e.id, "sh", "-c", "env | grep ^HOME="});
-        usleep(200000);
-        std::string out = read_file(c.out_path);
+        auto r = run_and_exec(e, {"sh", "-c", "env | grep ^HOME="});
         cleanup_all();
-        cr_assert_eq(c.status, 0, "%s: %s", k.tag, c.err.c_str());
-        cr_assert_str_eq(out.c_str(), k.want, "%s run: %s", k.tag, out.c_str());
-        cr_assert_str_eq(x.out.c_str(), k.want, "%s exec: %s %s", k.tag, x.out.c_str(),
-                         x.err.c_str());
+        cr_assert_eq(r.create.status, 0, "%s: %s", k.tag, r.create.err.c_str());
+        cr_assert_str_eq(r.out.c_str(), k.want, "%s run: %s", k.tag, r.out.c_str());
+        cr_assert_str_eq(r.exec.out.c_str(), k.want, "%s exec: %s %s", k.tag, r.exec.out.c_str(),
+                         r.exec.err.c_str());
     }
 }
 
@@ -541,17 +556,12 @@ Test(conformance, runtime_spec_scheduler_and_io_priority_for_run_and_exec) {
     s.nice = 7;
     e.b.spec.process->scheduler = s;
     e.b.spec.process->io_priority = ocirun::oci::IoPriority{"IOPRIO_CLASS_BE", 6};
-    e.b.save();
-    auto c = test::create(e);
-    auto st = test::oci({"--root", e.root, "start", e.id});
-    auto x = test::oci({"--root", e.root, "exec", e.id, "sh", "-c", "cat /proc/self/stat; ionice"});
-    usleep(200000);
-    std::string out = read_file(c.out_path);
+    auto r = run_and_exec(e, {"sh", "-c", "cat /proc/self/stat; ionice"});
     cleanup_all();
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
-    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
-    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    for (const std::string *o : {&out, &x.out}) {
+    cr_assert_eq(r.create.status, 0, "create: %s", r.create.err.c_str());
+    cr_assert_eq(r.start.status, 0, "start: %s", r.start.err.c_str());
+    cr_assert_eq(r.exec.status, 0, "exec: %s", r.exec.err.c_str());
+    for (const std::string *o : {&r.out, &r.exec.out}) {
         std::string stat = line_with(*o, "");
         cr_assert_eq(stat_field(stat, 41), "3", "policy (SCHED_BATCH is 3): %s", o->c_str());
         cr_assert_eq(stat_field(stat, 19), "7", "nice: %s", o->c_str());
@@ -585,12 +595,7 @@ Test(conformance, runtime_spec_realtime_scheduler_and_its_refusal) {
         r.cpu.emplace().realtime_runtime = 10000;
         e.b.spec.linux_->resources = r;
     }
-    e.b.save();
-    auto c = test::create(e);
-    auto st = test::oci({"--root", e.root, "start", e.id});
-    auto x = test::oci({"--root", e.root, "exec", e.id, "cat", "/proc/self/stat"});
-    usleep(200000);
-    std::string out = read_file(c.out_path);
+    auto r = run_and_exec(e, {"cat", "/proc/self/stat"});
     cleanup_all();
     // In a user namespace.
     Env u = make_env("cfrtu", {"true"});
@@ -602,10 +607,10 @@ Test(conformance, runtime_spec_realtime_scheduler_and_its_refusal) {
     cleanup_all();
     if (!rt_parent.empty()) ::rmdir(rt_parent.c_str());
     std::string gone = test::remove_cgroup_parent(parent);
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
-    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
-    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    for (const std::string *o : {&out, &x.out}) {
+    cr_assert_eq(r.create.status, 0, "create: %s", r.create.err.c_str());
+    cr_assert_eq(r.start.status, 0, "start: %s", r.start.err.c_str());
+    cr_assert_eq(r.exec.status, 0, "exec: %s", r.exec.err.c_str());
+    for (const std::string *o : {&r.out, &r.exec.out}) {
         cr_assert_eq(stat_field(*o, 41), "1", "policy (SCHED_FIFO is 1): %s", o->c_str());
         cr_assert_eq(stat_field(*o, 40), "10", "rt_priority: %s", o->c_str());
     }
@@ -670,17 +675,12 @@ Test(conformance, runc_personality_for_run_and_exec) {
         Env e = make_env(policy ? "cfpers2" : "cfpers", {"sh", "-c", "uname -m; sleep 30"});
         e.b.spec.linux_->personality = ocirun::oci::Personality{"LINUX32", {}};
         if (policy) e.b.spec.annotations["dev.ocirun.deny-rename"] = "/etc";
-        e.b.save();
-        auto c = test::create(e);
-        auto st = test::oci({"--root", e.root, "start", e.id});
-        auto x = test::oci({"--root", e.root, "exec", e.id, "uname", "-m"});
-        usleep(200000);
-        std::string out = read_file(c.out_path);
+        auto r = run_and_exec(e, {"uname", "-m"});
         cleanup_all();
-        cr_assert_eq(c.status, 0, "create (policy %d): %s", policy, c.err.c_str());
-        cr_assert_eq(x.status, 0, "exec (policy %d): %s", policy, x.err.c_str());
-        cr_assert(contains(out, "i686"), "run (policy %d): %s", policy, out.c_str());
-        cr_assert(contains(x.out, "i686"), "exec (policy %d): %s", policy, x.out.c_str());
+        cr_assert_eq(r.create.status, 0, "create (policy %d): %s", policy, r.create.err.c_str());
+        cr_assert_eq(r.exec.status, 0, "exec (policy %d): %s", policy, r.exec.err.c_str());
+        cr_assert(contains(r.out, "i686"), "run (policy %d): %s", policy, r.out.c_str());
+        cr_assert(contains(r.exec.out, "i686"), "exec (policy %d): %s", policy, r.exec.out.c_str());
     }
 }
 
@@ -693,12 +693,7 @@ Test(conformance, runtime_spec_1_3_memory_policy) {
     Env e = make_env("cfmpol", {"sh", "-c", "head -n 1 /proc/self/numa_maps; sleep 30"});
     e.b.spec.linux_->memory_policy =
         ocirun::oci::MemoryPolicy{"MPOL_BIND", "0", {"MPOL_F_STATIC_NODES"}};
-    e.b.save();
-    auto c = test::create(e);
-    auto st = test::oci({"--root", e.root, "start", e.id});
-    auto x = test::oci({"--root", e.root, "exec", e.id, "head", "-n", "1", "/proc/self/numa_maps"});
-    usleep(200000);
-    std::string out = read_file(c.out_path);
+    auto r = run_and_exec(e, {"head", "-n", "1", "/proc/self/numa_maps"});
     cleanup_all();
     // A node past the last one this host has.
     std::string online = read_file("/sys/devices/system/node/online");
@@ -711,11 +706,11 @@ Test(conformance, runtime_spec_1_3_memory_policy) {
     auto refused = test::run(b);
     bool left = test::exists(b.root + "/" + b.id);
     cleanup_all();
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
-    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
-    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    cr_assert(contains(out, " bind=static:0 "), "run: %s", out.c_str());
-    cr_assert(contains(x.out, " bind=static:0 "), "exec: %s", x.out.c_str());
+    cr_assert_eq(r.create.status, 0, "create: %s", r.create.err.c_str());
+    cr_assert_eq(r.start.status, 0, "start: %s", r.start.err.c_str());
+    cr_assert_eq(r.exec.status, 0, "exec: %s", r.exec.err.c_str());
+    cr_assert(contains(r.out, " bind=static:0 "), "run: %s", r.out.c_str());
+    cr_assert(contains(r.exec.out, " bind=static:0 "), "exec: %s", r.exec.out.c_str());
     cr_assert_neq(refused.status, 0);
     cr_assert(contains(refused.err, "linux.memoryPolicy: set_mempolicy MPOL_BIND nodes " + missing +
                                         ": Invalid argument"),
