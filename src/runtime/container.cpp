@@ -96,6 +96,7 @@ Status pass_bind_sources(int sync_fd, pid_t init, const std::vector<MountOp> &pl
     return {};
 }
 
+// CAP_SYS_ADMIN in the process's bounding set.
 bool holds_admin(const oci::Spec &spec) {
     if (!spec.process || !spec.process->capabilities) return false;
     for (const auto &c : spec.process->capabilities->bounding)
@@ -136,12 +137,7 @@ Status check_idmap_locks(const std::vector<MountOp> &plan, const oci::Spec &spec
 // cpuset hierarchy, whose root in its cgroup namespace would be the caller's
 // cgroup if it had none of its own, so it always gets one.
 bool admin_on_host(const oci::Spec &spec) {
-    if (spec.linux_->find_namespace(oci::NsType::user) || !spec.process ||
-        !spec.process->capabilities)
-        return false;
-    for (const auto &c : spec.process->capabilities->bounding)
-        if (c == "CAP_SYS_ADMIN") return true;
-    return false;
+    return !spec.linux_->find_namespace(oci::NsType::user) && holds_admin(spec);
 }
 
 // What the runtime refuses before anything is created.
