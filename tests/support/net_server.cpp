@@ -94,11 +94,13 @@ void serve(Server &srv, const char *addr, const std::string &tag, int backlog, u
 }
 
 void own_network(std::initializer_list<const char *> addrs) {
+    // An IPv6 address is tentative until duplicate address detection is
+    // over, and a bind to it fails until then: nodad.
     cr_assert(::unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %s", std::strerror(errno));
     std::string cmd = "ip link set lo up";
     for (const char *a : addrs)
         cmd += std::string(" && ip ") + (std::strchr(a, ':') ? "-6 " : "") + "addr add " + a +
-               (std::strchr(a, ':') ? "/128 dev lo" : "/32 dev lo");
+               (std::strchr(a, ':') ? "/128 dev lo nodad" : "/32 dev lo");
     cr_assert(std::system(cmd.c_str()) == 0, "%s", cmd.c_str());
 }
 
