@@ -143,13 +143,6 @@ bool admin_on_host(const oci::Spec &spec) {
 // What the runtime refuses before anything is created.
 Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     const oci::Linux &lx = *spec.linux_;
-    const oci::Namespace *mnt = lx.find_namespace(oci::NsType::mount);
-    if (!mnt) return fail("config.json: linux.namespaces: a mount namespace is required");
-    // The container's filesystem is built (and pivoted into) inside its mount
-    // namespace: doing that in a joined one would rearrange someone else's.
-    if (!mnt->path.empty())
-        return fail("config.json: linux.namespaces: joining a mount namespace by path is not "
-                    "supported (the runtime builds the container's root in a new one)");
     if (::geteuid() != 0 && !lx.find_namespace(oci::NsType::user))
         return fail("config.json: linux.namespaces: an unprivileged user needs a user namespace "
                     "(oci-run spec --rootless writes one)");
@@ -341,26 +334,27 @@ Status move_net_devices(const oci::Linux &lx, pid_t init) {
 }
 
 // Start the container's init: one clone into all new namespaces or, with a
-// user namespace joined by path, through an intermediate that joins it first.
+// user namespace joined by path (or a new one and namespaces joined by path),
+// through an intermediate that joins them first.
 // `runtime_fds`: the runtime's own ends (sync socket, run's start channel),
 // closed in the child.
 Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
                          std::initializer_list<int> runtime_fds, int user_ns_fd,
                          unsigned long flags, int cgroup_fd) {
-    pid_t pid = static_cast<pid_t>(
-        clone_into(user_ns_fd >= 0 ? 0 : flags, user_ns_fd >= 0 ? -1 : cgroup_fd));
+    const bool via = spawns_through_intermediate(cfg, user_ns_fd);
+    pid_t pid = static_cast<pid_t>(clone_into(via ? 0 : flags, via ? -1 : cgroup_fd));
     if (pid < 0) return fail_errno("clone");
     if (pid == 0) {
         ::close(dir.fd()); // the lock belongs to the runtime, not the container
         ::close(parent_sock);
         for (int fd : runtime_fds)
             if (fd >= 0) ::close(fd);
-        if (user_ns_fd >= 0) spawn_init_in_user_ns(cfg, user_ns_fd, flags);
+        if (via) spawn_init_in_user_ns(cfg, user_ns_fd, flags);
         run_init(cfg);
     }
     // The child's end: closed here so a child that dies reads as EOF.
     fds.close_now(cfg.sync_fd);
-    if (user_ns_fd < 0) return pid;
+    if (!via) return pid;
     // The intermediate exits once it has forked the init (our child too).
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -600,8 +594,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         // report mode the container runs without it (and so without a way out).
         if (!host_facts.privileged) policy.net.publish.clear();
     }
-    std::vector<MountOp> mount_plan = OCI_TRY(plan_mounts(
-        spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr, user_ns_fd >= 0}));
+    std::vector<MountOp> mount_plan =
+        OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr,
+                                   user_ns_fd >= 0, mount_ns_of(lx)}));
     struct PlanFds {
         std::vector<MountOp> &plan;
         ~PlanFds() { close_plan_fds(plan); }
@@ -649,7 +644,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
             spec.process->capabilities ? spec.process->capabilities->bounding : none, policy.net));
         cfg.guard = &*guard;
     }
-    cfg.report_pid = user_ns_fd >= 0;
+    cfg.report_pid = spawns_through_intermediate(cfg, user_ns_fd);
     // A PID namespace joined by path takes the init only (left right after
     // the init is spawned).
     ChildPidNamespace child_pidns;

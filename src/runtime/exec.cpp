@@ -6,6 +6,7 @@
 #include "fd.hpp"
 
 #include "log.hpp"
+#include "mount_plan.hpp"
 #include "namespaces.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
@@ -128,6 +129,9 @@ struct Child {
     bool in_userns;
     bool detach;          // the process outlives the runtime
     const oci::Linux *lx; // linux.personality, linux.memoryPolicy
+    // The init's root, chrooted into once in its namespaces, where its mount
+    // namespace is not the container's own (setns sets that one's root); or -1.
+    int root_fd = -1;
 };
 
 // The process the container sees (the intermediate's child, born in its PID
@@ -211,6 +215,11 @@ Status exec_child(const Child &c, oci::Process &proc) {
     for (auto [fd, flag] : c.ns)
         ::close(fd);
     if (c.pidns_fd >= 0) ::close(c.pidns_fd);
+    if (c.root_fd >= 0) {
+        if (::fchdir(c.root_fd) < 0 || ::chroot(".") < 0 || ::chdir("/") < 0)
+            die(Error{errno, "exec: chroot into the init's root"});
+        ::close(c.root_fd);
+    }
     fault_point("exec-child:joined");
     if (c.in_userns) {
         if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
@@ -300,6 +309,20 @@ Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Lin
             out.push_back({std::move(inner), CLONE_NEWUSER});
         out.push_back({OCI_TRY(open_ns(j.proc_name)), clone_flag(j.type)});
     }
+    // A namespace the container's user namespace does not own (one its
+    // configuration joined by path, a pod's network namespace) is joined
+    // before it, as the host's root, as the init did.
+    if (!nested && !out.empty() && out[0].flag == CLONE_NEWUSER) {
+        struct stat userns;
+        if (::fstat(out[0].fd.get(), &userns) < 0) return fail_errno("exec: the user namespace");
+        std::stable_partition(out.begin() + 1, out.end(), [&](const NamespaceFd &n) {
+            return !owned_within(n.fd.get(), userns);
+        });
+        auto first_owned = std::find_if(out.begin() + 1, out.end(), [&](const NamespaceFd &n) {
+            return owned_within(n.fd.get(), userns);
+        });
+        std::rotate(out.begin(), out.begin() + 1, first_owned);
+    }
     return out;
 }
 
@@ -371,6 +394,14 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (!fd) return forward(std::move(fd.error()), "exec");
         pidns = std::move(*fd);
     }
+    // The init chrooted into its rootfs in a mount namespace not its own.
+    Fd init_root;
+    if (mount_ns_of(lx) != MountNs::own) {
+        std::string link = "/proc/" + std::to_string(init) + "/root";
+        init_root.reset(::open(link.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!init_root.valid()) return fail_errno("exec: open " + link);
+        c.root_fd = init_root.get();
+    }
     // The container could have exited between the check and the opens.
     if (!process_alive(init, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");
@@ -415,6 +446,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     console.reset();
     ns_fds.clear();
     pidns.reset();
+    init_root.reset();
     if (paused) {
         auto unlocked = sync::receive(ours.get(), "exec");
         if (!unlocked || unlocked->type != sync::Msg::ready) {

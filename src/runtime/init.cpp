@@ -145,7 +145,9 @@ Status setup_terminal(const InitConfig &cfg) {
     if (cfg.console_fd < 0) return fail("process.terminal: needs --console-socket");
     OCI_CHECK_CTX(attach_terminal(cfg.console_fd, p.console_size, p.user.uid, cfg.clear_onlcr),
                   "process.terminal");
-    OCI_CHECK_CTX(bind_console(STDIN_FILENO), "process.terminal");
+    // /dev/console is a mount, made only in the container's own namespace.
+    if (!shares_mount_ns(*cfg.mounts))
+        OCI_CHECK_CTX(bind_console(STDIN_FILENO), "process.terminal");
     ::close(cfg.console_fd);
     return {};
 }
@@ -385,10 +387,10 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     // not to stay reachable as /proc/self/fd/N (CVE-2024-21626).
     for (const MountOp &op : *cfg.mounts)
         if (op.source_fd >= 0) ::close(op.source_fd);
-    if (cfg.rootfs_fd >= 0) ::close(cfg.rootfs_fd);
     fault_point("init:mounted");
     OCI_CHECK(create_hooks(cfg, host_pid));
-    OCI_CHECK_CTX(enter_rootfs(rootfs), "rootfs");
+    OCI_CHECK_CTX(enter_rootfs(*cfg.mounts, rootfs), "rootfs");
+    if (cfg.rootfs_fd >= 0) ::close(cfg.rootfs_fd);
     // Before the masked paths go over parts of /proc (a user namespace may not
     // mount a procfs that is not fully visible).
     Fd procfs;
@@ -514,29 +516,9 @@ void run_init(const InitConfig &cfg) {
     ::_exit(127);
 }
 
-namespace {
-
-// Whether the namespace `fd` belongs to the user namespace `target` or to
-// one below it (where the root of `target` holds capabilities over it).
-bool owned_within(int fd, const struct stat &target) {
-    int cur = ::ioctl(fd, NS_GET_USERNS);
-    for (int depth = 0; cur >= 0 && depth < 33; depth++) {
-        struct stat st;
-        bool match =
-            ::fstat(cur, &st) == 0 && st.st_ino == target.st_ino && st.st_dev == target.st_dev;
-        if (match) {
-            ::close(cur);
-            return true;
-        }
-        int up = ::ioctl(cur, NS_GET_PARENT);
-        ::close(cur);
-        cur = up;
-    }
-    if (cur >= 0) ::close(cur);
-    return false;
+bool spawns_through_intermediate(const InitConfig &cfg, int userns_fd) {
+    return userns_fd >= 0 || (cfg.new_userns && !cfg.join_ns.empty());
 }
-
-} // namespace
 
 void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long flags) {
     auto die = [&](const Error &e) {
@@ -549,6 +531,17 @@ void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long
     // namespace this process holds no capability over it, so it is joined
     // now, as the host's root; the others after, in the init.
     InitConfig cfg = given;
+    if (userns_fd < 0) {
+        for (auto [fd, type] : cfg.join_ns)
+            if (::setns(fd, type) < 0)
+                die(Error{errno, std::string("linux.namespaces: join the ") + ns_flag_name(type) +
+                                     " namespace (before the new user namespace)"});
+        cfg.join_ns.clear();
+        long pid = ::syscall(SYS_clone, CLONE_PARENT | flags, nullptr, nullptr, nullptr, nullptr);
+        if (pid == 0) run_init(cfg);
+        if (pid < 0) die(Error{errno, "clone the init"});
+        ::_exit(0);
+    }
     struct stat target;
     if (::fstat(userns_fd, &target) < 0)
         die(Error{errno, "linux.namespaces: stat the user namespace"});

@@ -44,8 +44,8 @@ struct InitConfig {
     bool no_pivot = false;
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
-    bool passes_sources = false; // the runtime sends the binds' sources (Msg::bind_source)
-    std::vector<CgroupView> cgroups;          // the container's cgroup, for its cgroup mount
+    bool passes_sources = false;        // the runtime sends the binds' sources (Msg::bind_source)
+    std::vector<CgroupView> cgroups;    // the container's cgroup, for its cgroup mount
     bool lock_mounts = false;           // a sandbox policy masks paths: lock them (nested user ns)
     bool policy_strict = true;          // dev.ocirun.enforcement: another way to a rule's object
                                         // refuses the container (else it is reported)
@@ -63,6 +63,13 @@ struct InitConfig {
 // they belong to it, and forks the init as a sibling (CLONE_PARENT, with the
 // new PID namespace). Namespaces created by the runtime's own clone would be
 // owned by the host's user namespace instead.
+// With `userns_fd` -1 (a new user namespace, in `flags`): it joins the
+// namespaces joined by path first, as the host's root (runc's order: the new
+// user namespace owns none of them, so its root could not join them), then
+// clones the init into the new ones.
 [[noreturn]] void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, unsigned long flags);
+
+// Whether the init is spawned through spawn_init_in_user_ns.
+bool spawns_through_intermediate(const InitConfig &cfg, int userns_fd);
 
 } // namespace ocirun

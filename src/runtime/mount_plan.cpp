@@ -78,11 +78,61 @@ const char *mount_op_name(MountOpKind k) {
         return "root-readonly";
     case MountOpKind::root_propagation:
         return "root-propagation";
+    case MountOpKind::chroot:
+        return "chroot";
     }
     return "?";
 }
 
+namespace {
+
+// The runtime-spec lets a namespace type missing from linux.namespaces be
+// inherited (MUST), and a mount namespace be joined by path; either way it is
+// not the container's: nothing is mounted in it (that would change the
+// host's, or another container's, filesystem), so what needs a mount is
+// refused, each naming its field. The process is chrooted into the rootfs.
+Result<std::vector<MountOp>> plan_shared(const oci::Spec &spec, const MountFacts &facts) {
+    const oci::Linux &lx = *spec.linux_;
+    const std::string why =
+        facts.mount_ns == MountNs::joined
+            ? " needs a mount namespace of the container's own (linux.namespaces "
+              "joins one by path)"
+            : " needs a mount namespace of the container's own (linux.namespaces "
+              "has no mount entry)";
+    if (!spec.mounts.empty())
+        return fail("config.json: mounts[0] " + spec.mounts[0].destination + ":" + why);
+    if (!lx.masked_paths.empty()) return fail("config.json: linux.maskedPaths" + why);
+    if (!lx.readonly_paths.empty()) return fail("config.json: linux.readonlyPaths" + why);
+    if (!lx.devices.empty())
+        return fail("config.json: linux.devices[0] " + lx.devices[0].path + ":" + why);
+    if (spec.root->readonly) return fail("config.json: root.readonly" + why);
+    if (!lx.rootfs_propagation.empty()) return fail("config.json: linux.rootfsPropagation" + why);
+    if (!lx.mount_label.empty()) return fail("config.json: linux.mountLabel" + why);
+    // Its paths are mounts, and its guard assumes a filesystem of the
+    // container's own.
+    if (facts.policy) return fail("annotations: the dev.ocirun sandbox policy" + why);
+    std::vector<MountOp> plan;
+    plan.push_back(op(MountOpKind::chroot,
+                      facts.mount_ns == MountNs::joined
+                          ? "chroot into root.path (in the joined mount namespace)"
+                          : "chroot into root.path (in the runtime's mount namespace)",
+                      "/"));
+    return plan;
+}
+
+} // namespace
+
+MountNs mount_ns_of(const oci::Linux &lx) {
+    const oci::Namespace *mnt = lx.find_namespace(oci::NsType::mount);
+    return !mnt ? MountNs::inherited : mnt->path.empty() ? MountNs::own : MountNs::joined;
+}
+
+bool shares_mount_ns(const std::vector<MountOp> &plan) {
+    return plan.size() == 1 && plan[0].kind == MountOpKind::chroot;
+}
+
 Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts) {
+    if (facts.mount_ns != MountNs::own) return plan_shared(spec, facts);
     const oci::Linux &lx = *spec.linux_;
     std::vector<MountOp> plan;
     std::string dev_readonly; // the /dev mount that asks for ro, if any

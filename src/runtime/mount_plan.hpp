@@ -30,6 +30,7 @@ enum class MountOpKind {
     dev_readonly,     // "ro" of a mount on /dev, after its nodes, links, submounts and console
     root_readonly,    // root.readonly
     root_propagation, // linux.rootfsPropagation
+    chroot,           // no mount namespace of the container's own: chroot into the rootfs, alone
 };
 
 const char *mount_op_name(MountOpKind k);
@@ -69,19 +70,32 @@ struct MountOp {
 
 struct SandboxPolicy;
 
+// The container's mount namespace: a new one (the filesystem is built in it),
+// or, with no mount entry in linux.namespaces, the runtime's (inherited), or
+// one joined by path. In the last two the namespace is someone else's: no
+// mount is made in it, and the process is chrooted into the rootfs.
+enum class MountNs { own, inherited, joined };
+MountNs mount_ns_of(const oci::Linux &lx);
+
 struct MountFacts {
     bool in_userns = false; // devices are bound from the host, not made
     bool no_pivot = false;
     const SandboxPolicy *policy = nullptr; // dev.ocirun.* paths, or none
     bool joined_userns = false;            // a user namespace joined by path: an idmap without
                                            // mappings uses it (its mappings are not in config.json)
+    MountNs mount_ns = MountNs::own;
 };
 
 // The plan; errors name the field: an unknown option on a bind mount, an
 // idmapped mount that is not a bind or has no mapping to use, tmpcopyup on
 // something other than a tmpfs, a device outside /dev, a bind without a
-// source.
+// source. In a mount namespace not the container's own, everything that
+// would mount in it is refused, naming the field (as runc refuses masks
+// there).
 Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts);
+
+// The plan of a container without a mount namespace of its own (one chroot).
+bool shares_mount_ns(const std::vector<MountOp> &plan);
 
 // One line per operation, for --debug.
 std::string describe_plan(const std::vector<MountOp> &plan);

@@ -7,7 +7,14 @@
 
 #include <string>
 
+struct stat;
+
 namespace ocirun {
+
+// Whether the namespace `fd` belongs to the user namespace `target` (its
+// fstat) or to one below it, where the root of `target` holds capabilities
+// over it.
+bool owned_within(int fd, const struct stat &target);
 
 inline int clone_flag(oci::NsType t) {
     switch (t) {

@@ -3,6 +3,7 @@
 #include "cgroup.hpp"
 
 #include "fs_probe.hpp"
+#include "mount_plan.hpp"
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
@@ -123,7 +124,19 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
          lx.find_namespace(oci::NsType::user) != nullptr || policy.masks()});
     out.push_back({Dim::pidns, "pid namespace", "pid namespace",
                    lx.find_namespace(oci::NsType::pid) != nullptr || policy.present});
-    out.push_back({Dim::mounts, "mount isolation", "mount namespace + pivot_root", true});
+    switch (mount_ns_of(lx)) {
+    case MountNs::own:
+        out.push_back({Dim::mounts, "mount isolation", "mount namespace + pivot_root", true});
+        break;
+    case MountNs::inherited:
+        out.push_back({Dim::mounts, "mount isolation",
+                       "none: the runtime's mount namespace (chroot into root.path)", false});
+        break;
+    case MountNs::joined:
+        out.push_back({Dim::mounts, "mount isolation",
+                       "a mount namespace joined by path (chroot into root.path)", false});
+        break;
+    }
     auto rules = [&](const std::vector<std::string> &paths, const char *kind, const char *mech) {
         for (const auto &p : paths) {
             Promise r{Dim::fs_rule, std::string(kind) + " " + p, mech, true};

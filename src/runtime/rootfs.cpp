@@ -625,6 +625,7 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
             OCI_CHECK(apply_dev_link(root.get(), op));
             break;
         case MountOpKind::pivot:
+        case MountOpKind::chroot:
             return {};
         default:
             return fail(op.what + ": planned before the pivot by mistake");
@@ -633,8 +634,21 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
     return {};
 }
 
-Status enter_rootfs(const RootfsContext &ctx) {
-    return pivot(ctx.rootfs, ctx.no_pivot);
+Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
+    if (!shares_mount_ns(plan)) return pivot(ctx.rootfs, ctx.no_pivot);
+    // The path as this mount namespace (the joined one) has it, which must
+    // be the directory the runtime checked (a copy of a mount keeps its
+    // inodes).
+    const std::string &what = plan[0].what;
+    Fd dir(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir.valid()) return fail_errno(what + ": open " + ctx.rootfs);
+    if (ctx.rootfs_fd >= 0 && !same_object(dir.get(), ctx.rootfs_fd))
+        return fail(what + ": " + ctx.rootfs +
+                    " is not the directory the runtime checked in its own mount namespace");
+    if (::fchdir(dir.get()) < 0) return fail_errno(what + ": fchdir " + ctx.rootfs);
+    if (::chroot(".") < 0) return fail_errno(what + ": chroot " + ctx.rootfs);
+    if (::chdir("/") < 0) return fail_errno(what + ": chdir /");
+    return {};
 }
 
 Status bind_console(int peer) {

@@ -39,8 +39,10 @@ struct RootfsContext {
 // The plan (runtime/mount_plan.hpp) up to the pivot: mounts, devices, /dev
 // links under ctx.rootfs.
 Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
-// pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot).
-Status enter_rootfs(const RootfsContext &ctx);
+// pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot); in a mount
+// namespace not the container's own, chroot into it (it must be the object
+// ctx.rootfs_fd is).
+Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
 // After pivot_root: bind the pty `peer` onto /dev/console, through fds only
 // (whatever the rootfs has there is replaced; a symlinked /dev is refused:
 // CVE-2025-52565).

@@ -394,9 +394,9 @@ Test(bad_input, state_root_of_another_user_or_world_writable) {
     cr_assert(left_world.empty());
 }
 
-// Joining a mount namespace by path would build the container's root inside
-// someone else's namespace: refused before anything is created.
-Test(bad_input, joining_a_mount_namespace_by_path_is_refused) {
+// A mount namespace joined by path is someone else's: a configuration that
+// would mount in it is refused before anything is created, naming the field.
+Test(bad_input, mounts_in_a_joined_mount_namespace_are_refused) {
     test::Env e = test::make_env("badmntns", {"true"});
     for (auto &ns : e.b.spec.linux_->namespaces)
         if (ns.type == ocirun::oci::NsType::mount) ns.path = "/proc/self/ns/mnt";
@@ -404,7 +404,8 @@ Test(bad_input, joining_a_mount_namespace_by_path_is_refused) {
     auto left = dir_entries(e.root);
     cleanup_all();
     cr_assert_eq(o.status, 1);
-    cr_assert(contains(o.err, "joining a mount namespace by path is not supported"), "%s",
-              o.err.c_str());
+    cr_assert(contains(o.err, "config.json: mounts[0] /proc: needs a mount namespace of the "
+                              "container's own (linux.namespaces joins one by path)"),
+              "%s", o.err.c_str());
     cr_assert(left.empty());
 }

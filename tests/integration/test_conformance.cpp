@@ -784,3 +784,143 @@ Test(conformance, runc_no_pivot_gives_no_fresh_procfs_to_a_nested_namespace) {
                       no_pivot, o.out.c_str());
         }
 }
+
+namespace {
+
+// A configuration that makes no mount: nothing the container's filesystem
+// setup would do in a mount namespace that is not its own.
+void without_mounts(Env &e) {
+    auto &lx = *e.b.spec.linux_;
+    std::erase_if(lx.namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::mount; });
+    e.b.spec.mounts.clear();
+    lx.masked_paths.clear();
+    lx.readonly_paths.clear();
+    lx.devices.clear();
+    e.b.spec.root->readonly = false;
+    test::write_file(e.b.rootfs + "/marker", "in the rootfs\n");
+}
+
+std::string ns_link(long pid, const char *ns) {
+    char buf[64] = {};
+    std::string path = (pid > 0 ? "/proc/" + std::to_string(pid) : "/proc/self") + "/ns/" + ns;
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+}
+
+} // namespace
+
+// runtime-spec config-linux.md "Namespaces": a type not in linux.namespaces
+// is inherited from the runtime (MUST), the mount namespace too. Nothing is
+// mounted in the runtime's (that would be the host's filesystem): the
+// process is chrooted into root.path, as runc does without a mount
+// namespace. With and without a user namespace; run and exec.
+Test(conformance, runtime_spec_mount_namespace_inherited) {
+    for (bool userns : {false, true}) {
+        Env e = make_env(userns ? "cfmnsu" : "cfmns", {"sh", "-c", "cat /marker; sleep 30"});
+        without_mounts(e);
+        if (userns) test::use_user_namespace(e);
+        std::vector<std::string> before = test::mount_ids();
+        auto r = run_and_exec(e, {"sh", "-c", "cat /marker; ls /"});
+        auto st = test::state_of(e.root, e.id);
+        std::string mnt = ns_link(st.pid, "mnt"), own = ns_link(0, "mnt");
+        char root[4096] = {};
+        (void)!::readlink(("/proc/" + std::to_string(st.pid) + "/root").c_str(), root,
+                          sizeof root - 1);
+        std::string made = test::new_mounts(before, {e.b.dir});
+        cleanup_all();
+        cr_assert_eq(r.create.status, 0, "userns %d: %s", userns, r.create.err.c_str());
+        cr_assert_eq(r.exec.status, 0, "userns %d exec: %s", userns, r.exec.err.c_str());
+        cr_assert_str_eq(mnt.c_str(), own.c_str(), "userns %d: not the runtime's", userns);
+        cr_assert_str_eq(root, e.b.rootfs.c_str(), "userns %d: the init's root", userns);
+        cr_assert_str_eq(r.out.c_str(), "in the rootfs\n", "userns %d: %s", userns, r.out.c_str());
+        cr_assert(contains(r.exec.out, "in the rootfs\nbin\n"), "userns %d exec: %s", userns,
+                  r.exec.out.c_str());
+        cr_assert_str_eq(made.c_str(), "", "userns %d: mounted in the runtime's namespace: %s",
+                         userns, made.c_str());
+    }
+}
+
+// What would mount in a mount namespace not the container's own is refused,
+// naming the field (runc: "unable to restrict sys entries without a private
+// MNT namespace"), and nothing is left behind.
+Test(conformance, runtime_spec_inherited_mount_namespace_refuses_mounts) {
+    struct Case {
+        const char *tag, *field;
+        void (*set)(Env &);
+    } cases[] = {
+        {"cfmnr0", "mounts[0] /tmp",
+         [](Env &e) {
+             e.b.spec.mounts.push_back(test::mount_entry("/tmp", "tmpfs", "tmpfs", {}));
+         }},
+        {"cfmnr1", "linux.maskedPaths",
+         [](Env &e) { e.b.spec.linux_->masked_paths.push_back("/proc/kcore"); }},
+        {"cfmnr2", "linux.readonlyPaths",
+         [](Env &e) { e.b.spec.linux_->readonly_paths.push_back("/proc/sys"); }},
+        {"cfmnr3", "root.readonly", [](Env &e) { e.b.spec.root->readonly = true; }},
+        {"cfmnr4", "linux.rootfsPropagation",
+         [](Env &e) { e.b.spec.linux_->rootfs_propagation = "private"; }},
+        {"cfmnr5", "dev.ocirun sandbox policy",
+         [](Env &e) { e.b.spec.annotations["dev.ocirun.deny"] = "/etc"; }},
+    };
+    for (const auto &k : cases) {
+        Env e = make_env(k.tag, {"true"});
+        without_mounts(e);
+        k.set(e);
+        e.b.save();
+        auto c = test::create(e);
+        auto st = test::state_of(e.root, e.id);
+        cleanup_all();
+        cr_assert_neq(c.status, 0, "%s: created", k.tag);
+        cr_assert(contains(c.err, k.field) && contains(c.err, "mount namespace"), "%s: %s", k.tag,
+                  c.err.c_str());
+        cr_assert_neq(st.exit, 0, "%s: a state was left", k.tag);
+    }
+}
+
+// runtime-spec config-linux.md "Namespaces": a mount namespace joined by
+// path is the process's (MUST). It is someone else's: nothing is mounted in
+// it, root.path is resolved there (it must be the directory the runtime
+// checked) and chrooted into. The test's namespace has a tmpfs on the
+// rootfs's /mnt that only it has. With a new user namespace the joined
+// namespaces (a network one too, the pod case) are joined first, as the
+// host's root (runc's order); exec likewise.
+Test(conformance, runtime_spec_mount_namespace_joined_by_path) {
+    for (bool userns : {false, true}) {
+        Env e = make_env(userns ? "cfmnju" : "cfmnj", {"sh", "-c", "cat /mnt/f; sleep 30"});
+        without_mounts(e);
+        ::mkdir((e.b.rootfs + "/mnt").c_str(), 0755);
+        std::string script = "mount -t tmpfs none " + e.b.rootfs + "/mnt && echo joined > " +
+                             e.b.rootfs + "/mnt/f && exec sleep 60";
+        test::Spawned holder = test::spawn_files(
+            {"unshare", "-m", "-n", "--propagation", "private", "sh", "-c", script});
+        std::string f = "/proc/" + std::to_string(holder.pid) + "/root" + e.b.rootfs + "/mnt/f";
+        for (int i = 0; i < 100 && !test::exists(f); i++)
+            usleep(20000);
+        std::string ns = "/proc/" + std::to_string(holder.pid) + "/ns/";
+        auto &lx = *e.b.spec.linux_;
+        lx.namespaces.push_back({ocirun::oci::NsType::mount, ns + "mnt"});
+        if (userns) {
+            std::erase_if(lx.namespaces,
+                          [](const auto &n) { return n.type == ocirun::oci::NsType::network; });
+            lx.namespaces.push_back({ocirun::oci::NsType::network, ns + "net"});
+            test::use_user_namespace(e);
+        }
+        auto r = run_and_exec(e, {"cat", "/mnt/f"});
+        auto st = test::state_of(e.root, e.id);
+        std::string mnt = ns_link(st.pid, "mnt"), want = ns_link(holder.pid, "mnt");
+        std::string net = ns_link(st.pid, "net"), want_net = ns_link(holder.pid, "net");
+        bool leaked = test::exists(e.b.rootfs + "/mnt/f");
+        cleanup_all();
+        ::kill(holder.pid, SIGKILL);
+        test::wait_bounded(holder.pid, 5000);
+        cr_assert_eq(r.create.status, 0, "userns %d: %s", userns, r.create.err.c_str());
+        cr_assert_eq(r.exec.status, 0, "userns %d exec: %s", userns, r.exec.err.c_str());
+        cr_assert_str_eq(mnt.c_str(), want.c_str(), "userns %d: not the joined one", userns);
+        if (userns) cr_assert_str_eq(net.c_str(), want_net.c_str(), "network namespace");
+        cr_assert_str_eq(r.out.c_str(), "joined\n", "userns %d: %s", userns, r.out.c_str());
+        cr_assert_str_eq(r.exec.out.c_str(), "joined\n", "userns %d exec: %s", userns,
+                         r.exec.out.c_str());
+        cr_assert(!leaked, "the host has the joined namespace's file");
+    }
+}

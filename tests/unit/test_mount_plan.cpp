@@ -180,3 +180,35 @@ Test(mount_plan, read_only_dev_duplicate_masks_and_bind_data) {
     cr_assert(std::none_of(q.begin(), q.end(),
                            [](const MountOp &o) { return o.kind == MountOpKind::dev_readonly; }));
 }
+
+// In a mount namespace not the container's own (none in linux.namespaces,
+// or one joined by path) the plan is one chroot; what would mount is refused
+// with its field named.
+Test(mount_plan, shared_mount_namespace_is_one_chroot) {
+    oci::Spec s = base_spec();
+    s.mounts.clear();
+    s.linux_->masked_paths.clear();
+    s.linux_->readonly_paths.clear();
+    s.root->readonly = false;
+    for (MountNs ns : {MountNs::inherited, MountNs::joined}) {
+        MountFacts f;
+        f.mount_ns = ns;
+        auto p = plan(s, f);
+        cr_assert_eq(p.size(), 1u);
+        cr_assert_eq(p[0].kind, MountOpKind::chroot);
+        cr_assert(shares_mount_ns(p));
+        oci::Spec with = s;
+        with.linux_->masked_paths = {"/proc/kcore"};
+        auto r = plan_mounts(with, f);
+        cr_assert(!r.has_value());
+        cr_assert(r.error().text().find("linux.maskedPaths needs a mount namespace") !=
+                      std::string::npos,
+                  "%s", r.error().text().c_str());
+    }
+    cr_assert(!shares_mount_ns(plan(base_spec())));
+    auto none = base_spec();
+    cr_assert_eq(mount_ns_of(*none.linux_), MountNs::own);
+    std::erase_if(none.linux_->namespaces,
+                  [](const auto &n) { return n.type == oci::NsType::mount; });
+    cr_assert_eq(mount_ns_of(*none.linux_), MountNs::inherited);
+}
