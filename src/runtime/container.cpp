@@ -96,12 +96,16 @@ Status pass_bind_sources(int sync_fd, pid_t init, const std::vector<MountOp> &pl
     return {};
 }
 
-// CAP_SYS_ADMIN in the process's bounding set.
-bool holds_admin(const oci::Spec &spec) {
+// `cap` in the process's bounding set.
+bool holds_capability(const oci::Spec &spec, const char *cap) {
     if (!spec.process || !spec.process->capabilities) return false;
     for (const auto &c : spec.process->capabilities->bounding)
-        if (c == "CAP_SYS_ADMIN") return true;
+        if (c == cap) return true;
     return false;
+}
+
+bool holds_admin(const oci::Spec &spec) {
+    return holds_capability(spec, "CAP_SYS_ADMIN");
 }
 
 // An idmapped bind is a copy the runtime makes of the host's mount, and the
@@ -597,6 +601,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     std::vector<MountOp> mount_plan =
         OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr,
                                    user_ns_fd >= 0, mount_ns_of(lx)}));
+    if (shares_mount_ns(mount_plan) && holds_capability(spec, "CAP_SYS_CHROOT"))
+        log::warning("config.json: linux.namespaces: no mount namespace of the container's own: "
+                     "root.path is a chroot, which a process holding CAP_SYS_CHROOT can leave");
     struct PlanFds {
         std::vector<MountOp> &plan;
         ~PlanFds() { close_plan_fds(plan); }

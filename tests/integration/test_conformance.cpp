@@ -819,7 +819,11 @@ Test(conformance, runtime_spec_mount_namespace_inherited) {
     for (bool userns : {false, true}) {
         Env e = make_env(userns ? "cfmnsu" : "cfmns", {"sh", "-c", "cat /marker; sleep 30"});
         without_mounts(e);
-        if (userns) test::use_user_namespace(e);
+        // A chroot holds no process with CAP_SYS_CHROOT: create says so.
+        if (userns) {
+            test::use_user_namespace(e);
+            test::add_capabilities(e, {"CAP_SYS_CHROOT"});
+        }
         std::vector<std::string> before = test::mount_ids();
         auto r = run_and_exec(e, {"sh", "-c", "cat /marker; ls /"});
         auto st = test::state_of(e.root, e.id);
@@ -838,6 +842,8 @@ Test(conformance, runtime_spec_mount_namespace_inherited) {
                   r.exec.out.c_str());
         cr_assert_str_eq(made.c_str(), "", "userns %d: mounted in the runtime's namespace: %s",
                          userns, made.c_str());
+        cr_assert_eq(contains(r.create.err, "CAP_SYS_CHROOT can leave"), userns, "userns %d: %s",
+                     userns, r.create.err.c_str());
     }
 }
 
