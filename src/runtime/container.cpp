@@ -512,36 +512,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         capability_notes(*spec.process->capabilities, "config.json: process.capabilities");
 
     Fds fds;
-    int fifo_r, fifo_w = -1, start_result;
-    if (here) {
-        int rel[2], res[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rel) < 0)
-            return fail_errno("socketpair");
-        here->release.reset(rel[0]);
-        fifo_r = fds.add(rel[1]);
-        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("pipe");
-        here->result.reset(res[0]);
-        start_result = fds.add(res[1]);
-    } else {
-        std::string fifo = dir.path() + "/" + kFifo;
-        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
-        fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-        fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
-        if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
-        std::string start_fifo = dir.path() + "/" + kStartFifo;
-        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
-        start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-        if (start_result < 0) return fail_errno("open " + start_fifo);
-    }
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return fail_errno("socketpair");
-    fds.add(sv[0]);
-    fds.add(sv[1]);
-    int console = o.console_fd;
-    if (!o.console_socket.empty())
-        console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
-    fault_point("create:fifos");
+    int sv[2] = {-1, -1}; // the sync socket: ours, the init's
 
     InitConfig cfg;
     if (filter) cfg.seccomp = &*filter;
@@ -551,12 +522,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     cfg.id = o.id;
     cfg.bundle = bundle;
     cfg.rootfs = rootfs;
-    cfg.start_result_fd = start_result;
     cfg.create_hooks = has_hooks;
-    cfg.sync_fd = sv[1];
-    cfg.fifo_read_fd = fifo_r;
-    cfg.fifo_write_fd = fifo_w;
-    cfg.console_fd = console;
     cfg.clear_onlcr = o.clear_onlcr;
     cfg.preserve_fds = o.preserve_fds;
     cfg.no_pivot = o.no_pivot;
@@ -651,6 +617,43 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
             spec.process->capabilities ? spec.process->capabilities->bounding : none, policy.net));
         cfg.guard = &*guard;
     }
+    // Every refusal is above: from here on the runtime makes things (the
+    // fifos in the state directory, the connection to the caller's console
+    // socket, the cgroup, the init).
+    int fifo_r, fifo_w = -1, start_result;
+    if (here) {
+        int rel[2], res[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rel) < 0)
+            return fail_errno("socketpair");
+        here->release.reset(rel[0]);
+        fifo_r = fds.add(rel[1]);
+        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("pipe");
+        here->result.reset(res[0]);
+        start_result = fds.add(res[1]);
+    } else {
+        std::string fifo = dir.path() + "/" + kFifo;
+        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
+        fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
+        if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
+        std::string start_fifo = dir.path() + "/" + kStartFifo;
+        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
+        start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (start_result < 0) return fail_errno("open " + start_fifo);
+    }
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return fail_errno("socketpair");
+    fds.add(sv[0]);
+    fds.add(sv[1]);
+    int console = o.console_fd;
+    if (!o.console_socket.empty())
+        console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
+    fault_point("create:fifos");
+    cfg.start_result_fd = start_result;
+    cfg.sync_fd = sv[1];
+    cfg.fifo_read_fd = fifo_r;
+    cfg.fifo_write_fd = fifo_w;
+    cfg.console_fd = console;
     cfg.report_pid = spawns_through_intermediate(cfg, user_ns_fd);
     // A PID namespace joined by path takes the init only (left right after
     // the init is spawned).

@@ -4,6 +4,7 @@
 // no new mount on the host).
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/console.hpp"
 #include "support/container_env.hpp"
 #include "support/harness.hpp"
 #include "support/process.hpp"
@@ -12,6 +13,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -408,4 +410,45 @@ Test(bad_input, mounts_in_a_joined_mount_namespace_are_refused) {
                               "container's own (linux.namespaces joins one by path)"),
               "%s", o.err.c_str());
     cr_assert(left.empty());
+}
+
+// Every refusal comes before the first side effect (runc's validate pass):
+// a bundle refused for its mounts, its sandbox policy or its netDevices has
+// not connected to the caller's --console-socket, and leaves no state.
+Test(bad_input, refused_before_the_console_socket_is_touched) {
+    struct Case {
+        const char *tag, *want;
+        void (*set)(test::Env &);
+    } cases[] = {
+        {"badcs0", "unknown mount option",
+         [](test::Env &e) {
+             e.b.spec.mounts.push_back(
+                 test::mount_entry("/mnt", "bind", "/tmp", {"rbind", "noexce"}));
+         }},
+        {"badcs1", "linux.netDevices",
+         [](test::Env &e) {
+             e.b.spec.annotations["dev.ocirun.network"] = "none";
+             e.b.spec.linux_->net_devices["lo"] = {};
+         }},
+        {"badcs2", "dev.ocirun.deny",
+         [](test::Env &e) { e.b.spec.annotations["dev.ocirun.deny"] = "relative/path"; }},
+    };
+    for (const auto &k : cases) {
+        test::Env e = test::make_env(k.tag, {"true"});
+        e.b.spec.process->terminal = true;
+        k.set(e);
+        e.b.save();
+        test::ConsoleSocket cs = test::make_console_socket();
+        auto o = oci(
+            {"--root", e.root, "create", "--bundle", e.b.dir, "--console-socket", cs.path, e.id});
+        struct pollfd p = {cs.listen_fd, POLLIN, 0};
+        int connected = ::poll(&p, 1, 200);
+        ::close(cs.listen_fd);
+        auto left = dir_entries(e.root);
+        cleanup_all();
+        cr_assert_neq(o.status, 0, "%s: created", k.tag);
+        cr_assert(contains(o.err, k.want), "%s: %s", k.tag, o.err.c_str());
+        cr_assert_eq(connected, 0, "%s: the console socket was connected to", k.tag);
+        cr_assert(left.empty(), "%s: state left", k.tag);
+    }
 }
