@@ -389,6 +389,9 @@ struct StartHere {
     // The running record, written while the init sets up (not with a network
     // helper, whose PID comes later): start only renames it into place.
     std::optional<oci::StagedFile> running;
+    // config.json as create wrote it to the state directory: run reads it
+    // once, for start's hooks and policy and delete's poststop hooks.
+    std::optional<oci::Spec> spec;
 };
 
 // The placeholder directories the init made (deepest first), each only if
@@ -780,6 +783,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
         !r)
         return abort_child(r.error());
+    if (here) here->spec = spec;
     // (Not with filesystem rules either: the init reports them below.)
     if (here && !want_shim && !cfg.lock_mounts) {
         oci::ContainerRecord running = rec;
@@ -954,7 +958,10 @@ Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
     // config.json, read once, where the policy or the hooks need it.
     std::optional<oci::Spec> spec;
     SandboxPolicy policy;
-    if (rec.sandboxed || rec.has_hooks) spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    if (here && here->spec)
+        spec = *here->spec;
+    else if (rec.sandboxed || rec.has_hooks)
+        spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
     if (rec.sandboxed) policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
     auto not_enforced = [&](const ReportRow &r) {
         return "sandbox policy of " + dir.id() + ": " + r.dimension + " is not enforced (" +
@@ -1085,7 +1092,8 @@ struct ForegroundConsole {
     }
 };
 
-Status remove_container(ContainerDir &dir, bool force);
+// `known`: config.json as the caller has it already (run), or null.
+Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known = nullptr);
 
 Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     pid_t pid;
@@ -1101,6 +1109,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         opts.console_size = own_terminal_size();
     }
     int master = -1;
+    std::optional<oci::Spec> spec; // read once, by create
     {
         ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
         StartHere here;
@@ -1115,16 +1124,18 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         if (auto r = start_locked(dir, &here); !r) {
             if (master >= 0) ::close(master);
             kill_and_reap(pid);
-            if (auto d = remove_container(dir, true); !d) log::warning(d.error().text());
+            if (auto d = remove_container(dir, true, here.spec ? &*here.spec : nullptr); !d)
+                log::warning(d.error().text());
             return forward(std::move(r.error()), "run");
         }
+        spec = std::move(here.spec);
     }
     if (detach) return 0;
     auto code = master >= 0 ? relay_terminal(master, pid) : wait_exit_status(pid);
     forward_signals_to(0);
     if (!code) return forward(std::move(code.error()), "run");
     if (!keep) {
-        auto r = delete_container(o.root, o.id, true);
+        auto r = delete_container(o.root, o.id, true, spec ? &*spec : nullptr);
         if (!r) log::warning(r.error().text());
     }
     return code;
@@ -1227,7 +1238,7 @@ Result<std::vector<pid_t>> container_pids(const std::string &root, const std::st
 }
 
 // delete with the container's directory already open and locked.
-Status remove_container(ContainerDir &dir, bool force) {
+Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
     const std::string id = dir.id();
     auto rec = dir.load();
     CgroupHost host;
@@ -1271,7 +1282,9 @@ Status remove_container(ContainerDir &dir, bool force) {
     if (rec) stop_shim(rec->shim_pid, rec->shim_start_time, id, dir.path());
     fault_point("delete:shim");
     std::optional<oci::Spec> spec;
-    if (rec && rec->has_hooks) {
+    if (rec && rec->has_hooks && known) {
+        spec = *known;
+    } else if (rec && rec->has_hooks) {
         auto s = oci::load_bundle_spec(dir.path());
         if (s)
             spec = std::move(*s);
@@ -1285,14 +1298,15 @@ Status remove_container(ContainerDir &dir, bool force) {
     return {};
 }
 
-Status delete_container(const std::string &root, const std::string &id, bool force) {
+Status delete_container(const std::string &root, const std::string &id, bool force,
+                        const oci::Spec *known) {
     // runc's behaviour, which Podman relies on after a failed create:
     // --force of a container that is not there is done already.
     struct stat st;
     if (force && validate_id(id) && ::lstat((root + "/" + id).c_str(), &st) < 0 && errno == ENOENT)
         return {};
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    return remove_container(dir, force);
+    return remove_container(dir, force, known);
 }
 
 Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {

@@ -60,7 +60,10 @@ Status resume_container(const std::string &root, const std::string &id);
 
 // Host PIDs of every process in the container's cgroup.
 Result<std::vector<pid_t>> container_pids(const std::string &root, const std::string &id);
-Status delete_container(const std::string &root, const std::string &id, bool force);
+// `known`: the container's config.json as the caller read it already (run),
+// or null: read from the state directory where its poststop hooks need it.
+Status delete_container(const std::string &root, const std::string &id, bool force,
+                        const oci::Spec *known = nullptr);
 
 struct ContainerInfo {
     oci::State state;

@@ -344,9 +344,10 @@ Result<int> exec_in_container(const ExecOptions &o) {
             return fail("exec: container \"" + o.id +
                         "\" is paused: resume it first, or use --ignore-paused");
     }
-    std::string text = OCI_TRY(read_text(dir.path() + "/config.json", "exec"));
-    auto spec = oci::parse_spec(text);
-    if (!spec) return forward(std::move(spec.error()), "exec: " + dir.path() + "/config.json");
+    // The copy create wrote, opened as a bundle's is (a regular file, not
+    // through a symlink out, of bounded size).
+    auto spec = oci::load_bundle_spec(dir.path());
+    if (!spec) return forward(std::move(spec.error()), "exec");
     oci::Process proc = OCI_TRY(build_process(o, *spec));
     const oci::Linux &lx = *spec->linux_;
     pid_t init = rec.state.pid;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -369,4 +370,29 @@ Test(hooks, runtime_hooks_stay_in_the_runtime_pid_namespace_when_one_is_joined) 
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_str_eq(hook_ns.c_str(), own.c_str(), "the hook's PID namespace");
+}
+
+// run reads config.json once (create's read serves start's hooks and policy
+// and delete's poststop hooks): every open of a config.json by `run`, with
+// hooks and a sandbox policy, traced by strace.
+Test(hooks, run_reads_the_configuration_once) {
+    if (test::find_in_path("strace").empty()) cr_skip_test("no strace");
+    Env e = make_env("hookonce", {"true"});
+    ocirun::oci::Hook t;
+    t.path = "/bin/true";
+    hooks_of(e).poststart.push_back(t);
+    hooks_of(e).poststop.push_back(t);
+    e.b.spec.annotations["dev.ocirun.network"] = "none";
+    e.b.save();
+    std::string log = test::track_dir(test::make_temp_dir("hookonce")) + "/trace";
+    auto o = test::run({"strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", log,
+                        test::oci_run_path(), "--root", e.root, "run", "--bundle", e.b.dir, e.id});
+    std::string trace = test::read_file(log);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    size_t opens = 0;
+    std::istringstream lines(trace);
+    for (std::string l; std::getline(lines, l);)
+        if (contains(l, "\"config.json\"") || contains(l, "/config.json\"")) opens++;
+    cr_assert_eq(opens, 1u, "%s", trace.c_str());
 }
