@@ -1,16 +1,14 @@
 #include "cli.hpp"
 #include "runtime/container.hpp"
+#include "runtime/spawn.hpp"
 #include "runtime/text.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <set>
-
-extern char **environ;
 
 namespace ocirun::cli {
 
@@ -31,24 +29,22 @@ int print_table(const std::vector<pid_t> &pids, std::vector<std::string> args) {
         ::close(out[1]);
         return report(Error{e, "ps: pipe"});
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    std::vector<char *> argv{const_cast<char *>("ps")};
-    for (auto &a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid;
-    int e = posix_spawnp(&pid, "ps", &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
+    ocirun::SpawnSpec ps;
+    ps.path = "ps";
+    ps.search = true;
+    ps.args = {"ps"};
+    ps.args.insert(ps.args.end(), args.begin(), args.end());
+    ps.out = out[1];
+    ps.err = err[1];
+    auto spawned = ocirun::spawn_program(ps, "ps: run ps");
     ::close(out[1]);
     ::close(err[1]);
-    if (e != 0) {
+    if (!spawned) {
         ::close(out[0]);
         ::close(err[0]);
-        return report(Error{e, "ps: run ps"});
+        return report(spawned.error());
     }
+    pid_t pid = *spawned;
     auto drain = [](int fd) {
         std::string text;
         char buf[8192];

@@ -21,6 +21,7 @@
 #include "report.hpp"
 #include "sandbox_policy.hpp"
 #include "shim_launch.hpp"
+#include "spawn.hpp"
 #include "store.hpp"
 #include "sync.hpp"
 #include "text.hpp"
@@ -907,25 +908,13 @@ Status attach_strace(const ContainerDir &dir, pid_t init) {
     Fd log(
         ::openat(dir.fd(), kTraceLog, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!log.valid()) return fail_errno("trace: create " + dir.path() + "/" + kTraceLog);
-    pid_t first = ::fork();
-    if (first < 0) return fail_errno("trace: fork");
-    if (first == 0) {
-        // Detached from `start`: a grandchild that outlives it.
-        if (::setsid() < 0) ::_exit(126);
-        pid_t second = ::fork();
-        if (second != 0) ::_exit(second < 0 ? 1 : 0);
-        int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(log.get(), 2) < 0)
-            ::_exit(126);
-        if (::syscall(SYS_close_range, 3U, ~0U, 0U) < 0) ::_exit(126);
-        std::string p = std::to_string(init);
-        ::execl("/usr/bin/strace", "strace", "-f", "-qq", "-p", p.c_str(),
-                static_cast<char *>(nullptr));
-        ::_exit(127);
-    }
-    int st = 0;
-    while (::waitpid(first, &st, 0) < 0 && errno == EINTR) {
-    }
+    // Detached from `start`: it outlives it.
+    SpawnSpec strace;
+    strace.path = "/usr/bin/strace";
+    strace.args = {"strace", "-f", "-qq", "-p", std::to_string(init)};
+    strace.err = log.get();
+    strace.detach = true;
+    OCI_TRY(spawn_program(strace, "trace"));
     // Released only once strace has attached (bounded: 5 s).
     std::string status_path = "/proc/" + std::to_string(init) + "/status";
     for (int i = 0; i < 500; i++) {

@@ -2,6 +2,7 @@
 
 #include "log.hpp"
 #include "process_setup.hpp"
+#include "spawn.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -37,32 +38,6 @@ std::string last_line(const std::string &out) {
     return out.substr(start, end - start + 1);
 }
 
-[[noreturn]] void exec_hook(const oci::Hook &h, int in, int out, const std::string &cwd) {
-    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ::_exit(126);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) < 0) {
-        std::string msg = "chdir " + cwd + ": " + std::strerror(errno) + "\n";
-        (void)!::write(2, msg.data(), msg.size());
-        ::_exit(126);
-    }
-    // Nothing of the runtime's (lock, sync socket, fifo, log) reaches the hook.
-    if (::syscall(SYS_close_range, 3U, ~0U, 0U) < 0) {
-        std::string msg = std::string("close_range: ") + std::strerror(errno) + "\n";
-        (void)!::write(2, msg.data(), msg.size());
-        ::_exit(126);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // argv[0] is the path when the hook gives no args.
-    std::vector<std::string> args = h.args.empty() ? std::vector<std::string>{h.path} : h.args;
-    std::vector<char *> argv = exec_strings(args), envp = exec_strings(h.env);
-    ::execve(h.path.c_str(), argv.data(), envp.data());
-    int e = errno;
-    std::string msg = "exec " + h.path + ": " + std::strerror(e) + "\n";
-    (void)!::write(2, msg.data(), msg.size());
-    ::_exit(127);
-}
-
 } // namespace
 
 Status run_program(const oci::Hook &h, const std::string &what, const std::string &state,
@@ -78,16 +53,22 @@ Status run_program(const oci::Hook &h, const std::string &what, const std::strin
         ::close(in[1]);
         return fail_code(e, what + ": pipe");
     }
-    pid_t pid = ::fork();
-    if (pid == 0) exec_hook(h, in[1], out[1], cwd);
-    int fork_errno = errno;
+    SpawnSpec spec;
+    spec.path = h.path;
+    spec.args = h.args;
+    spec.env = &h.env;
+    spec.in = in[1];
+    spec.out = spec.err = out[1];
+    spec.cwd = cwd;
+    auto spawned = spawn_program(spec, what);
     ::close(in[1]);
     ::close(out[1]);
-    if (pid < 0) {
+    if (!spawned) {
         ::close(in[0]);
         ::close(out[0]);
-        return fail_code(fork_errno, what + ": fork");
+        return forward(std::move(spawned.error()));
     }
+    pid_t pid = *spawned;
     int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     ::fcntl(in[0], F_SETFL, O_NONBLOCK);
     ::fcntl(out[0], F_SETFL, O_NONBLOCK);

@@ -17,7 +17,8 @@ namespace ocirun {
 // Run `hooks` in order, in directory `cwd` ("": where the caller is). The
 // first one that fails to start, exits non-zero, is killed or times out
 // stops the list; its error reads
-// "hooks.<kind>[i] <path>: exited with status N: <last output line>".
+// "hooks.<kind>[i] <path>: exited with status N: <last output line>", or for
+// one that could not be started "hooks.<kind>[i] <path>: exec <path>: <errno>".
 Status run_hooks(const std::vector<oci::Hook> &hooks, const char *kind,
                  const std::string &state_json, const std::string &cwd = "");
 

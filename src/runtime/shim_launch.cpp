@@ -1,5 +1,7 @@
 #include "shim_launch.hpp"
 
+#include "spawn.hpp"
+
 #include "build_config.h"
 #include "fd.hpp"
 #include "log.hpp"
@@ -11,12 +13,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
-
-extern char **environ;
 
 namespace ocirun {
 
@@ -26,46 +25,6 @@ std::string publish_arg(const PortPublish &p) {
     std::string a = egress::to_string(p.host_addr);
     if (p.host_addr.family == AF_INET6) a = "[" + a + "]";
     return a + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port);
-}
-
-// In the grandchild: the passed fds at 3, 4, ... in order, nothing else open
-// but stdio (to /dev/null and shim.log), then exec. Never returns.
-[[noreturn]] void exec_shim(const std::string &path, std::vector<std::string> &args,
-                            std::vector<int> pass, int ready_fd, const std::string &log,
-                            const std::vector<std::string> &cgroups) {
-    auto die = [&](const char *what) {
-        std::string line = std::string("error ") + what + ": " + std::strerror(errno) + "\n";
-        (void)!::write(ready_fd, line.data(), line.size());
-        ::_exit(127);
-    };
-    for (const auto &dir : cgroups) {
-        std::string procs = dir + "/cgroup.procs";
-        int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || ::write(fd, "0", 1) != 1) die(("enter cgroup " + procs).c_str());
-        ::close(fd);
-    }
-    // Out of the way of the targets first (just above them: a fixed floor
-    // such as 100 fails under a lower RLIMIT_NOFILE), then into place.
-    for (int &fd : pass) {
-        fd = ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(3 + pass.size()));
-        if (fd < 0) die("dup");
-    }
-    ready_fd = pass[1];
-    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (null < 0 || logfd < 0) die("open /dev/null and shim.log");
-    if (::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(logfd, 2) < 0) die("dup2 stdio");
-    for (size_t i = 0; i < pass.size(); i++)
-        if (::dup2(pass[i], static_cast<int>(3 + i)) < 0) die("dup2");
-    ready_fd = 4;
-    if (::syscall(SYS_close_range, 3 + pass.size(), ~0U, 0) < 0) die("close_range");
-    std::vector<char *> argv;
-    for (auto &a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execve(path.c_str(), argv.data(), environ);
-    die(("exec " + path).c_str());
-    ::_exit(127);
 }
 
 } // namespace
@@ -125,23 +84,22 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
                 {"--forward-max-connections", std::to_string(net.forward_max_connections),
                  "--total-max-connections", std::to_string(net.total_max_connections)});
 
-    pid_t child = ::fork();
-    if (child < 0) return fail_errno("network helper: fork");
-    if (child == 0) {
-        // Its own session, and its parent gone: no signal of the caller's
-        // terminal or process group reaches it, and the runtime is not its
-        // parent (a subreaper such as containerd's shim, or init, reaps it).
-        if (::setsid() < 0) ::_exit(1);
-        pid_t grandchild = ::fork();
-        if (grandchild == 0)
-            exec_shim(path, args, pass, ready_w.get(), l.state_dir + "/shim.log", l.cgroups);
-        ::_exit(grandchild < 0 ? 1 : 0);
-    }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    // Its own session, and not the runtime's child: no signal of the
+    // caller's terminal or process group reaches it, and a subreaper such as
+    // containerd's shim, or init, reaps it. Its cgroups (entered before the
+    // exec) charge everything it allocates to the container.
+    Fd log(::open((l.state_dir + "/shim.log").c_str(),
+                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!log.valid()) return fail_errno("network helper: open " + l.state_dir + "/shim.log");
+    SpawnSpec spec;
+    spec.path = path;
+    spec.args = std::move(args);
+    spec.err = log.get();
+    spec.pass = pass;
+    spec.cgroups = l.cgroups;
+    spec.detach = true;
+    OCI_TRY(spawn_program(spec, "network helper " + path));
     ready_w.reset();
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return fail("network helper: fork failed");
 
     // "ready PID" or "error TEXT", then EOF.
     std::string said;
