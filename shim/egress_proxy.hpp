@@ -8,8 +8,8 @@
 #pragma once
 
 #include "egress_log.hpp"
-#include "egress_rules.hpp"
 #include "loop.hpp"
+#include "oci/policy/egress_rules.hpp"
 #include "relay.hpp"
 
 #include <netdb.h>

@@ -5,12 +5,12 @@
 // the egress proxy. One process, one thread, one epoll loop; it exits when
 // the container's init does, or on SIGTERM (from `delete`).
 //
-//   oci-run-shim --id ID --state-dir DIR --init-pidfd FD --ready-fd FD
-//                [--forward FD:HOSTPORT]... [--netns-fd FD --publish ADDR:HOSTPORT:CPORT]...
-//                [--proxy FD [--domains LIST] [--deny-domains LIST] [--observe]
-//                 [--max-connections N]]
-//                [--forward-max-connections N] [--total-max-connections N]
+//   oci-run-shim --id ID --state-dir DIR --init-pidfd FD --ready-fd FD --config-fd FD
 //
+// The configuration fd holds the network policy as the runtime parsed it,
+// with the descriptors of the listeners and the network namespace it passed
+// (one JSON document: oci/policy/helper_config.hpp); no annotation is parsed
+// here.
 // It answers on the ready fd with "ready PID" once everything listens, or
 // "error TEXT".
 //
@@ -23,6 +23,8 @@
 #include "forward.hpp"
 #include "loop.hpp"
 #include "netdev.hpp"
+#include "oci/policy/helper_config.hpp"
+#include "oci/spec_io.hpp"
 #include "relay.hpp"
 
 #include <arpa/inet.h>
@@ -52,14 +54,8 @@ namespace {
 
 struct Options {
     std::string id, state_dir;
-    int init_pidfd = -1, ready_fd = -1, netns_fd = -1, proxy_fd = -1;
-    std::vector<std::pair<int, uint16_t>> forwards; // listener fd, host port
-    std::vector<std::string> publish;
-    std::string domains, deny_domains;
-    bool observe = false;
-    int max_connections = 256;         // the proxy's
-    int forward_max_connections = 128; // each forward's (local port, published port)
-    int total_max_connections = 512;   // the helper's, every kind together
+    int init_pidfd = -1, ready_fd = -1, config_fd = -1;
+    HelperConfig config;
 };
 
 int ready_fd = -1;
@@ -80,6 +76,25 @@ long number(const std::string &flag, std::string_view s, long lo, long hi) {
     return v;
 }
 
+// The whole configuration document, from the start of the (sealed) memfd.
+HelperConfig read_config(int fd) {
+    std::string text;
+    char buf[65536];
+    for (off_t at = 0;;) {
+        ssize_t n = ::pread(fd, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) die(std::string("--config-fd: read: ") + std::strerror(errno));
+        if (n == 0) break;
+        text.append(buf, static_cast<size_t>(n));
+        at += n;
+        if (text.size() > oci::kMaxConfigSize) die("--config-fd: larger than 16 MiB");
+    }
+    ::close(fd);
+    auto c = parse_helper_config(text);
+    if (!c) die("--config-fd: " + c.error().text());
+    return std::move(*c);
+}
+
 Options parse(int argc, char **argv) {
     Options o;
     for (int i = 1; i < argc; i++) {
@@ -97,38 +112,15 @@ Options parse(int argc, char **argv) {
             o.init_pidfd = fd();
         else if (a == "--ready-fd")
             ready_fd = o.ready_fd = fd();
-        else if (a == "--netns-fd")
-            o.netns_fd = fd();
-        else if (a == "--proxy")
-            o.proxy_fd = fd();
-        else if (a == "--domains")
-            o.domains = value();
-        else if (a == "--deny-domains")
-            o.deny_domains = value();
-        else if (a == "--observe")
-            o.observe = true;
-        else if (a == "--max-connections")
-            o.max_connections = static_cast<int>(number(a, value(), 1, 65536));
-        else if (a == "--forward-max-connections")
-            o.forward_max_connections = static_cast<int>(number(a, value(), 1, 65536));
-        else if (a == "--total-max-connections")
-            o.total_max_connections = static_cast<int>(number(a, value(), 1, 65536));
-        else if (a == "--publish")
-            o.publish.push_back(value());
-        else if (a == "--forward") {
-            std::string v = value();
-            size_t colon = v.find(':');
-            if (colon == std::string::npos) die("--forward: expected FD:HOSTPORT, got " + v);
-            o.forwards.push_back(
-                {static_cast<int>(number(a, std::string_view(v).substr(0, colon), 3, 65535)),
-                 static_cast<uint16_t>(
-                     number(a, std::string_view(v).substr(colon + 1), 1, 65535))});
-        } else
+        else if (a == "--config-fd")
+            o.config_fd = fd();
+        else
             die("unknown argument \"" + a + "\"");
     }
-    if (o.id.empty() || o.state_dir.empty() || o.init_pidfd < 0 || o.ready_fd < 0)
-        die("--id, --state-dir, --init-pidfd and --ready-fd are required");
-    if (!o.publish.empty() && o.netns_fd < 0) die("--publish needs --netns-fd");
+    if (o.id.empty() || o.state_dir.empty() || o.init_pidfd < 0 || o.ready_fd < 0 ||
+        o.config_fd < 0)
+        die("--id, --state-dir, --init-pidfd, --ready-fd and --config-fd are required");
+    o.config = read_config(o.config_fd);
     return o;
 }
 
@@ -136,28 +128,9 @@ sockaddr_storage loopback(uint16_t port) {
     return to_sockaddr(egress::IpAddr{AF_INET, {127, 0, 0, 1}}, port);
 }
 
-// "ADDR:HOSTPORT:CPORT" (ADDR IPv4 or [IPv6]) -> a listener on the host.
-int listen_published(const std::string &spec, uint16_t &container_port) {
-    std::string addr, rest;
-    if (!spec.empty() && spec[0] == '[') {
-        size_t close = spec.find("]:");
-        if (close == std::string::npos) die("--publish: bad address in " + spec);
-        addr = spec.substr(1, close - 1);
-        rest = spec.substr(close + 2);
-    } else {
-        size_t colon = spec.find(':');
-        if (colon == std::string::npos) die("--publish: expected ADDR:HOSTPORT:CPORT, got " + spec);
-        addr = spec.substr(0, colon);
-        rest = spec.substr(colon + 1);
-    }
-    size_t colon = rest.find(':');
-    if (colon == std::string::npos) die("--publish: expected ADDR:HOSTPORT:CPORT, got " + spec);
-    auto host_port = static_cast<uint16_t>(number("--publish", rest.substr(0, colon), 1, 65535));
-    container_port = static_cast<uint16_t>(number("--publish", rest.substr(colon + 1), 1, 65535));
-    egress::IpAddr ip;
-    ip.family = addr.find(':') == std::string::npos ? AF_INET : AF_INET6;
-    if (::inet_pton(ip.family, addr.c_str(), ip.bytes) != 1) die("--publish: bad address " + addr);
-    sockaddr_storage ss = to_sockaddr(ip, host_port);
+// A listener on the host's address and port of a dev.ocirun.publish entry.
+int listen_published(const PortPublish &p) {
+    sockaddr_storage ss = to_sockaddr(p.host_addr, p.host_port);
     int s = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s < 0) die(std::string("dev.ocirun.publish: socket: ") + std::strerror(errno));
     int one = 1;
@@ -248,29 +221,33 @@ int main(int argc, char **argv) {
     std::string log_path = o.state_dir + "/egress.jsonl";
     if (!log.open(log_path, o.id)) die("open " + log_path + ": " + std::strerror(errno));
 
+    const HelperConfig &c = o.config;
     PipePool pool;
     ConnectionBudget budget;
-    budget.max = o.total_max_connections;
+    budget.max = c.total_max_connections;
     auto limits = [&](std::string what) {
-        return ForwardLimits{&budget, o.forward_max_connections, &log, std::move(what)};
+        return ForwardLimits{&budget, c.forward_max_connections, &log, std::move(what)};
     };
     std::vector<std::unique_ptr<Forwarder>> forwarders;
-    for (auto [fd, host_port] : o.forwards) {
+    for (auto [fd, host_port] : c.forwards) {
         if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-            die("--forward: fd " + std::to_string(fd) + ": " + std::strerror(errno));
+            die("forward: fd " + std::to_string(fd) + ": " + std::strerror(errno));
         forwarders.push_back(std::make_unique<Forwarder>(
             pool, fd, loopback(host_port), -1, -1,
             limits("forward to host port " + std::to_string(host_port))));
     }
     int home = -1;
-    if (!o.publish.empty()) {
+    if (!c.publish.empty()) {
         home = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
         if (home < 0) die(std::string("open /proc/self/ns/net: ") + std::strerror(errno));
-        for (const auto &p : o.publish) {
-            uint16_t cport = 0;
-            int l = listen_published(p, cport);
-            forwarders.push_back(std::make_unique<Forwarder>(pool, l, loopback(cport), o.netns_fd,
-                                                             home, limits("publish " + p)));
+        for (const auto &p : c.publish) {
+            std::string addr = egress::to_string(p.host_addr);
+            if (p.host_addr.family == AF_INET6) addr = "[" + addr + "]";
+            std::string what = "publish " + addr + ":" + std::to_string(p.host_port) + ":" +
+                               std::to_string(p.container_port);
+            int l = listen_published(p);
+            forwarders.push_back(std::make_unique<Forwarder>(pool, l, loopback(p.container_port),
+                                                             c.netns_fd, home, limits(what)));
         }
     }
     for (auto &f : forwarders)
@@ -279,32 +256,24 @@ int main(int argc, char **argv) {
 
     std::unique_ptr<Resolver> resolver;
     std::unique_ptr<EgressProxy> proxy;
-    if (o.proxy_fd >= 0) {
+    if (c.proxy_fd >= 0) {
         ProxyConfig pc;
-        if (!o.domains.empty()) {
-            auto p = egress::parse_patterns(o.domains, "dev.ocirun.domains");
-            if (!p) die(p.error().text());
-            pc.allow = std::move(*p);
-        }
-        if (!o.deny_domains.empty()) {
-            auto p = egress::parse_patterns(o.deny_domains, "dev.ocirun.deny-domains");
-            if (!p) die(p.error().text());
-            pc.deny = std::move(*p);
-        }
-        pc.observe = o.observe;
-        pc.max_connections = o.max_connections;
+        pc.allow = c.allow;
+        pc.deny = c.deny;
+        pc.observe = c.observe;
+        pc.max_connections = c.max_connections;
         if (const char *h = std::getenv("OCI_RUN_RESOLVE_HOSTS")) pc.hosts_file = h;
         resolver = std::make_unique<Resolver>(pc.hosts_file);
         if (!resolver->start(loop)) die(std::string("resolver: ") + std::strerror(errno));
-        if (::fcntl(o.proxy_fd, F_SETFL, ::fcntl(o.proxy_fd, F_GETFL) | O_NONBLOCK) < 0)
-            die(std::string("--proxy: ") + std::strerror(errno));
+        if (::fcntl(c.proxy_fd, F_SETFL, ::fcntl(c.proxy_fd, F_GETFL) | O_NONBLOCK) < 0)
+            die(std::string("proxy: ") + std::strerror(errno));
         proxy =
-            std::make_unique<EgressProxy>(pool, budget, log, *resolver, std::move(pc), o.proxy_fd);
-        if (!loop.watch(o.proxy_fd, EPOLLIN, proxy.get()))
+            std::make_unique<EgressProxy>(pool, budget, log, *resolver, std::move(pc), c.proxy_fd);
+        if (!loop.watch(c.proxy_fd, EPOLLIN, proxy.get()))
             die(std::string("epoll: ") + std::strerror(errno));
     }
 
-    drop_privileges(!o.publish.empty());
+    drop_privileges(!c.publish.empty());
     std::string ready = "ready " + std::to_string(::getpid()) + "\n";
     (void)!::write(o.ready_fd, ready.data(), ready.size());
     ::close(o.ready_fd);

@@ -1,7 +1,7 @@
 #include "netdev.hpp"
 
 #include "oci/error.hpp"
-#include "src/runtime/fd.hpp"
+#include "oci/fd.hpp"
 
 #include <fcntl.h>
 #include <libmnl/libmnl.h>

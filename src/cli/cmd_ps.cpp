@@ -1,7 +1,7 @@
 #include "cli.hpp"
+#include "oci/text.hpp"
 #include "runtime/container.hpp"
 #include "runtime/spawn.hpp"
-#include "runtime/text.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -4,8 +4,8 @@
 #include "log.hpp"
 #include "mount_table.hpp"
 #include "oci/state.hpp"
+#include "oci/text.hpp"
 #include "proc.hpp"
-#include "text.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

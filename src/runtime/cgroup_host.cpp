@@ -1,7 +1,7 @@
 #include "cgroup_host.hpp"
 
 #include "oci/state.hpp"
-#include "text.hpp"
+#include "oci/text.hpp"
 
 namespace ocirun {
 

@@ -1,6 +1,6 @@
 #include "device_filter.hpp"
 
-#include "fd.hpp"
+#include "oci/fd.hpp"
 
 #include <fcntl.h>
 #include <sys/syscall.h>

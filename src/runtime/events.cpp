@@ -3,10 +3,10 @@
 #include "cgroup.hpp"
 #include "oci/json.hpp"
 #include "oci/state.hpp"
+#include "oci/text.hpp"
 #include "proc.hpp"
 #include "shim_launch.hpp"
 #include "store.hpp"
-#include "text.hpp"
 
 #include <fcntl.h>
 #include <time.h>

@@ -3,7 +3,7 @@
 #include "caps.hpp"
 #include "cgroup.hpp"
 #include "fault.hpp"
-#include "fd.hpp"
+#include "oci/fd.hpp"
 
 #include "log.hpp"
 #include "mount_plan.hpp"

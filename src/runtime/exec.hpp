@@ -2,8 +2,8 @@
 // namespaces (user first) and taking its security settings.
 #pragma once
 
-#include "fd.hpp"
 #include "oci/error.hpp"
+#include "oci/fd.hpp"
 #include "oci/spec.hpp"
 
 #include <optional>

@@ -23,8 +23,8 @@
 // always does, and the init execs the process itself.
 #pragma once
 
-#include "fd.hpp"
 #include "oci/error.hpp"
+#include "oci/fd.hpp"
 #include "oci/spec.hpp"
 #include "seccomp.hpp"
 

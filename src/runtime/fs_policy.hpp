@@ -12,10 +12,10 @@
 // namespaces.
 #pragma once
 
-#include "fd.hpp"
 #include "mount_plan.hpp"
 #include "mount_table.hpp"
 #include "oci/error.hpp"
+#include "oci/fd.hpp"
 
 #include <cstdint>
 #include <string>

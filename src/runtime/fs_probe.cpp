@@ -1,9 +1,9 @@
 #include "fs_probe.hpp"
 
 #include "exec.hpp"
-#include "fd.hpp"
+#include "oci/fd.hpp"
+#include "oci/text.hpp"
 #include "process_setup.hpp"
-#include "text.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 #include "host_reach.hpp"
 
-#include "fd.hpp"
 #include "mount_options.hpp"
+#include "oci/fd.hpp"
+#include "oci/text.hpp"
 #include "sandbox_policy.hpp"
-#include "text.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>

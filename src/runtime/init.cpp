@@ -2,12 +2,12 @@
 
 #include "exec_stage.hpp"
 #include "fault.hpp"
-#include "fd.hpp"
 #include "fs_policy.hpp"
 #include "hooks.hpp"
 #include "mount_api.hpp"
 #include "namespaces.hpp"
 #include "netlink.hpp"
+#include "oci/fd.hpp"
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"

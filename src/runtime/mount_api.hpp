@@ -4,9 +4,9 @@
 // have mounted something over (CVE-2025-52881 and its family).
 #pragma once
 
-#include "fd.hpp"
 #include "mount_options.hpp"
 #include "oci/error.hpp"
+#include "oci/fd.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 #include "mount_plan.hpp"
 
-#include "fd.hpp"
 #include "mount_api.hpp"
 #include "mount_table.hpp"
+#include "oci/fd.hpp"
 #include "proc.hpp"
 #include "sandbox_policy.hpp"
 #include "userns.hpp"

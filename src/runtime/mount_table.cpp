@@ -1,8 +1,8 @@
 #include "mount_table.hpp"
 
-#include "fd.hpp"
+#include "oci/fd.hpp"
 #include "oci/state.hpp"
-#include "text.hpp"
+#include "oci/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 #include "netlink.hpp"
 
-#include "fd.hpp"
 #include "hooks.hpp"
+#include "oci/fd.hpp"
 #include "shim_launch.hpp"
 
 #include <net/if.h>

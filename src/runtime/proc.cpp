@@ -1,7 +1,7 @@
 #include "proc.hpp"
 
 #include "oci/state.hpp"
-#include "text.hpp"
+#include "oci/text.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

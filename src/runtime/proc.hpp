@@ -2,8 +2,8 @@
 // mistaken for the container's process.
 #pragma once
 
-#include "fd.hpp"
 #include "oci/error.hpp"
+#include "oci/fd.hpp"
 
 #include <sys/types.h>
 

@@ -3,8 +3,8 @@
 #include "caps.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
+#include "oci/text.hpp"
 #include "sync.hpp"
-#include "text.hpp"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>

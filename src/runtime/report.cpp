@@ -8,11 +8,11 @@
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
+#include "oci/text.hpp"
 #include "proc.hpp"
 #include "sandbox_policy.hpp"
 #include "shim_launch.hpp"
 #include "store.hpp"
-#include "text.hpp"
 
 #include <arpa/inet.h>
 #include <unistd.h>

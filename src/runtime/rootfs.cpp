@@ -1,10 +1,10 @@
 #include "rootfs.hpp"
 
-#include "fd.hpp"
 #include "fs_policy.hpp"
 #include "mount_api.hpp"
 #include "mount_options.hpp"
 #include "mount_plan.hpp"
+#include "oci/fd.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 #include "sealed_binary.hpp"
 
-#include "fd.hpp"
 #include "mount_api.hpp"
+#include "oci/fd.hpp"
 #include "proc.hpp"
 
 #include <cstdint>

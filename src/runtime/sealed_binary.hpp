@@ -23,8 +23,8 @@
 // benchmark and the tests compare them).
 #pragma once
 
-#include "fd.hpp"
 #include "oci/error.hpp"
+#include "oci/fd.hpp"
 
 #include <string>
 

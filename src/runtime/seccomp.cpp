@@ -1,7 +1,7 @@
 #include "seccomp.hpp"
 
-#include "fd.hpp"
 #include "log.hpp"
+#include "oci/fd.hpp"
 #include "oci/json.hpp"
 #include "sync.hpp"
 

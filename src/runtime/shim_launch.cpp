@@ -3,14 +3,16 @@
 #include "spawn.hpp"
 
 #include "build_config.h"
-#include "fd.hpp"
 #include "log.hpp"
+#include "oci/fd.hpp"
+#include "oci/policy/helper_config.hpp"
 #include "oci/state.hpp"
 #include "proc.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,16 +20,6 @@
 #include <cstdlib>
 
 namespace ocirun {
-
-namespace {
-
-std::string publish_arg(const PortPublish &p) {
-    std::string a = egress::to_string(p.host_addr);
-    if (p.host_addr.family == AF_INET6) a = "[" + a + "]";
-    return a + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port);
-}
-
-} // namespace
 
 std::string shim_path() {
     const char *env = std::getenv("OCI_RUN_SHIM");
@@ -53,36 +45,53 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
     if (::pipe2(ready, O_CLOEXEC) < 0) return fail_errno("network helper: pipe");
     Fd ready_r(ready[0]), ready_w(ready[1]);
 
-    // fds 3, 4, ...: the init's pidfd, the ready pipe, the netns, the listeners.
-    std::vector<int> pass = {pidfd.get(), ready_w.get()};
-    std::vector<std::string> args = {
-        "oci-run-shim", "--id", l.id, "--state-dir", l.state_dir, "--init-pidfd", "3",
-        "--ready-fd",   "4"};
+    // fds 3, 4, 5: the init's pidfd, the ready pipe, the configuration;
+    // then the netns and the listeners it names.
+    Fd config_fd(::memfd_create("oci-run-helper-config", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!config_fd.valid()) return fail_errno("network helper: memfd_create");
+    std::vector<int> pass = {pidfd.get(), ready_w.get(), config_fd.get()};
+    auto next = [&](int fd) {
+        pass.push_back(fd);
+        return static_cast<int>(2 + pass.size());
+    };
+    HelperConfig config;
     if (!net.publish.empty()) {
-        args.insert(args.end(), {"--netns-fd", std::to_string(3 + pass.size())});
-        pass.push_back(l.netns_fd);
-        for (const auto &p : net.publish)
-            args.insert(args.end(), {"--publish", publish_arg(p)});
+        config.netns_fd = next(l.netns_fd);
+        config.publish = net.publish;
     }
     size_t i = 0;
-    for (const auto &f : net.local_ports) {
-        args.insert(args.end(), {"--forward", std::to_string(3 + pass.size()) + ":" +
-                                                  std::to_string(f.host_port)});
-        pass.push_back(l.listeners.at(i++));
-    }
+    for (const auto &f : net.local_ports)
+        config.forwards.push_back({next(l.listeners.at(i++)), f.host_port});
     if (net.proxy()) {
-        args.insert(args.end(), {"--proxy", std::to_string(3 + pass.size())});
-        pass.push_back(l.listeners.at(i++));
-        if (!net.domains.empty()) args.insert(args.end(), {"--domains", net.domains});
-        if (!net.deny_domains.empty())
-            args.insert(args.end(), {"--deny-domains", net.deny_domains});
-        if (net.observe) args.push_back("--observe");
-        args.insert(args.end(), {"--max-connections", std::to_string(net.max_connections)});
+        config.proxy_fd = next(l.listeners.at(i++));
+        config.allow = net.allow;
+        config.deny = net.deny;
+        config.observe = net.observe;
+        config.max_connections = net.max_connections;
     }
-
-    args.insert(args.end(),
-                {"--forward-max-connections", std::to_string(net.forward_max_connections),
-                 "--total-max-connections", std::to_string(net.total_max_connections)});
+    config.forward_max_connections = net.forward_max_connections;
+    config.total_max_connections = net.total_max_connections;
+    std::string text = write_helper_config(config);
+    for (size_t done = 0; done < text.size();) {
+        ssize_t n = ::write(config_fd.get(), text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail_errno("network helper: write its configuration");
+        done += static_cast<size_t>(n);
+    }
+    if (::fcntl(config_fd.get(), F_ADD_SEALS,
+                F_SEAL_SEAL | F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) < 0)
+        return fail_errno("network helper: seal its configuration");
+    std::vector<std::string> args = {"oci-run-shim",
+                                     "--id",
+                                     l.id,
+                                     "--state-dir",
+                                     l.state_dir,
+                                     "--init-pidfd",
+                                     "3",
+                                     "--ready-fd",
+                                     "4",
+                                     "--config-fd",
+                                     "5"};
 
     // Its own session, and not the runtime's child: no signal of the
     // caller's terminal or process group reaches it, and a subreaper such as

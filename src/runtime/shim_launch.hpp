@@ -4,8 +4,8 @@
 // relays and filters; see shim/main.cpp.
 #pragma once
 
-#include "network_policy.hpp"
 #include "oci/error.hpp"
+#include "oci/policy/network_policy.hpp"
 
 #include <sys/types.h>
 

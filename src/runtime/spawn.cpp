@@ -1,6 +1,6 @@
 #include "spawn.hpp"
 
-#include "fd.hpp"
+#include "oci/fd.hpp"
 #include "process_setup.hpp"
 
 #include <fcntl.h>

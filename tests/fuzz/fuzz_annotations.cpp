@@ -4,9 +4,9 @@
 // '!' is a key without the prefix, which the policy must ignore).
 #include "fuzz_check.hpp"
 
+#include "oci/policy/network_policy.hpp"
 #include "oci/spec_io.hpp"
 #include "runtime/mount_plan.hpp"
-#include "runtime/network_policy.hpp"
 #include "runtime/sandbox_policy.hpp"
 
 #include <algorithm>

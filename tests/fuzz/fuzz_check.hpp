@@ -3,8 +3,8 @@
 // text, and the runtime's log sent nowhere.
 #pragma once
 
+#include "oci/text.hpp"
 #include "runtime/log.hpp"
-#include "runtime/text.hpp"
 
 #include <fcntl.h>
 

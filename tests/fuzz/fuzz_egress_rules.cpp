@@ -4,7 +4,7 @@
 // pattern matches its own name, match/covering agree with the pattern kinds.
 #include "fuzz_check.hpp"
 
-#include "shim/egress_rules.hpp"
+#include "oci/policy/egress_rules.hpp"
 
 #include <charconv>
 
@@ -15,8 +15,8 @@ namespace {
 void expect_stable(const Host &h, std::string_view raw) {
     auto again = normalize_host(h.name);
     if (!again)
-        fuzz::broken("a normalised host is refused", std::string(raw) + " -> " + h.name + ": " +
-                                                       again.error().text());
+        fuzz::broken("a normalised host is refused",
+                     std::string(raw) + " -> " + h.name + ": " + again.error().text());
     if (again->name != h.name || again->is_address != h.is_address ||
         (h.is_address && !(again->addr == h.addr)))
         fuzz::broken("normalize_host is not idempotent",
@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (p.kind == Pattern::Kind::address) {
                 if (p.prefix < 0 || p.prefix > (p.net.family == AF_INET ? 32 : 128))
                     fuzz::broken("prefix out of range", p.text);
-                if (!covering(*patterns, p.net)) fuzz::broken("a network does not cover itself", p.text);
+                if (!covering(*patterns, p.net))
+                    fuzz::broken("a network does not cover itself", p.text);
                 (void)class_name(classify(p.net));
                 continue;
             }
@@ -63,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     expect_stable(*host, f[1]);
     if (host->is_address) {
         (void)class_name(classify(host->addr));
-        if (!(canonical(host->addr) == host->addr)) fuzz::broken("address not canonical", host->name);
+        if (!(canonical(host->addr) == host->addr))
+            fuzz::broken("address not canonical", host->name);
     }
     if (patterns) {
         const Pattern *m = match(*patterns, *host, port);

@@ -6,7 +6,7 @@
 // past the bytes given.
 #include "fuzz_check.hpp"
 
-#include "shim/egress_rules.hpp"
+#include "oci/policy/egress_rules.hpp"
 #include "shim/http_request.hpp"
 
 using namespace ocirun::egress;

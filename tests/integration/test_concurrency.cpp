@@ -7,8 +7,8 @@
 // parent of this test's own, so only they are checked and removed.
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
+#include "oci/text.hpp"
 #include "runtime/cgroup_host.hpp"
-#include "runtime/text.hpp"
 #include "support/container_env.hpp"
 #include "support/leftovers.hpp"
 

@@ -1,6 +1,6 @@
 // The egress proxy's decisions without a proxy: allow-list patterns, hosts as
 // clients write them, address classes and request heads.
-#include "shim/egress_rules.hpp"
+#include "oci/policy/egress_rules.hpp"
 #include "shim/http_request.hpp"
 #include "unit_support.hpp"
 

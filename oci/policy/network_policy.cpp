@@ -1,8 +1,8 @@
-#include "network_policy.hpp"
+#include "oci/policy/network_policy.hpp"
 
 #include <sys/socket.h>
 
-#include "text.hpp"
+#include "oci/text.hpp"
 
 #include <arpa/inet.h>
 

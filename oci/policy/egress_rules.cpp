@@ -1,4 +1,4 @@
-#include "egress_rules.hpp"
+#include "oci/policy/egress_rules.hpp"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>

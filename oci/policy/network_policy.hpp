@@ -1,12 +1,13 @@
 // The network part of the sandbox policy (dev.ocirun.network and the keys
-// that go with it): parsed and cross-checked before anything is created. The
+// that go with it): parsed and cross-checked before anything is created, then
+// given to the helper as it is (oci/policy/helper_config.hpp). The
 // container then gets its own network namespace holding loopback only, and
 // the per-container helper (oci-run-shim, shim/) is its only way out:
 // forwarded host ports, published container ports and the egress proxy.
 #pragma once
 
-#include "egress_rules.hpp"
 #include "oci/error.hpp"
+#include "oci/policy/egress_rules.hpp"
 #include "oci/spec.hpp"
 
 #include <cstdint>
@@ -47,7 +48,7 @@ struct NetworkPolicy {
     std::string mode;
     std::vector<PortForward> local_ports;
     std::vector<PortPublish> publish;
-    std::string domains;      // dev.ocirun.domains as written (the helper parses it again)
+    std::string domains;      // dev.ocirun.domains as written (for report)
     std::string deny_domains; // dev.ocirun.deny-domains as written
     std::vector<egress::Pattern> allow, deny;
     bool observe = false; // dev.ocirun.network-mode=observe
