@@ -329,7 +329,7 @@ bool ends_with_path(const std::string &dir, const std::string &rel) {
 
 } // namespace
 
-Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
+Status check_own_cgroup(const CgroupHost &host, const ContainerRecord &rec) {
     const std::string &id = rec.state.id;
     const std::string path =
         normal_cgroup_path(rec.cgroups_path.empty() ? "oci-run/" + id : rec.cgroups_path);
@@ -357,7 +357,7 @@ Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec)
     return {};
 }
 
-bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
+bool init_in_cgroup(const CgroupHost &host, const ContainerRecord &rec) {
     for (const auto &d : rec.cgroup_dirs) {
         const Hierarchy *h = hierarchy_of(host, d);
         std::string at = h ? dir_of_process(*h, rec.state.pid) : "";
@@ -366,7 +366,7 @@ bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec) {
     return true;
 }
 
-bool init_in_own_pid_namespace(const oci::ContainerRecord &rec) {
+bool init_in_own_pid_namespace(const ContainerRecord &rec) {
     struct stat st;
     return rec.init_pidns != 0 &&
            ::stat(("/proc/" + std::to_string(rec.state.pid) + "/ns/pid").c_str(), &st) == 0 &&

@@ -7,6 +7,7 @@
 #include "cgroup_host.hpp"
 #include "cgroup_plan.hpp"
 #include "oci/state.hpp"
+#include "record.hpp"
 
 #include <sys/types.h>
 
@@ -99,15 +100,15 @@ Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &di
 // cgroupsPath (absolute, or relative under any parent; oci-run/<id> by
 // default), never holding this process's own cgroup. An error names the
 // directory and why.
-Status check_own_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec);
+Status check_own_cgroup(const CgroupHost &host, const ContainerRecord &rec);
 
 // The record's init is in every one of its cgroup directories: only then is
 // the PID read back from the state directory the container's to signal (an
 // exiting init, already out of its cgroups, is not signalled either).
-bool init_in_cgroup(const CgroupHost &host, const oci::ContainerRecord &rec);
+bool init_in_cgroup(const CgroupHost &host, const ContainerRecord &rec);
 // Or: it is in the PID namespace recorded as the init's at create (an init
 // that moved out of its cgroup is still the container's).
-bool init_in_own_pid_namespace(const oci::ContainerRecord &rec);
+bool init_in_own_pid_namespace(const ContainerRecord &rec);
 
 // The hierarchy a directory belongs to (by mount point), or nullptr.
 const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir);

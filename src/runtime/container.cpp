@@ -229,14 +229,14 @@ struct Fds {
     }
 };
 
-std::string hook_state(const oci::ContainerRecord &rec, oci::ContainerStatus status) {
+std::string hook_state(const ContainerRecord &rec, oci::ContainerStatus status) {
     oci::State st = rec.state;
     st.status = status;
     return oci::write_state(st);
 }
 
 // poststop failures are warnings (runtime-spec Lifecycle step 13).
-void run_poststop(const oci::Spec &spec, const oci::ContainerRecord &rec) {
+void run_poststop(const oci::Spec &spec, const ContainerRecord &rec) {
     if (!spec.hooks) return;
     run_hooks_warning(spec.hooks->poststop, "poststop",
                       hook_state(rec, oci::ContainerStatus::stopped));
@@ -245,7 +245,7 @@ void run_poststop(const oci::Spec &spec, const oci::ContainerRecord &rec) {
 // Status from the live process, never from the record alone.
 // `host` is needed only for a record with cgroup directories (paused).
 oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host,
-                                 const oci::ContainerRecord &rec) {
+                                 const ContainerRecord &rec) {
     // A create still running (it holds the lock) may not have an init yet.
     if (rec.state.status == oci::ContainerStatus::creating && dir.busy())
         return oci::ContainerStatus::creating;
@@ -263,7 +263,7 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
 // namespace, signalled only when it is the container's: the process that
 // started at the recorded time and, when the record has a cgroup, is in it
 // (the PID is read back from the state directory).
-Status signal_init(const CgroupHost &host, const oci::ContainerRecord &rec, int sig,
+Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig,
                    bool members = false) {
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail_code(ESRCH, "container not running (its init is gone)");
@@ -277,7 +277,7 @@ Status signal_init(const CgroupHost &host, const oci::ContainerRecord &rec, int 
 // The host's hierarchies when the record has a cgroup (else an empty map),
 // with the record's cgroup checked to be the container's own before any
 // command acts on it.
-Result<CgroupHost> host_for(const oci::ContainerRecord &rec) {
+Result<CgroupHost> host_for(const ContainerRecord &rec) {
     if (rec.cgroup_dirs.empty()) return CgroupHost{};
     CgroupHost host = OCI_TRY(detect_cgroup_host());
     OCI_CHECK(check_own_cgroup(host, rec));
@@ -373,7 +373,7 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
 }
 
 // A record as start writes it (create stages run's from the same function).
-void mark_running(oci::ContainerRecord &rec) {
+void mark_running(ContainerRecord &rec) {
     rec.started = true;
     rec.state.status = oci::ContainerStatus::running;
 }
@@ -384,9 +384,9 @@ void mark_running(oci::ContainerRecord &rec) {
 // filesystem; with the socket, an init that dies before start makes the
 // release fail with EPIPE).
 struct StartHere {
-    Fd release;               // one byte releases the init
-    Fd result;                // EOF once the process is exec'd, or "ERRNO TEXT"
-    oci::ContainerRecord rec; // as create left it, for start under the same lock
+    Fd release;          // one byte releases the init
+    Fd result;           // EOF once the process is exec'd, or "ERRNO TEXT"
+    ContainerRecord rec; // as create left it, for start under the same lock
     // The running record, written while the init sets up (not with a network
     // helper, whose PID comes later): start only renames it into place.
     std::optional<oci::StagedFile> running;
@@ -398,7 +398,7 @@ struct StartHere {
 // The placeholder directories the init made (deepest first), each only if
 // it is still the directory recorded and empty: the record is read back from
 // the state directory, and what the container put there is not ours.
-void remove_placeholders(const oci::ContainerRecord &rec) {
+void remove_placeholders(const ContainerRecord &rec) {
     for (auto it = rec.placeholders.rbegin(); it != rec.placeholders.rend(); ++it) {
         size_t slash = it->path.rfind('/');
         if (slash == std::string::npos || slash + 1 >= it->path.size()) continue;
@@ -427,13 +427,13 @@ void remove_placeholders(const oci::ContainerRecord &rec) {
 // recorded by its host path, found from the host's mount table, so that
 // delete removes it (one on a filesystem the host does not show, such as a
 // tmpfs of the container's, goes with the container anyway).
-Status record_fs_note(oci::ContainerRecord &rec, const sync::Packet &msg) {
+Status record_fs_note(ContainerRecord &rec, const sync::Packet &msg) {
     auto doc = json::Document::parse(msg.text);
     if (!doc) return forward(std::move(doc.error()), "sync: a filesystem rule from the init");
     yajl_val o = doc->root();
     json::Path p;
     if (msg.type == sync::Msg::fs_rule) {
-        oci::FsRuleRecord r;
+        FsRuleRecord r;
         OCI_CHECK(json::get_string(o, p, "kind", r.kind, true));
         OCI_CHECK(json::get_string(o, p, "path", r.path, true));
         OCI_CHECK(json::get_string(o, p, "resolved", r.resolved, true));
@@ -444,8 +444,8 @@ Status record_fs_note(oci::ContainerRecord &rec, const sync::Packet &msg) {
     if (msg.type == sync::Msg::fs_way) {
         if (msg.value < 0 || static_cast<size_t>(msg.value) >= rec.fs_rules.size())
             return fail("sync: a way to an unknown filesystem rule");
-        oci::FsRuleRecord &r = rec.fs_rules[static_cast<size_t>(msg.value)];
-        oci::FsWayRecord w;
+        FsRuleRecord &r = rec.fs_rules[static_cast<size_t>(msg.value)];
+        FsWayRecord w;
         OCI_CHECK(json::get_string(o, p, "path", w.path));
         OCI_CHECK(json::get_string(o, p, "how", w.how, true));
         log::warning("sandbox policy (dev.ocirun.enforcement=report): " + r.kind + " " + r.path +
@@ -669,7 +669,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
             return fail_errno("sync socket: SO_PASSCRED");
     }
 
-    oci::ContainerRecord rec;
+    ContainerRecord rec;
     rec.state.oci_version = oci::kSpecVersion;
     rec.state.id = o.id;
     rec.state.status = oci::ContainerStatus::creating;
@@ -787,7 +787,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (here) here->spec = spec;
     // (Not with filesystem rules either: the init reports them below.)
     if (here && !want_shim && !cfg.lock_mounts) {
-        oci::ContainerRecord running = rec;
+        ContainerRecord running = rec;
         mark_running(running);
         auto staged = dir.stage(running);
         if (!staged) return abort_child(staged.error());
@@ -932,7 +932,7 @@ Status attach_strace(const ContainerDir &dir, pid_t init) {
 // `here`: run's, with the record straight from create under the same lock
 // (an init that died since shows when the release finds no reader).
 Status start_locked(ContainerDir &dir, StartHere *here = nullptr) {
-    oci::ContainerRecord rec;
+    ContainerRecord rec;
     if (here) {
         rec = std::move(here->rec);
     } else {
@@ -1132,7 +1132,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
 
 Result<oci::State> container_state(const std::string &root, const std::string &id) {
     ContainerDir dir = OCI_TRY(ContainerDir::observe(root, id));
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    ContainerRecord rec = OCI_TRY(dir.load());
     CgroupHost host = OCI_TRY(host_for(rec));
     rec.state.status = live_status(dir, host, rec);
     if (rec.state.status == oci::ContainerStatus::stopped) rec.state.pid = 0;
@@ -1142,7 +1142,7 @@ Result<oci::State> container_state(const std::string &root, const std::string &i
 
 Status kill_container(const std::string &root, const std::string &id, int sig, bool all) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    ContainerRecord rec = OCI_TRY(dir.load());
     CgroupHost host = OCI_TRY(host_for(rec));
     oci::ContainerStatus st = live_status(dir, host, rec);
     if (st == oci::ContainerStatus::stopped) {
@@ -1179,7 +1179,7 @@ namespace {
 // A container's record and cgroup for the commands that need the cgroup.
 struct WithCgroup {
     ContainerDir dir;
-    oci::ContainerRecord rec;
+    ContainerRecord rec;
     CgroupHost host;
     oci::ContainerStatus status;
 };

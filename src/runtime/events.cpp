@@ -29,7 +29,7 @@ struct Target {
 
 Result<Target> load_target(const std::string &root, const std::string &id) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    ContainerRecord rec = OCI_TRY(dir.load());
     if (rec.cgroup_dirs.empty()) return fail("events: container \"" + id + "\" has no cgroup");
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("events: container \"" + id + "\" is not running");

@@ -328,7 +328,7 @@ Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Lin
 
 Result<int> exec_in_container(const ExecOptions &o) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(o.root, o.id));
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    ContainerRecord rec = OCI_TRY(dir.load());
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");
     // A frozen cgroup would hold the process (and this command) in the

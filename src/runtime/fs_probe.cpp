@@ -65,7 +65,7 @@ std::pair<bool, std::string> refused(int e) {
 }
 
 // One way tried, in the container's namespaces: reached, and what was seen.
-std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::string &path) {
+std::pair<bool, std::string> try_way(const FsRuleRecord &r, const std::string &path) {
     if (r.kind == "deny") {
         Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
         if (!fd.valid()) return refused(errno);
@@ -84,7 +84,7 @@ std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::stri
 }
 
 [[noreturn]] void probe_child(const std::vector<NamespaceFd> &ns,
-                              const std::vector<oci::FsRuleRecord> &rules, int out) {
+                              const std::vector<FsRuleRecord> &rules, int out) {
     // (`out` moves to fd 3 below.)
     auto line = [&](const std::string &s) { (void)!::write(out, s.data(), s.size()); };
     if (!set_death_signal(SIGKILL) || !set_dumpable(false)) ::_exit(2);
@@ -110,7 +110,7 @@ std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::stri
     }
     out = 3;
     for (size_t i = 0; i < rules.size(); i++) {
-        const oci::FsRuleRecord &r = rules[i];
+        const FsRuleRecord &r = rules[i];
         std::vector<std::string> ways{r.resolved};
         for (const auto &w : r.ways)
             if (!w.path.empty()) ways.push_back(w.path);
@@ -118,7 +118,7 @@ std::pair<bool, std::string> try_way(const oci::FsRuleRecord &r, const std::stri
             auto [reached, seen] = try_way(r, ways[j]);
             // A placeholder's parents must be pinned too.
             if (!reached && j == 0 && r.made && r.kind != "deny-rename") {
-                oci::FsRuleRecord parents = r;
+                FsRuleRecord parents = r;
                 parents.kind = "deny-rename";
                 std::string up = ways[j].substr(0, ways[j].rfind('/'));
                 if (!up.empty()) {
@@ -163,7 +163,7 @@ std::string RuleTried::detail() const {
 }
 
 Result<std::vector<RuleTried>> probe_fs_rules(pid_t init, const oci::Linux &lx, bool nested,
-                                              const std::vector<oci::FsRuleRecord> &rules) {
+                                              const std::vector<FsRuleRecord> &rules) {
     std::vector<RuleTried> out;
     for (const auto &r : rules) {
         RuleTried t;

@@ -12,6 +12,7 @@
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
 #include "oci/state.hpp"
+#include "record.hpp"
 
 #include <sys/types.h>
 
@@ -27,7 +28,7 @@ struct WayTried {
 };
 
 struct RuleTried {
-    const oci::FsRuleRecord *rule = nullptr;
+    const FsRuleRecord *rule = nullptr;
     std::vector<WayTried> ways;
     bool enforced() const;
     // "at /data/ssh; reachable at /mnt/x (how): writable"
@@ -36,6 +37,6 @@ struct RuleTried {
 
 // `nested`: the policy's masks moved the init into a nested user namespace.
 Result<std::vector<RuleTried>> probe_fs_rules(pid_t init, const oci::Linux &lx, bool nested,
-                                              const std::vector<oci::FsRuleRecord> &rules);
+                                              const std::vector<FsRuleRecord> &rules);
 
 } // namespace ocirun

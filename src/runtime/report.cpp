@@ -191,8 +191,7 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
 } // namespace
 
 // The rows of the filesystem rules, tried from inside the container.
-Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
-                                                const oci::Spec &spec,
+Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, const oci::Spec &spec,
                                                 const SandboxPolicy &policy) {
     std::vector<ReportRow> rows;
     auto tried = OCI_TRY(probe_fs_rules(rec.state.pid, *spec.linux_, policy.masks(), rec.fs_rules));
@@ -213,20 +212,19 @@ Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
 
 Result<std::vector<ReportRow>> container_report(const std::string &root, const std::string &id) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    ContainerRecord rec = OCI_TRY(dir.load());
     return measure_container(dir, rec);
 }
 
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
-                                                 const oci::ContainerRecord &rec) {
+                                                 const ContainerRecord &rec) {
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
     SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
     return measure_container(rec, spec, policy, true);
 }
 
-Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec,
-                                                 const oci::Spec &spec, const SandboxPolicy &policy,
-                                                 bool with_fs) {
+Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, const oci::Spec &spec,
+                                                 const SandboxPolicy &policy, bool with_fs) {
     const std::string &id = rec.state.id;
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("report: container \"" + id + "\" is not running");

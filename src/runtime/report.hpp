@@ -10,6 +10,7 @@
 #include "oci/error.hpp"
 #include "oci/spec.hpp"
 #include "oci/state.hpp"
+#include "record.hpp"
 
 #include <string>
 #include <vector>
@@ -26,17 +27,16 @@ class ContainerDir;
 struct SandboxPolicy;
 // The same, for a container whose directory the caller holds locked.
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
-                                                 const oci::ContainerRecord &rec);
+                                                 const ContainerRecord &rec);
 // The same from its config.json as parsed (`policy` from its annotations);
 // without `with_fs`, no row of the filesystem rules (start has just
 // measured them: measure_fs_rules).
-Result<std::vector<ReportRow>> measure_container(const oci::ContainerRecord &rec,
-                                                 const oci::Spec &spec, const SandboxPolicy &policy,
-                                                 bool with_fs);
+Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, const oci::Spec &spec,
+                                                 const SandboxPolicy &policy, bool with_fs);
 // The rows of the sandbox policy's filesystem rules alone, each tried from
 // inside the container's namespaces (runtime/fs_probe.hpp).
-Result<std::vector<ReportRow>> measure_fs_rules(const oci::ContainerRecord &rec,
-                                                const oci::Spec &spec, const SandboxPolicy &policy);
+Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, const oci::Spec &spec,
+                                                const SandboxPolicy &policy);
 
 // Before create: what the bundle asks for and whether this host can give
 // it (declared rows: enforced, off, or unsupported here).

@@ -138,7 +138,7 @@ Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::s
     return d;
 }
 
-Result<oci::ContainerRecord> ContainerDir::load() const {
+Result<ContainerRecord> ContainerDir::load() const {
     auto text = oci::read_file(path_ + "/state.json", O_NOFOLLOW);
     if (!text) {
         if (text.error().code == ENOENT && busy_)
@@ -147,7 +147,7 @@ Result<oci::ContainerRecord> ContainerDir::load() const {
             return fail("container \"" + id_ + "\" has no state (its create did not finish)");
         return forward(std::move(text.error()));
     }
-    auto rec = oci::parse_record(*text);
+    auto rec = parse_record(*text);
     if (!rec) return forward(std::move(rec.error()), path_ + "/state.json");
     // The record of this directory's container, not another's.
     if (rec->state.id != id_)
@@ -163,12 +163,12 @@ Result<oci::ContainerRecord> ContainerDir::load() const {
     return rec;
 }
 
-Status ContainerDir::save(const oci::ContainerRecord &rec) const {
-    return oci::write_file_atomic(path_ + "/state.json", oci::write_record(rec));
+Status ContainerDir::save(const ContainerRecord &rec) const {
+    return oci::write_file_atomic(path_ + "/state.json", write_record(rec));
 }
 
-Result<oci::StagedFile> ContainerDir::stage(const oci::ContainerRecord &rec) const {
-    return oci::stage_file(path_ + "/state.json", oci::write_record(rec));
+Result<oci::StagedFile> ContainerDir::stage(const ContainerRecord &rec) const {
+    return oci::stage_file(path_ + "/state.json", write_record(rec));
 }
 
 static void remove_tree_at(int dirfd) {

@@ -5,6 +5,7 @@
 
 #include "oci/error.hpp"
 #include "oci/state.hpp"
+#include "record.hpp"
 
 #include <string>
 #include <vector>
@@ -36,12 +37,12 @@ class ContainerDir {
     const std::string &id() const { return id_; }
     int fd() const { return fd_; }
 
-    Result<oci::ContainerRecord> load() const;
-    Status save(const oci::ContainerRecord &rec) const;
+    Result<ContainerRecord> load() const;
+    Status save(const ContainerRecord &rec) const;
     // save() in two steps, for a change that must be recorded once made:
     // the record is written beside state.json now, renamed over it by
     // commit() (which needs no room on the filesystem).
-    Result<oci::StagedFile> stage(const oci::ContainerRecord &rec) const;
+    Result<oci::StagedFile> stage(const ContainerRecord &rec) const;
     // Remove the directory and everything in it; the object is then empty.
     Status remove();
 

@@ -37,7 +37,7 @@ Result<int64_t> memory_usage(const CgroupHost &host, const std::vector<std::stri
 // which may not be ours), recorded before it is made so that delete finds it.
 // A failure before the directory exists takes the record back; after, the
 // directory stays recorded and the next update moves the processes again.
-Status own_v1_cpuset(const CgroupHost &host, const ContainerDir &dir, oci::ContainerRecord &rec) {
+Status own_v1_cpuset(const CgroupHost &host, const ContainerDir &dir, ContainerRecord &rec) {
     for (const auto &h : host.hierarchies) {
         if (!v1_cpuset_only(h)) continue;
         std::string have;
@@ -141,7 +141,7 @@ bool same_rule(const oci::DeviceRule &a, const oci::DeviceRule &b) {
 Status update_container(const std::string &root, const std::string &id,
                         const oci::Resources &asked) {
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    oci::ContainerRecord rec = OCI_TRY(dir.load());
+    ContainerRecord rec = OCI_TRY(dir.load());
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail("update: container \"" + id + "\" is not running");
     if (rec.cgroup_dirs.empty())

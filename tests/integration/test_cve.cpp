@@ -3,6 +3,7 @@
 #include "oci/names.hpp"
 #include "oci/state.hpp"
 #include "runtime/proc.hpp"
+#include "runtime/record.hpp"
 #include "support/container_env.hpp"
 #include "support/host_snapshot.hpp"
 #include "support/leftovers.hpp"
@@ -29,10 +30,10 @@ using test::contains;
 using test::create;
 using test::Env;
 using test::make_env;
-using test::status_hex;
 using test::oci;
 using test::read_file;
 using test::state_of;
+using test::status_hex;
 
 namespace {
 
@@ -764,7 +765,7 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     Env e = created_in_cgroup("forge", parent);
     std::string record_path = e.root + "/" + e.id + "/state.json";
     std::string original = read_file(record_path);
-    auto rec = ocirun::oci::parse_record(original);
+    auto rec = ocirun::parse_record(original);
     cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", original.c_str());
     std::string victim_cg =
         rec->cgroup_dirs[0].substr(0, rec->cgroup_dirs[0].rfind('/')) + "/victim";
@@ -776,9 +777,9 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     usleep(50000);
     uint64_t victim_start = ocirun::process_start_time(victim.pid);
     auto forged = [&](auto change) {
-        ocirun::oci::ContainerRecord r = *rec;
+        ocirun::ContainerRecord r = *rec;
         change(r);
-        test::write_file(record_path, ocirun::oci::write_record(r));
+        test::write_file(record_path, ocirun::write_record(r));
     };
     forged([&](auto &r) { r.cgroup_dirs = {victim_cg}; });
     auto del_cg = oci({"--root", e.root, "delete", e.id});

@@ -1,5 +1,6 @@
 // The OCI state document, the per-container record and write_file_atomic.
 #include "oci/state.hpp"
+#include "runtime/record.hpp"
 
 #include "unit_support.hpp"
 
@@ -18,6 +19,9 @@
 #include <vector>
 
 using namespace ocirun::oci;
+using ocirun::ContainerRecord;
+using ocirun::parse_record;
+using ocirun::write_record;
 using namespace unit;
 
 namespace {
