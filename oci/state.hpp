@@ -1,6 +1,6 @@
 // The runtime-spec state (what `oci-run state` prints and hooks read on
 // stdin), and the file I/O of the runtime's state directory. The record
-// oci-run keeps per container is the runtime's (src/runtime/record.hpp).
+// oci-run keeps per container is the runtime's (src/runtime/lifecycle/record.hpp).
 #pragma once
 
 #include "error.hpp"

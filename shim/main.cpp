@@ -1,5 +1,5 @@
 // oci-run-shim: the per-container network helper. Started by `oci-run
-// create` (src/runtime/shim_launch.cpp) with the listening sockets the
+// create` (src/runtime/network/shim_launch.cpp) with the listening sockets the
 // container's init made inside its network namespace; it is the container's
 // only way out: forwarded host loopback ports, published container ports and
 // the egress proxy. One process, one thread, one epoll loop; it exits when

@@ -1,5 +1,5 @@
 // oci-run-shim --netdev: linux.netDevices' host side, run by `oci-run create`
-// (runtime/netlink.cpp) once per device, while the container's init waits.
+// (runtime/network/netlink.cpp) once per device, while the container's init waits.
 // It reads the interface's global addresses, moves it into the container's
 // network namespace under its new name, joins that namespace, gives the
 // addresses back and sets the interface up: what moving drops. rtnetlink

@@ -27,9 +27,9 @@ struct Command {
     const char *usage; // after "oci-run NAME "
     const char *help;  // option lines, already indented
     int (*run)(const Globals &g, int argc, char **argv);
-    bool enters_container = false; // runs from a sealed copy (runtime/sealed_binary.hpp)
+    bool enters_container = false; // runs from a sealed copy (runtime/lifecycle/sealed_binary.hpp)
     bool seals_late = false;       // ... unless the init can use the exec stage, which the
-                                   // command finds out (runtime/exec_stage.hpp)
+                                   // command finds out (runtime/lifecycle/exec_stage.hpp)
 };
 
 // Print "oci-run: <context>: <error>" on stderr and in the log; returns 1.

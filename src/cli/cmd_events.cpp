@@ -1,5 +1,5 @@
 #include "cli.hpp"
-#include "runtime/events.hpp"
+#include "runtime/lifecycle/events.hpp"
 
 #include <cstdio>
 #include <cstdlib>

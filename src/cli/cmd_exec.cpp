@@ -1,5 +1,5 @@
 #include "cli.hpp"
-#include "runtime/exec.hpp"
+#include "runtime/lifecycle/exec.hpp"
 
 #include <cstdlib>
 

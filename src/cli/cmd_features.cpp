@@ -1,5 +1,5 @@
 #include "cli.hpp"
-#include "runtime/features.hpp"
+#include "runtime/lifecycle/features.hpp"
 
 #include <cstdio>
 

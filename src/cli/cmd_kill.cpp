@@ -1,6 +1,6 @@
 #include "cli.hpp"
 #include "oci/names.hpp"
-#include "runtime/container.hpp"
+#include "runtime/lifecycle/container.hpp"
 
 #include <csignal>
 

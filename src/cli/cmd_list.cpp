@@ -1,6 +1,6 @@
 #include "cli.hpp"
 #include "oci/json.hpp"
-#include "runtime/container.hpp"
+#include "runtime/lifecycle/container.hpp"
 
 #include <cstdio>
 #include <string_view>

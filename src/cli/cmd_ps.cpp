@@ -1,7 +1,7 @@
 #include "cli.hpp"
 #include "oci/text.hpp"
-#include "runtime/container.hpp"
-#include "runtime/spawn.hpp"
+#include "runtime/lifecycle/container.hpp"
+#include "runtime/process/spawn.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -1,5 +1,5 @@
 #include "cli.hpp"
-#include "runtime/report.hpp"
+#include "runtime/security/report.hpp"
 
 #include <cstdio>
 

@@ -1,5 +1,5 @@
 #include "cli.hpp"
-#include "runtime/bundle.hpp"
+#include "runtime/lifecycle/bundle.hpp"
 
 namespace ocirun::cli {
 

@@ -1,5 +1,5 @@
 #include "cli.hpp"
-#include "runtime/container.hpp"
+#include "runtime/lifecycle/container.hpp"
 
 #include <cstdio>
 

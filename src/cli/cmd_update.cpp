@@ -1,7 +1,7 @@
 #include "cli.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
-#include "runtime/update.hpp"
+#include "runtime/lifecycle/update.hpp"
 
 #include <unistd.h>
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "cli.hpp"
-#include "runtime/container.hpp"
-#include "runtime/sealed_binary.hpp"
+#include "runtime/lifecycle/container.hpp"
+#include "runtime/lifecycle/sealed_binary.hpp"
 
 #include <cstdlib>
 #include <unistd.h>
@@ -40,7 +40,7 @@ inline int check_systemd_cgroup(const Globals &g, const Command &cmd) {
 }
 
 // What create and run share beyond the flags: the state directory, rootless
-// mode, and how to run sealed (runtime/exec_stage.hpp).
+// mode, and how to run sealed (runtime/lifecycle/exec_stage.hpp).
 inline CreateOptions create_options(const Globals &g) {
     CreateOptions o;
     o.root = g.root;

@@ -2,8 +2,8 @@
 #include "build_config.h"
 #include "cli.hpp"
 #include "oci/spec_io.hpp"
+#include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
-#include "runtime/sealed_binary.hpp"
 #include "version.h"
 
 #include <fcntl.h>

@@ -1,15 +1,15 @@
 // oci-run-exec-stage: the last step of a container's init. The init execs
-// this program from a sealed view (runtime/exec_stage.hpp) once it has set
+// this program from a sealed view (runtime/lifecycle/exec_stage.hpp) once it has set
 // everything up and reported ready; it waits for `start`, loads the seccomp
 // filters that go in last, and execs the container's process. Arguments:
-// runtime/exec_stage_protocol.hpp.
+// runtime/lifecycle/exec_stage_protocol.hpp.
 //
 // No C library: it is built static and freestanding, so that exec'ing it
 // costs a handful of pages, not a dynamic loader's (measured: ~0.2 ms
 // against ~1.2 ms for a static glibc program on the benchmark machine).
-// Messages mirror runtime/process_setup.cpp exec_process, which the init
+// Messages mirror runtime/process/process_setup.cpp exec_process, which the init
 // uses when it execs the process itself.
-#include "runtime/exec_stage_protocol.hpp"
+#include "runtime/lifecycle/exec_stage_protocol.hpp"
 
 #include <asm/fcntl.h>
 #include <asm/unistd.h>
@@ -73,7 +73,7 @@ bool parse_int(const char *s, int &out) {
 }
 
 // The failure line `start` reads: "ERRNO TEXT\n", at most 2048 bytes of
-// text, newlines turned into spaces (runtime/init.cpp run_init's format).
+// text, newlines turned into spaces (runtime/lifecycle/init.cpp run_init's format).
 struct Line {
     char buf[2200];
     unsigned long n = 0;

@@ -1,4 +1,4 @@
-#include "fault.hpp"
+#include "runtime/fault.hpp"
 
 #include <csignal>
 #include <cstdlib>

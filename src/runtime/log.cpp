@@ -1,4 +1,4 @@
-#include "log.hpp"
+#include "runtime/log.hpp"
 
 #include "oci/json.hpp"
 #include "oci/state.hpp"

@@ -1,6 +1,6 @@
-#include "support.hpp"
+#include "runtime/support.hpp"
 
-#include "mount_options.hpp"
+#include "runtime/filesystem/mount_options.hpp"
 
 namespace ocirun::support {
 

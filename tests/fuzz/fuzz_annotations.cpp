@@ -6,8 +6,8 @@
 
 #include "oci/policy/network_policy.hpp"
 #include "oci/spec_io.hpp"
-#include "runtime/mount_plan.hpp"
-#include "runtime/sandbox_policy.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/security/sandbox_policy.hpp"
 
 #include <algorithm>
 

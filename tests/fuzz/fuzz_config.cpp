@@ -7,8 +7,8 @@
 #include "fuzz_check.hpp"
 
 #include "oci/spec_io.hpp"
-#include "runtime/mount_plan.hpp"
-#include "runtime/sandbox_policy.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/security/sandbox_policy.hpp"
 
 using namespace ocirun;
 

@@ -1,11 +1,11 @@
 // OCI mount options -> mount(2) flags, propagation and data
-// (src/runtime/mount_options.cpp). The input is the options array, one option
+// (src/runtime/filesystem/mount_options.cpp). The input is the options array, one option
 // per line. Invariants: what is neither a flag nor known goes to `unknown`
 // and the data string; a flag (or recursive attribute) ends up set or
 // cleared, never both, whatever order the options come in.
 #include "fuzz_check.hpp"
 
-#include "runtime/mount_options.hpp"
+#include "runtime/filesystem/mount_options.hpp"
 
 #include <sys/mount.h>
 

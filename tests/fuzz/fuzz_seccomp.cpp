@@ -4,7 +4,7 @@
 #include "fuzz_check.hpp"
 
 #include "oci/spec_io.hpp"
-#include "runtime/seccomp.hpp"
+#include "runtime/security/seccomp.hpp"
 
 using namespace ocirun;
 
@@ -14,7 +14,7 @@ namespace {
 // are matched against: none, and the ones the default profile names.
 const std::vector<std::string> kNoCaps;
 const std::vector<std::string> kSomeCaps = {"CAP_SYS_ADMIN", "CAP_SYS_PTRACE", "CAP_SYS_MODULE",
-                                            "CAP_SYSLOG", "CAP_SYS_TIME", "CAP_NET_ADMIN"};
+                                            "CAP_SYSLOG",    "CAP_SYS_TIME",   "CAP_NET_ADMIN"};
 
 } // namespace
 

@@ -8,10 +8,7 @@
 
 static long call_x86_64(long nr, const char *path) {
     long ret;
-    asm volatile("syscall"
-                 : "=a"(ret)
-                 : "a"(nr), "D"(path), "S"(0755L)
-                 : "rcx", "r11", "memory");
+    asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(path), "S"(0755L) : "rcx", "r11", "memory");
     return ret;
 }
 
@@ -19,10 +16,7 @@ static long call_i386(long nr, const char *path) {
     long ret;
     // The i386 ABI takes 32-bit arguments: the path must sit below 4 GiB,
     // which a static non-PIE binary's data does.
-    asm volatile("int $0x80"
-                 : "=a"(ret)
-                 : "a"(nr), "b"(path), "c"(0755L)
-                 : "memory");
+    asm volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(path), "c"(0755L) : "memory");
     return ret;
 }
 

@@ -4,9 +4,9 @@
 // limits observed, pause/resume, ps, update, events, and nothing left after
 // delete. A test that needs a controller this host lacks is skipped with the
 // reason.
-#include "runtime/cgroup.hpp"
-#include "runtime/cgroup_host.hpp"
-#include "runtime/device_filter.hpp"
+#include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/cgroup_host.hpp"
+#include "runtime/cgroups/device_filter.hpp"
 #include "support/container_env.hpp"
 #include "support/leftovers.hpp"
 
@@ -125,7 +125,7 @@ TestSuite(cgroups, .fini = cleanup_all, .timeout = 60);
 
 // The init is in the container's cgroup in every hierarchy but a v1 one of
 // cpuset alone, where a container that sets no cpus or mems stays in the
-// caller's cgroup (runtime/cgroup.hpp v1_cpuset_only); delete removes them.
+// caller's cgroup (runtime/cgroups/cgroup.hpp v1_cpuset_only); delete removes them.
 Test(cgroups, init_is_in_its_cgroup_everywhere_and_delete_removes_it) {
     Env e = started("cgplace", {"sh", "-c", "cat /proc/self/cgroup; sleep 30"});
     long pid = state_of(e.root, e.id).pid;
@@ -845,7 +845,7 @@ Test(cgroups, v1_cfs_period_and_quota_under_a_limited_parent) {
     cr_assert(left.empty(), "%s", left.c_str());
 }
 
-// The v2 device program that update replaces (runtime/device_filter.hpp):
+// The v2 device program that update replaces (runtime/cgroups/device_filter.hpp):
 // on a cgroup v2 directory of ours, a process there may open /dev/null and
 // not /dev/zero; after the replacement the other way round, with one
 // program attached (the old one detached after the new one held).

@@ -8,7 +8,7 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/text.hpp"
-#include "runtime/cgroup_host.hpp"
+#include "runtime/cgroups/cgroup_host.hpp"
 #include "support/container_env.hpp"
 #include "support/leftovers.hpp"
 

@@ -2,7 +2,7 @@
 // silent, that clients (Podman, conmon, buildah, containerd) rely on: each
 // test runs a real container and checks what it saw, and names the spec
 // section or runc's behaviour it follows.
-#include "runtime/cgroup_host.hpp"
+#include "runtime/cgroups/cgroup_host.hpp"
 #include "support/container_env.hpp"
 #include "support/leftovers.hpp"
 

@@ -2,8 +2,8 @@
 // shown to fail. (The rootfs issue adds the mount and masked-path ones.)
 #include "oci/names.hpp"
 #include "oci/state.hpp"
-#include "runtime/proc.hpp"
-#include "runtime/record.hpp"
+#include "runtime/lifecycle/record.hpp"
+#include "runtime/process/proc.hpp"
 #include "support/container_env.hpp"
 #include "support/host_snapshot.hpp"
 #include "support/leftovers.hpp"
@@ -50,7 +50,7 @@ bool wait_for_file(const std::string &path, int timeout_ms) {
 TestSuite(cve, .fini = cleanup_all, .timeout = 60);
 
 // CVE-2019-5736. Container A is created: its init waits for `start` in A's
-// namespaces, running the exec stage (runtime/exec_stage.hpp) or, where the
+// namespaces, running the exec stage (runtime/lifecycle/exec_stage.hpp) or, where the
 // stage cannot be used, the runtime's own code. Container B shares the
 // host's PID namespace and has CAP_SYS_PTRACE, so PR_SET_DUMPABLE alone would
 // not stop it from opening /proc/<A's init>/exe. It holds that file open

@@ -299,7 +299,7 @@ Test(hooks, missing_hook_binary_names_the_path) {
     auto entries = test::dir_entries(e.root);
     cleanup_all();
     cr_assert_eq(o.status, 1, "run: %d %s", o.status, o.err.c_str());
-    // The exec's own error, reported back by the spawn (runtime/spawn.hpp).
+    // The exec's own error, reported back by the spawn (runtime/process/spawn.hpp).
     cr_assert(contains(o.err, "hooks.prestart[0] /nonexistent/hook: exec /nonexistent/hook: No "
                               "such file or directory"),
               "%s", o.err.c_str());

@@ -12,7 +12,7 @@
 //   execve (namespaces joined, identity, capabilities, seccomp) run under
 //   memcheck.
 // - create, run and exec re-execute from a sealed memfd copy (create and
-//   run only where the exec stage cannot be used, runtime/exec_stage.hpp);
+//   run only where the exec stage cannot be used, runtime/lifecycle/exec_stage.hpp);
 //   valgrind 3.19 cannot execveat a memfd (it resolves the fd to
 //   "/memfd:... (deleted)" and fails with ENOENT), so the test makes the
 //   sealed copy itself and hands valgrind its /proc path: valgrind answers

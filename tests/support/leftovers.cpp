@@ -1,7 +1,7 @@
 #include "leftovers.hpp"
 
 #include "harness.hpp"
-#include "runtime/cgroup_host.hpp"
+#include "runtime/cgroups/cgroup_host.hpp"
 
 #include <dirent.h>
 #include <unistd.h>

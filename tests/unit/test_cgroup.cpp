@@ -4,9 +4,9 @@
 // merge, and the applier against a directory tree laid out like a v2
 // hierarchy.
 #include "oci/spec_io.hpp"
-#include "runtime/cgroup.hpp"
-#include "runtime/device_filter.hpp"
-#include "runtime/update.hpp"
+#include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/device_filter.hpp"
+#include "runtime/lifecycle/update.hpp"
 #include "unit_support.hpp"
 
 #include <sys/stat.h>

@@ -1,10 +1,10 @@
-// What mounts reach, compared by region (runtime/mount_table.hpp,
-// runtime/host_reach.hpp), and the one computation of a bind's final
+// What mounts reach, compared by region (runtime/filesystem/mount_table.hpp,
+// runtime/filesystem/host_reach.hpp), and the one computation of a bind's final
 // attributes (attr_plan) that the checks and the applier share.
-#include "runtime/fs_policy.hpp"
-#include "runtime/host_reach.hpp"
-#include "runtime/mount_options.hpp"
-#include "runtime/mount_table.hpp"
+#include "runtime/filesystem/fs_policy.hpp"
+#include "runtime/filesystem/host_reach.hpp"
+#include "runtime/filesystem/mount_options.hpp"
+#include "runtime/filesystem/mount_table.hpp"
 #include "unit_support.hpp"
 
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 // The mount plan without root: the order of operations and the refusals.
 #include "oci/spec_io.hpp"
-#include "runtime/mount_plan.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
 #include "unit_support.hpp"
 
 #include <sys/mount.h>

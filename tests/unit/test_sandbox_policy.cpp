@@ -1,6 +1,6 @@
 // The sandbox policy parser and the protected-path check, without a container.
 #include "oci/spec_io.hpp"
-#include "runtime/sandbox_policy.hpp"
+#include "runtime/security/sandbox_policy.hpp"
 #include "unit_support.hpp"
 
 using namespace ocirun;

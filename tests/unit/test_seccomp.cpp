@@ -2,7 +2,7 @@
 // a small classic-BPF interpreter on seccomp_data built here, so the answers
 // for each architecture, argument and the clone3 stub are checked exactly.
 #include "oci/spec_io.hpp"
-#include "runtime/seccomp.hpp"
+#include "runtime/security/seccomp.hpp"
 #include "unit_support.hpp"
 
 #include <linux/audit.h>

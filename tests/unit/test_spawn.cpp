@@ -1,7 +1,7 @@
-// The one way the runtime starts programs (runtime/spawn.hpp), without
+// The one way the runtime starts programs (runtime/process/spawn.hpp), without
 // root: the fds the program gets, its signals, and each failure reported
 // with its errno.
-#include "runtime/spawn.hpp"
+#include "runtime/process/spawn.hpp"
 #include "unit_support.hpp"
 
 #include <signal.h>

@@ -1,6 +1,6 @@
 // The OCI state document, the per-container record and write_file_atomic.
 #include "oci/state.hpp"
-#include "runtime/record.hpp"
+#include "runtime/lifecycle/record.hpp"
 
 #include "unit_support.hpp"
 

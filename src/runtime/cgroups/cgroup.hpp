@@ -1,0 +1,116 @@
+// One container's cgroup: a directory in every hierarchy the host has
+// (runtime/cgroups/cgroup_host.hpp), made at create, filled with linux.resources
+// (runtime/cgroups/cgroup_plan.hpp), joined by the init and by exec'd processes, and
+// removed at delete after whatever still runs in it is killed.
+#pragma once
+
+#include "oci/state.hpp"
+#include "runtime/cgroups/cgroup_host.hpp"
+#include "runtime/cgroups/cgroup_plan.hpp"
+#include "runtime/lifecycle/record.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// Where the container's cgroup goes, one directory per hierarchy:
+// cgroupsPath "/a/b" is absolute in each hierarchy; "a/b" is relative to this
+// process's cgroup (v1) or to its parent (v2, whose own cgroup has processes
+// and so cannot enable controllers for a child: runc does the same); empty
+// means "oci-run/<id>" relative. ".." is refused.
+Result<std::vector<std::string>>
+cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const std::string &id);
+
+// A v1 hierarchy with the cpuset controller alone. The first cgroup made in
+// one flips a kernel static key machine-wide (text patching on every CPU,
+// milliseconds; again when the last is removed), so a container that takes
+// the default path (oci-run/<id> under the caller's cgroup) and sets no cpus
+// or mems has no cpuset cgroup of its own: it stays in the caller's, which its
+// own would only copy. `update` adds one when it sets cpus or mems.
+bool v1_cpuset_only(const Hierarchy &h);
+
+// Drop the directory in such a hierarchy from `dirs`.
+void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs);
+
+// The directory of `pid`'s cgroup in v1 hierarchy `h`, or "" (no such process).
+std::string v1_dir_of(const Hierarchy &h, pid_t pid);
+
+// For a container without a cpuset cgroup of its own: the init's cpuset
+// cgroup (the create caller's), which exec'd processes join too; "" when the
+// host has no v1 hierarchy of cpuset alone or `dirs` has a directory in it.
+std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
+                               pid_t init);
+
+// Make `cpuset_dir` (in such a hierarchy; recorded by the caller first) if it
+// is not there yet, and move every process of the container (`dirs`, the
+// cgroup it has elsewhere) into it, frozen meanwhile so that none forks past
+// the move; thawed again on every way out (unless it was paused before).
+// Safe to repeat after a failure.
+Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
+                     const std::string &cpuset_dir);
+
+// Make the directories (an existing leaf is refused: it is someone else's),
+// enable on v2 the controllers `writes` need, inherit cpuset.cpus/mems on v1,
+// then apply `writes`. On error, removes what it made.
+Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
+                     const std::vector<CgroupWrite> &writes);
+
+// Apply writes to an existing cgroup (update).
+Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string> &dirs,
+                           const std::vector<CgroupWrite> &writes);
+
+// The container's directory in the v2 hierarchy, or "" (for CLONE_INTO_CGROUP).
+std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// Move `pid` into every directory (cgroup.procs).
+Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
+
+// Host PIDs of every process in the container's cgroup.
+Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
+                                       const std::vector<std::string> &dirs);
+
+// Signal every process in it (SIGKILL through cgroup.kill where v2 has it).
+Status signal_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, int sig);
+
+// Freeze or thaw (v1 freezer, v2 cgroup.freeze), waiting until done.
+Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, bool frozen);
+bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// The network helper's cgroup: a child of the container's, in the v2
+// hierarchy and the v1 memory and pids ones, so that its memory (relay
+// pipes, socket buffers) and tasks are charged to the container's limits
+// (a cgroup without controllers of its own is charged to its parent). Not
+// in cpuset (a child needs cpus and mems of its own), devices or freezer
+// on v1. cgroup.procs of the container's cgroup does not list it.
+inline constexpr const char *kHelperCgroup = "oci-run-helper";
+std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
+                                            const std::vector<std::string> &dirs);
+
+// Kill what is left, wait for it, remove every directory (the helper's
+// child first, and the default "oci-run" parent once it is empty). Missing
+// directories are not errors.
+Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs);
+
+// The record's cgroup directories, checked before anything acts on them
+// (the record is read back from the state directory): each below a
+// hierarchy of this host (never its root, no ".."), named by the container's
+// cgroupsPath (absolute, or relative under any parent; oci-run/<id> by
+// default), never holding this process's own cgroup. An error names the
+// directory and why.
+Status check_own_cgroup(const CgroupHost &host, const ContainerRecord &rec);
+
+// The record's init is in every one of its cgroup directories: only then is
+// the PID read back from the state directory the container's to signal (an
+// exiting init, already out of its cgroups, is not signalled either).
+bool init_in_cgroup(const CgroupHost &host, const ContainerRecord &rec);
+// Or: it is in the PID namespace recorded as the init's at create (an init
+// that moved out of its cgroup is still the container's).
+bool init_in_own_pid_namespace(const ContainerRecord &rec);
+
+// The hierarchy a directory belongs to (by mount point), or nullptr.
+const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir);
+
+} // namespace ocirun

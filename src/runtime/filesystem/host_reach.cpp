@@ -1,0 +1,175 @@
+#include "runtime/filesystem/host_reach.hpp"
+
+#include "oci/fd.hpp"
+#include "oci/text.hpp"
+#include "runtime/filesystem/mount_options.hpp"
+#include "runtime/security/sandbox_policy.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+namespace ocirun {
+
+namespace {
+
+// The host directories an overlay's data names: upperdir and workdir are
+// written to, each lowerdir read.
+struct OverlayDir {
+    std::string key, path;
+    bool writable;
+};
+std::vector<OverlayDir> overlay_dirs(const std::string &data) {
+    std::vector<OverlayDir> out;
+    for (const auto &opt : split(data, ',')) {
+        size_t eq = opt.find('=');
+        if (eq == std::string::npos) continue;
+        std::string key = opt.substr(0, eq), value = opt.substr(eq + 1);
+        if (key == "upperdir" || key == "workdir") {
+            out.push_back({key, value, true});
+        } else if (key == "lowerdir") {
+            // Colon-separated; "\:" is a colon in a name.
+            std::string cur;
+            for (size_t i = 0; i < value.size(); i++) {
+                if (value[i] == '\\' && i + 1 < value.size()) {
+                    cur += value[++i];
+                } else if (value[i] == ':') {
+                    out.push_back({key, cur, false});
+                    cur.clear();
+                } else {
+                    cur += value[i];
+                }
+            }
+            if (!cur.empty()) out.push_back({key, cur, false});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::string describe_mount(const MountOp &op) {
+    return "mounts[" + std::to_string(op.index) + "] (source " + op.source + ", destination " +
+           op.dest + ", options " + op.option_list + ")";
+}
+
+Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const SandboxPolicy *policy,
+                                             const std::vector<MountEntry> &host) {
+    std::vector<ReachGuard> out;
+    if (!root.empty()) {
+        auto r = region_of_path(root, host);
+        if (!r) return forward(std::move(r.error()), "--root " + root);
+        // Read-only for an ordinary container (a host's / or /run bound
+        // read-only is common); not at all with a policy, for untrusted work.
+        out.push_back({"--root " + root, "the runtime's state directory", *r, policy != nullptr});
+    }
+    if (policy)
+        for (const auto &p : policy->protected_paths) {
+            std::string key = "annotations[dev.ocirun.protected]: " + p;
+            auto r = region_of_path(p, host);
+            if (!r) return forward(std::move(r.error()), key);
+            out.push_back({key, "the protected path", *r, false});
+        }
+    return out;
+}
+
+Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGuard> &guards) {
+    for (const auto &g : guards)
+        for (const auto &r : reaches) {
+            if (!g.any_mount && !r.writable) continue;
+            const char *why = nullptr;
+            switch (overlap(r.region, g.region)) {
+            case Overlap::same:
+                why = "is";
+                break;
+            case Overlap::contains:
+                why = "contains";
+                break;
+            case Overlap::inside:
+                why = "is inside";
+                break;
+            case Overlap::none:
+                break;
+            }
+            if (!why) continue;
+            std::string how = r.writable ? "is writable and " : "";
+            std::string line = g.key + ": " + r.what + r.via + " " + how + why + " " + g.noun;
+            if (g.noun == "the runtime's state directory")
+                line += r.writable ? " (the container could change the records that delete and "
+                                     "kill act on)"
+                                   : " (a sandbox policy's container may not read the records)";
+            return fail(line);
+        }
+    return {};
+}
+
+Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int rootfs_fd,
+                                      const std::string &rootfs, bool root_readonly,
+                                      const std::vector<MountEntry> &host) {
+    std::vector<Reach> out;
+    auto below = [&](const std::string &what, int fd, auto writable_of) -> Status {
+        auto at = path_of_fd(fd);
+        if (!at) return forward(std::move(at.error()), what);
+        const std::string &path = *at;
+        for (const MountEntry *m : mounts_below(host, path))
+            out.push_back({what, " through its submount " + m->point, region_of(*m),
+                           writable_of(m->readonly)});
+        return {};
+    };
+    // The rootfs: bound recursively onto itself; root.readonly turns only
+    // its top mount read-only.
+    {
+        std::string what = "the rootfs " + rootfs;
+        auto r = region_of(rootfs_fd, host);
+        if (!r) return forward(std::move(r.error()), what);
+        out.push_back({what + (root_readonly ? "" : " (writable)"), "", *r, !root_readonly});
+        OCI_CHECK(below(what, rootfs_fd, [](bool ro) { return !ro; }));
+    }
+    for (const MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount) continue;
+        std::string what = describe_mount(op);
+        if (op.bind && op.source_fd >= 0) {
+            auto r = region_of(op.source_fd, host);
+            if (!r) return forward(std::move(r.error()), what);
+            auto id = mount_id_of(op.source_fd);
+            const MountEntry *e = id ? find_mount(host, *id) : nullptr;
+            uint64_t current = e && e->readonly ? MOUNT_ATTR_RDONLY : 0;
+            MountAttrPlan attrs = attr_plan(op.options);
+            bool top_ro = attrs_after(attrs, current, true) & MOUNT_ATTR_RDONLY;
+            out.push_back({what, "", *r, !top_ro});
+            if (op.options.recursive)
+                OCI_CHECK(below(what, op.source_fd, [&](bool ro) {
+                    return !(attrs_after(attrs, ro ? MOUNT_ATTR_RDONLY : 0, false) &
+                             MOUNT_ATTR_RDONLY);
+                }));
+        } else if (op.type == "overlay") {
+            for (const auto &d : overlay_dirs(op.options.data)) {
+                Fd fd(::open(d.path.c_str(), O_PATH | O_CLOEXEC));
+                if (!fd.valid()) return fail_errno(what + ": open " + d.key + " " + d.path);
+                auto r = region_of(fd.get(), host);
+                if (!r) return forward(std::move(r.error()), what);
+                out.push_back({what, " (its " + d.key + " " + d.path + ")", *r, d.writable});
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,
+                              const std::string &what) {
+    std::vector<Reach> out;
+    std::vector<int> ids{top_id};
+    // The table lists a mount after the one it is on: one pass finds the tree.
+    for (const auto &m : mounts) {
+        bool in = m.id == top_id;
+        for (int id : ids)
+            if (m.parent == id) in = true;
+        if (!in) continue;
+        if (m.id != top_id) ids.push_back(m.id);
+        out.push_back({what, m.id == top_id ? "" : " through its submount " + m.point, region_of(m),
+                       !m.readonly});
+    }
+    return out;
+}
+
+} // namespace ocirun

@@ -1,0 +1,66 @@
+// What the container's mounts reach of the host's filesystems, compared by
+// region (runtime/filesystem/mount_table.hpp) with what they must not reach: the
+// runtime's state directory (no mount at all: the records in it decide what
+// delete and kill act on) and a sandbox policy's protected paths (nothing
+// writable). The runtime checks the objects it opened before anything is
+// made; the init checks again what it mounted when that is not the object
+// the runtime saw (a source path that now leads through an earlier mount of
+// the container's, or a swap), with the same function.
+#pragma once
+
+#include "oci/error.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/filesystem/mount_table.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+struct SandboxPolicy;
+
+// One thing a mount shows of a host filesystem.
+struct Reach {
+    std::string what; // "mounts[3] (source /a, destination /b, options rbind,ro)"
+    std::string via;  // "" for the mount itself, else " through its submount /a/sub"
+    FsRegion region;
+    bool writable = false;
+};
+
+// What no mount may reach (any_mount), or no writable one.
+struct ReachGuard {
+    std::string key;  // "annotations[dev.ocirun.protected]: /repo/.git", "--root /run/oci-run"
+    std::string noun; // "the protected path", "the runtime's state directory"
+    FsRegion region;
+    bool any_mount = false;
+};
+
+// The guards of a create: the state directory `root` (no writable mount;
+// with a policy, no mount at all) and, with a policy, each protected path
+// (one that does not exist yet guards where it would be made: fail closed).
+Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const SandboxPolicy *policy,
+                                             const std::vector<MountEntry> &host);
+
+// The first reach a guard refuses, as one line; nothing refused: ok.
+Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGuard> &guards);
+
+// Runtime side: what the plan's mounts reach, from the host's mount table:
+// the rootfs (`rootfs_fd`, writable unless root.readonly, and every host
+// mount below it, which the rootfs bind copies), each bind (its source_fd,
+// with the attributes attr_plan gives it, and for rbind each host mount
+// below the source), and each overlay's upperdir and workdir (writable) and
+// lowerdirs.
+Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int rootfs_fd,
+                                      const std::string &rootfs, bool root_readonly,
+                                      const std::vector<MountEntry> &host);
+
+// Init side: what the mount `top_id` of `mounts` (the init's own table) and
+// every mount below it reach, as mounted.
+std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,
+                              const std::string &what);
+
+// "mounts[3] (source /a, destination /b, options rbind,ro)": a mount in
+// errors.
+std::string describe_mount(const MountOp &op);
+
+} // namespace ocirun

@@ -1,0 +1,371 @@
+#include "runtime/filesystem/mount_plan.hpp"
+
+#include "oci/fd.hpp"
+#include "runtime/filesystem/mount_api.hpp"
+#include "runtime/filesystem/mount_table.hpp"
+#include "runtime/process/proc.hpp"
+#include "runtime/process/userns.hpp"
+#include "runtime/security/sandbox_policy.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace ocirun {
+
+namespace {
+
+struct DefaultDevice {
+    const char *name;
+    unsigned major, minor;
+};
+
+constexpr DefaultDevice kDevices[] = {
+    {"null", 1, 3},   {"zero", 1, 5},    {"full", 1, 7},
+    {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
+};
+
+struct Link {
+    const char *name, *to;
+};
+
+constexpr Link kLinks[] = {{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
+                           {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+                           {"core", "/proc/kcore"},       {"ptmx", "pts/ptmx"}};
+
+MountOp op(MountOpKind k, std::string what, std::string dest = {}) {
+    MountOp o;
+    o.kind = k;
+    o.what = std::move(what);
+    o.dest = std::move(dest);
+    return o;
+}
+
+} // namespace
+
+const char *mount_op_name(MountOpKind k) {
+    switch (k) {
+    case MountOpKind::isolate:
+        return "isolate";
+    case MountOpKind::mount:
+        return "mount";
+    case MountOpKind::device:
+        return "device";
+    case MountOpKind::dev_link:
+        return "dev-link";
+    case MountOpKind::pivot:
+        return "pivot";
+    case MountOpKind::mask:
+        return "mask";
+    case MountOpKind::deny:
+        return "deny";
+    case MountOpKind::deny_write:
+        return "deny-write";
+    case MountOpKind::pin:
+        return "pin";
+    case MountOpKind::readonly:
+        return "readonly";
+    case MountOpKind::dev_readonly:
+        return "dev-readonly";
+    case MountOpKind::root_readonly:
+        return "root-readonly";
+    case MountOpKind::root_propagation:
+        return "root-propagation";
+    case MountOpKind::chroot:
+        return "chroot";
+    }
+    return "?";
+}
+
+namespace {
+
+// The runtime-spec lets a namespace type missing from linux.namespaces be
+// inherited (MUST), and a mount namespace be joined by path; either way it is
+// not the container's: nothing is mounted in it (that would change the
+// host's, or another container's, filesystem), so what needs a mount is
+// refused, each naming its field. The process is chrooted into the rootfs.
+Result<std::vector<MountOp>> plan_shared(const oci::Spec &spec, const MountFacts &facts) {
+    const oci::Linux &lx = *spec.linux_;
+    const std::string why =
+        facts.mount_ns == MountNs::joined
+            ? " needs a mount namespace of the container's own (linux.namespaces "
+              "joins one by path)"
+            : " needs a mount namespace of the container's own (linux.namespaces "
+              "has no mount entry)";
+    if (!spec.mounts.empty())
+        return fail("config.json: mounts[0] " + spec.mounts[0].destination + ":" + why);
+    if (!lx.masked_paths.empty()) return fail("config.json: linux.maskedPaths" + why);
+    if (!lx.readonly_paths.empty()) return fail("config.json: linux.readonlyPaths" + why);
+    if (!lx.devices.empty())
+        return fail("config.json: linux.devices[0] " + lx.devices[0].path + ":" + why);
+    if (spec.root->readonly) return fail("config.json: root.readonly" + why);
+    if (!lx.rootfs_propagation.empty()) return fail("config.json: linux.rootfsPropagation" + why);
+    if (!lx.mount_label.empty()) return fail("config.json: linux.mountLabel" + why);
+    // Its paths are mounts, and its guard assumes a filesystem of the
+    // container's own.
+    if (facts.policy) return fail("annotations: the dev.ocirun sandbox policy" + why);
+    std::vector<MountOp> plan;
+    plan.push_back(op(MountOpKind::chroot,
+                      facts.mount_ns == MountNs::joined
+                          ? "chroot into root.path (in the joined mount namespace)"
+                          : "chroot into root.path (in the runtime's mount namespace)",
+                      "/"));
+    return plan;
+}
+
+} // namespace
+
+MountNs mount_ns_of(const oci::Linux &lx) {
+    const oci::Namespace *mnt = lx.find_namespace(oci::NsType::mount);
+    return !mnt ? MountNs::inherited : mnt->path.empty() ? MountNs::own : MountNs::joined;
+}
+
+bool shares_mount_ns(const std::vector<MountOp> &plan) {
+    return plan.size() == 1 && plan[0].kind == MountOpKind::chroot;
+}
+
+Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts) {
+    if (facts.mount_ns != MountNs::own) return plan_shared(spec, facts);
+    const oci::Linux &lx = *spec.linux_;
+    std::vector<MountOp> plan;
+    std::string dev_readonly; // the /dev mount that asks for ro, if any
+    plan.push_back(op(MountOpKind::isolate, "rootfs"));
+    for (size_t i = 0; i < spec.mounts.size(); i++) {
+        const oci::Mount &m = spec.mounts[i];
+        std::string what = "mounts[" + std::to_string(i) + "] " + m.destination;
+        MountOp o = op(MountOpKind::mount, what, m.destination);
+        o.index = i;
+        o.options = parse_mount_options(m.options);
+        for (const auto &x : m.options)
+            o.option_list += (o.option_list.empty() ? "" : ",") + x;
+        if (o.option_list.empty()) o.option_list = "none";
+        o.type = m.type.empty() && o.options.bind ? "bind" : m.type;
+        o.bind = o.options.bind || o.type == "bind";
+        o.source = m.source;
+        if (!m.uid_mappings.empty() || !m.gid_mappings.empty() || o.options.idmap) {
+            if (!o.bind) return fail(what + ": idmapped mounts must be bind mounts");
+            if (m.uid_mappings.empty() != m.gid_mappings.empty())
+                return fail(what + ": uidMappings and gidMappings go together");
+            o.idmap_uids = m.uid_mappings.empty() ? lx.uid_mappings : m.uid_mappings;
+            o.idmap_gids = m.gid_mappings.empty() ? lx.gid_mappings : m.gid_mappings;
+            // In a user namespace joined by path, that namespace's own
+            // mapping (make_idmap_namespaces uses it).
+            bool joined = facts.joined_userns && m.uid_mappings.empty();
+            if (!joined && (o.idmap_uids.empty() || o.idmap_gids.empty()))
+                return fail(what + ": idmap without uidMappings needs the container's user "
+                                   "namespace mappings");
+            o.options.idmap = true;
+        }
+        if (o.bind) {
+            if (m.source.empty()) return fail(what + ": bind mount without a source");
+            // A bind takes no filesystem data, which the kernel ignores for
+            // it: key=value options ("mode=755", "size=1k") are passed on,
+            // as runc does (config.md: unknown options SHOULD be data). A
+            // bare word it does not know is most likely a flag misspelt
+            // ("noexce"), which would otherwise be dropped without a word.
+            for (const auto &u : o.options.unknown)
+                if (u.find('=') == std::string::npos)
+                    return fail(what + ": unknown mount option \"" + u + "\"");
+        }
+        if (o.options.tmpcopyup && o.type != "tmpfs")
+            return fail(what + ": tmpcopyup needs a tmpfs mount");
+        // A read-only /dev is made writable first and read-only at the end:
+        // its device nodes, links, submounts and console go in it first (as
+        // runc's finalizeRootfs).
+        if (!o.bind && (m.destination == "/dev" || m.destination == "/dev/") &&
+            (o.options.flags & MS_RDONLY)) {
+            o.options.flags &= ~MS_RDONLY;
+            dev_readonly = "mounts[" + std::to_string(i) + "] /dev (ro)";
+        }
+        plan.push_back(std::move(o));
+    }
+    // Devices after every mount (the configuration may put its own /dev).
+    auto device = [&](const std::string &name, mode_t type, unsigned major, unsigned minor,
+                      mode_t mode, uid_t uid, gid_t gid, std::string what) {
+        MountOp d = op(MountOpKind::device, std::move(what), "/dev/" + name);
+        d.node_type = type;
+        d.major = major;
+        d.minor = minor;
+        d.mode = mode;
+        d.uid = uid;
+        d.gid = gid;
+        plan.push_back(std::move(d));
+    };
+    for (const auto &d : kDevices) {
+        // A default device the configuration lists itself is made as it says.
+        bool configured = false;
+        for (const auto &c : lx.devices)
+            if (c.path == std::string("/dev/") + d.name) configured = true;
+        if (!configured)
+            device(d.name, S_IFCHR, d.major, d.minor, 0666, 0, 0,
+                   std::string("device /dev/") + d.name);
+    }
+    for (size_t i = 0; i < lx.devices.size(); i++) {
+        const auto &d = lx.devices[i];
+        std::string what = "linux.devices[" + std::to_string(i) + "] " + d.path;
+        if (d.path.rfind("/dev/", 0) != 0 || d.path.find("/../") != std::string::npos)
+            return fail(what + ": not a path under /dev");
+        mode_t type = d.type == "b" ? S_IFBLK : d.type == "p" ? S_IFIFO : S_IFCHR;
+        device(d.path.substr(5), type, static_cast<unsigned>(d.major),
+               static_cast<unsigned>(d.minor), d.file_mode.value_or(0666), d.uid.value_or(0),
+               d.gid.value_or(0), what);
+    }
+    for (const auto &l : kLinks) {
+        MountOp d =
+            op(MountOpKind::dev_link, std::string("/dev/") + l.name, std::string("/dev/") + l.name);
+        d.link_to = l.to;
+        plan.push_back(std::move(d));
+    }
+    plan.push_back(op(MountOpKind::pivot, facts.no_pivot ? "MS_MOVE + chroot" : "pivot_root", "/"));
+    // After the pivot and after /proc and /sys are mounted: masks, then
+    // read-only paths (a masked path inside a read-only one still gets its
+    // mask), then the root itself.
+    // A path listed twice is masked once (a second mask over the first
+    // would only stack another mount).
+    std::vector<std::string> masked;
+    for (const auto &p : lx.masked_paths) {
+        if (std::find(masked.begin(), masked.end(), p) != masked.end()) continue;
+        masked.push_back(p);
+        plan.push_back(op(MountOpKind::mask, "maskedPaths " + p, p));
+    }
+    for (const auto &p : lx.readonly_paths)
+        plan.push_back(op(MountOpKind::readonly, "readonlyPaths " + p, p));
+    // The sandbox policy after the configuration's own masks, before the
+    // root turns read-only (its placeholders may need to be made).
+    if (facts.policy) {
+        for (const auto &p : facts.policy->deny)
+            plan.push_back(op(MountOpKind::deny, "annotations[dev.ocirun.deny] " + p, p));
+        for (const auto &p : facts.policy->deny_write)
+            plan.push_back(
+                op(MountOpKind::deny_write, "annotations[dev.ocirun.deny-write] " + p, p));
+        for (const auto &p : facts.policy->deny_rename)
+            plan.push_back(op(MountOpKind::pin, "annotations[dev.ocirun.deny-rename] " + p, p));
+    }
+    if (!dev_readonly.empty()) plan.push_back(op(MountOpKind::dev_readonly, dev_readonly, "/dev"));
+    if (spec.root->readonly) plan.push_back(op(MountOpKind::root_readonly, "root.readonly", "/"));
+    if (!lx.rootfs_propagation.empty()) {
+        MountOp p = op(MountOpKind::root_propagation, "linux.rootfsPropagation", "/");
+        p.options = parse_mount_options({lx.rootfs_propagation});
+        plan.push_back(std::move(p));
+    }
+    (void)facts.in_userns; // the applier decides mknod or bind from it
+    return plan;
+}
+
+namespace {
+
+// The detached, idmapped copy of the object open_bind_sources opened (and
+// the checks saw), mapped through `userns`, with every option in the order
+// the checks assumed (host_reach.cpp).
+Status idmap_copy(MountOp &op, int userns) {
+    if (op.source_fd < 0) return fail(op.what + ": idmap: the source was not opened");
+    Fd tree = OCI_TRY(clone_mount(op.source_fd, op.options.recursive, op.what));
+    struct mount_attr a {};
+    a.attr_set = MOUNT_ATTR_IDMAP;
+    a.userns_fd = static_cast<uint64_t>(userns);
+    if (::mount_setattr(tree.get(), "",
+                        AT_EMPTY_PATH | (op.options.idmap_recursive ? AT_RECURSIVE : 0), &a,
+                        sizeof a) < 0)
+        return fail_errno(op.what + ": idmap: mount_setattr (does the filesystem of " + op.source +
+                          " support idmapped mounts?)");
+    OCI_CHECK(apply_attr_plan(tree.get(), attr_plan(op.options), op.what));
+    op.idmap_tree_fd = tree.release();
+    return {};
+}
+
+} // namespace
+
+Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns) {
+    for (MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount || !op.options.idmap) continue;
+        if (op.idmap_uids.empty() && joined_userns >= 0) {
+            OCI_CHECK(idmap_copy(op, joined_userns));
+            continue;
+        }
+        int go[2];
+        if (::pipe2(go, O_CLOEXEC) < 0) return fail_errno(op.what + ": idmap: pipe");
+        pid_t child = static_cast<pid_t>(
+            ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+        if (child == 0) {
+            // Held in the new namespace until the runtime has its fd.
+            char c;
+            ::close(go[1]);
+            (void)!::read(go[0], &c, 1);
+            ::_exit(0);
+        }
+        ::close(go[0]);
+        if (child < 0) {
+            int e = errno;
+            ::close(go[1]);
+            return fail_code(e, op.what + ": idmap: clone a user namespace");
+        }
+        oci::Linux maps;
+        maps.uid_mappings = op.idmap_uids;
+        maps.gid_mappings = op.idmap_gids;
+        Status st = write_id_mappings(child, maps);
+        Fd userns;
+        if (st) {
+            auto ns = open_namespace(child, "user");
+            if (ns)
+                userns = std::move(*ns);
+            else
+                st = forward(std::move(ns.error())); // given its context below
+        }
+        ::close(go[1]);
+        while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        if (!st) return forward(std::move(st.error()), op.what + ": idmap");
+        OCI_CHECK(idmap_copy(op, userns.get()));
+    }
+    return {};
+}
+
+bool passes_source(const MountOp &op) {
+    return op.kind == MountOpKind::mount && op.bind && !op.options.idmap && !op.source_in_rootfs &&
+           op.source_fd >= 0;
+}
+
+Status open_bind_sources(std::vector<MountOp> &plan, const std::string &rootfs) {
+    for (MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount || !op.bind || op.source_fd >= 0) continue;
+        if (!op.options.idmap && !rootfs.empty() && rootfs != "/" &&
+            path_under(op.source, rootfs) && op.source != rootfs) {
+            op.source_in_rootfs = true;
+            op.source = op.source.substr(rootfs.size());
+            continue;
+        }
+        op.source_fd = ::open(op.source.c_str(), O_PATH | O_CLOEXEC);
+        if (op.source_fd < 0) return fail_errno(op.what + ": open the source " + op.source);
+    }
+    return {};
+}
+
+void close_plan_fds(std::vector<MountOp> &plan) {
+    for (MountOp &op : plan)
+        for (int *fd : {&op.idmap_tree_fd, &op.source_fd})
+            if (*fd >= 0) {
+                ::close(*fd);
+                *fd = -1;
+            }
+}
+
+std::string describe_plan(const std::vector<MountOp> &plan) {
+    std::string out;
+    for (size_t i = 0; i < plan.size(); i++) {
+        const MountOp &o = plan[i];
+        out += std::to_string(i) + " " + mount_op_name(o.kind) + " " + o.what;
+        if (o.kind == MountOpKind::mount)
+            out += " (" + o.type + (o.source.empty() ? "" : " from " + o.source) + ")";
+        out += "\n";
+    }
+    return out;
+}
+
+} // namespace ocirun

@@ -1,0 +1,128 @@
+// Decide, then do: the container's filesystem as an ordered list of
+// operations, planned from config.json and a few facts about the host before
+// anything is created (so a bad mount is refused up front), printed with
+// --debug, unit-tested without root, and carried out by the init
+// (runtime/filesystem/rootfs.hpp), the only code that makes these system calls.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+#include "runtime/filesystem/mount_options.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+enum class MountOpKind {
+    isolate,          // make / rslave, bind the rootfs onto itself (pivot_root needs a mount)
+    mount,            // a config.json mount: bind or a filesystem
+    device,           // a device node: mknod, or the host's node bound in a user namespace
+    dev_link,         // /dev/fd, /dev/stdin, ... symlinks
+    pivot,            // pivot_root into the rootfs (or MS_MOVE + chroot)
+    mask,             // a maskedPaths entry: empty read-only tmpfs or /dev/null
+    readonly,         // a readonlyPaths entry: recursive read-only bind of itself
+    deny,             // dev.ocirun.deny: like a mask; a missing path gets a placeholder
+    deny_write,       // dev.ocirun.deny-write: like readonly; a missing path gets a placeholder
+    pin,              // dev.ocirun.deny-rename: the directory bound onto itself
+    dev_readonly,     // "ro" of a mount on /dev, after its nodes, links, submounts and console
+    root_readonly,    // root.readonly
+    root_propagation, // linux.rootfsPropagation
+    chroot,           // no mount namespace of the container's own: chroot into the rootfs, alone
+};
+
+const char *mount_op_name(MountOpKind k);
+
+struct MountOp {
+    MountOpKind kind;
+    std::string what; // names the config.json field in errors: "mounts[3] /proc"
+    std::string dest; // container path
+    // mount
+    size_t index = 0; // in config.json's mounts
+    std::string source, type;
+    MountOptions options;
+    std::string option_list; // as config.json gives them, comma-separated ("none")
+    bool bind = false;
+    // idmapped bind: the mapping of its user namespace (the mount's own, or
+    // the container's); the runtime makes that namespace (idmap_userns_fd).
+    std::vector<oci::IdMapping> idmap_uids, idmap_gids;
+    int idmap_tree_fd = -1; // the detached, idmapped copy of the source the init attaches
+    // A bind's source, opened once by the runtime (O_PATH, symlinks followed)
+    // before anything is checked: the checks look at this object, and the
+    // init refuses a mount that turns out to be any other (a swap since).
+    int source_fd = -1;
+    // A bind's source under the rootfs (`source` is the rootfs-relative path,
+    // from "/"): resolved by the init at its turn, inside the root, after the
+    // mounts before it (runc's order: ["bind", host dir -> /mnt] then
+    // ["bind", <rootfs>/mnt/sub -> /other] binds the host dir's sub).
+    bool source_in_rootfs = false;
+    // device
+    mode_t node_type = 0;
+    unsigned major = 0, minor = 0;
+    mode_t mode = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    // dev_link
+    std::string link_to;
+};
+
+struct SandboxPolicy;
+
+// The container's mount namespace: a new one (the filesystem is built in it),
+// or, with no mount entry in linux.namespaces, the runtime's (inherited), or
+// one joined by path. In the last two the namespace is someone else's: no
+// mount is made in it, and the process is chrooted into the rootfs.
+enum class MountNs { own, inherited, joined };
+MountNs mount_ns_of(const oci::Linux &lx);
+
+struct MountFacts {
+    bool in_userns = false; // devices are bound from the host, not made
+    bool no_pivot = false;
+    const SandboxPolicy *policy = nullptr; // dev.ocirun.* paths, or none
+    bool joined_userns = false;            // a user namespace joined by path: an idmap without
+                                           // mappings uses it (its mappings are not in config.json)
+    MountNs mount_ns = MountNs::own;
+};
+
+// The plan; errors name the field: an unknown option on a bind mount, an
+// idmapped mount that is not a bind or has no mapping to use, tmpcopyup on
+// something other than a tmpfs, a device outside /dev, a bind without a
+// source. In a mount namespace not the container's own, everything that
+// would mount in it is refused, naming the field (as runc refuses masks
+// there).
+Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts);
+
+// The plan of a container without a mount namespace of its own (one chroot).
+bool shares_mount_ns(const std::vector<MountOp> &plan);
+
+// One line per operation, for --debug.
+std::string describe_plan(const std::vector<MountOp> &plan);
+
+// For each idmapped mount of the plan: a user namespace with its mapping (a
+// child in a new user namespace, its maps written, the child reaped) and, in
+// the runtime's own namespaces (where it has the privilege to), a detached
+// copy of the source with that idmapping and the mount's flags; the init
+// only attaches it. Runtime side, before the init.
+// `joined_userns`: the fd of a user namespace joined by path, the idmapping
+// of idmap mounts without mappings of their own (-1 when none).
+Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns = -1);
+
+// Whether the runtime passes `op`'s source to an init in a user namespace
+// (Msg::bind_source): a bind of a host path, which the container's root may
+// not be allowed to reach (a 0700 directory of the host's root). The
+// runtime opens it through /proc/<init>/root, so the object is a mount of
+// the init's namespace, whose flags the kernel locked; the init binds it
+// from that fd.
+bool passes_source(const MountOp &op);
+
+// Each bind's source_fd (runtime side, before the checks); an error names the
+// mount and the source. A source under `rootfs` is left to the init
+// (source_in_rootfs), which resolves it in the root when its turn comes.
+Status open_bind_sources(std::vector<MountOp> &plan, const std::string &rootfs);
+
+// Close what make_idmap_namespaces and open_bind_sources opened.
+void close_plan_fds(std::vector<MountOp> &plan);
+
+} // namespace ocirun

@@ -1,0 +1,812 @@
+#include "runtime/filesystem/rootfs.hpp"
+
+#include "oci/fd.hpp"
+#include "runtime/filesystem/fs_policy.hpp"
+#include "runtime/filesystem/mount_api.hpp"
+#include "runtime/filesystem/mount_options.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <linux/magic.h>
+
+namespace ocirun {
+
+namespace {
+
+int openat2_in_root(int rootfd, const char *path, int flags) {
+    struct open_how how {};
+    how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    return static_cast<int>(::syscall(SYS_openat2, rootfd, path, &how, sizeof how));
+}
+
+// A container path relative to the root ("." for the root itself).
+std::string in_root(const std::string &path) {
+    size_t at = path.find_first_not_of('/');
+    return at == std::string::npos ? "." : path.substr(at);
+}
+
+std::string fd_path(int fd) {
+    return "/proc/self/fd/" + std::to_string(fd);
+}
+
+// One pass of open_dest over `rel` (relative to the root): the fd, or, where
+// a component is a symlink to something missing, the path to try instead
+// (its target, relative to the symlink's directory unless absolute, with
+// the rest of `rel` after it).
+struct DestPass {
+    int fd = -1;
+    std::string retry;
+};
+
+Result<DestPass> open_dest_once(int rootfd, const std::string &rel, bool file) {
+    const std::string dest = "/" + rel;
+    if (rel.empty()) {
+        int fd = openat2_in_root(rootfd, ".", O_PATH);
+        if (fd < 0) return fail_errno("open rootfs");
+        return DestPass{fd, {}};
+    }
+    int fd = openat2_in_root(rootfd, rel.c_str(), O_PATH);
+    if (fd >= 0) return DestPass{fd, {}};
+    if (errno != ENOENT) return fail_errno("open " + dest + " in the rootfs");
+    // Create each missing component, relative to the already-resolved parent.
+    size_t pos = 0;
+    int cur = openat2_in_root(rootfd, ".", O_PATH | O_DIRECTORY);
+    if (cur < 0) return fail_errno("open rootfs");
+    while (pos <= rel.size()) {
+        size_t next = rel.find('/', pos);
+        if (next == std::string::npos) next = rel.size();
+        std::string comp = rel.substr(pos, next - pos);
+        pos = next + 1;
+        if (comp.empty() || comp == ".") continue;
+        bool last = pos > rel.size();
+        std::string sofar = rel.substr(0, next);
+        int child = openat2_in_root(rootfd, sofar.c_str(), O_PATH);
+        if (child < 0 && errno == ENOENT) {
+            struct stat st;
+            if (::fstatat(cur, comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(st.st_mode)) {
+                // A dangling symlink: make what it names, in the root.
+                char target[PATH_MAX];
+                ssize_t n = ::readlinkat(cur, comp.c_str(), target, sizeof target - 1);
+                int e = errno;
+                ::close(cur);
+                if (n < 0) return fail_code(e, "readlink /" + sofar + " in the rootfs");
+                target[n] = 0;
+                std::string parent = rel.substr(0, next - comp.size());
+                std::string rest = pos > rel.size() ? "" : "/" + rel.substr(pos);
+                std::string to = target[0] == '/' ? std::string(target) : parent + target;
+                return DestPass{-1, to + rest};
+            }
+            // Create in the resolved parent (cur), which lies inside the root.
+            if (last && file) {
+                int f = ::openat(cur, comp.c_str(),
+                                 O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+                if (f < 0 && errno != EEXIST) {
+                    int e = errno;
+                    ::close(cur);
+                    return fail_code(e, "create /" + sofar + " in the rootfs");
+                }
+                if (f >= 0) ::close(f);
+            } else if (::mkdirat(cur, comp.c_str(), 0755) < 0 && errno != EEXIST) {
+                int e = errno;
+                ::close(cur);
+                return fail_code(e, "mkdir /" + sofar + " in the rootfs");
+            }
+            child = openat2_in_root(rootfd, sofar.c_str(), O_PATH);
+        }
+        ::close(cur);
+        if (child < 0) return fail_errno("open /" + sofar + " in the rootfs");
+        cur = child;
+    }
+    return DestPass{cur, {}};
+}
+
+// Open `dest` (absolute, container view) inside the root, creating missing
+// components (directories, and the last one as a file when `file`), all
+// resolved with RESOLVE_IN_ROOT so a symlink can never lead out of it. A
+// dangling symlink on the way is followed inside the root and what it names
+// is made (as runc's MkdirAll in the root), at most 40 of them (ELOOP).
+Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
+    std::string rel = dest;
+    for (int links = 0;; links++) {
+        while (!rel.empty() && rel[0] == '/')
+            rel.erase(0, 1);
+        auto r = open_dest_once(rootfd, rel, file);
+        if (!r) return forward(std::move(r.error()));
+        if (r->fd >= 0) return r->fd;
+        if (links == 40)
+            return fail_code(ELOOP, "open " + dest + " in the rootfs: too many symlinks");
+        rel = std::move(r->retry);
+    }
+}
+
+Status do_mount(const char *src, const std::string &target, const char *type, unsigned long flags,
+                const char *data, const std::string &what) {
+    if (::mount(src, target.c_str(), type, flags, data) < 0) return fail_errno(what);
+    return {};
+}
+
+// Remount a bind mount with `flags`, keeping the flags the kernel locked
+// (nosuid, nodev, noexec, atime) on the source as they are.
+Status remount_bind(const std::string &target, unsigned long flags, const std::string &what) {
+    struct statvfs sv;
+    unsigned long keep = 0;
+    if (::statvfs(target.c_str(), &sv) == 0) {
+        if (sv.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+        if (sv.f_flag & ST_NODEV) keep |= MS_NODEV;
+        if (sv.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+        if (sv.f_flag & ST_NOATIME) keep |= MS_NOATIME;
+        if (sv.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
+        if (sv.f_flag & ST_RELATIME) keep |= MS_RELATIME;
+    }
+    if (::mount(nullptr, target.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags | keep, nullptr) < 0)
+        return fail_errno(what);
+    return {};
+}
+
+// Bind `source` (named `shown` in errors) onto `target`, the fd path of
+// `dest` in the root. The new mount is then re-opened (`open_flags` as the
+// first open used), so that `remount` flags, when any, and whatever the caller
+// does next apply to it and not to what lies under it.
+Result<Fd> bind_and_remount(int rootfd, const std::string &dest, int open_flags,
+                            const std::string &target, const char *source, const std::string &shown,
+                            bool recursive, unsigned long remount, const std::string &what) {
+    OCI_CHECK(do_mount(source, target, nullptr, MS_BIND | (recursive ? MS_REC : 0), nullptr,
+                       what + ": bind " + shown));
+    Fd now(openat2_in_root(rootfd, dest.c_str() + 1, O_PATH | open_flags));
+    if (now.get() < 0) return fail_errno(what + ": reopen after bind");
+    if (remount) OCI_CHECK(remount_bind(fd_path(now.get()), remount, what + ": remount"));
+    return now;
+}
+
+// The cgroup mount: only the container's own cgroup is visible, never the
+// host's tree. Pure v2: cgroup2 in a cgroup namespace (its root is the
+// container's cgroup), else a bind of the container's directory. v1 and
+// hybrid: a tmpfs with one directory per hierarchy holding, in a cgroup
+// namespace, that hierarchy mounted (its root the container's cgroup) or,
+// without one or in a user namespace (where v1 cannot be mounted), a bind of
+// the container's directory; joined controllers get runc's symlinks
+// ("cpu" -> "cpu,cpuacct"). Read-only unless the mount asks for rw. A
+// container without a cgroup (rootless, no limits) gets the host's
+// hierarchy read-only, as before.
+Status mount_cgroup(int rootfd, const std::string &destination, int dest, unsigned long flags,
+                    const RootfsContext &ctx, const std::string &what) {
+    std::string target = fd_path(dest);
+    unsigned long ro = flags & MS_RDONLY;
+    unsigned long base = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    if (ctx.cgroups.empty()) {
+        Fd now = OCI_TRY(bind_and_remount(rootfd, destination, 0, target, "/sys/fs/cgroup",
+                                          "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
+        return {};
+    }
+    if (ctx.cgroups.size() == 1 && ctx.cgroups[0].version == 2) {
+        if (ctx.cgroupns) return do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
+        Fd now =
+            OCI_TRY(bind_and_remount(rootfd, destination, 0, target, ctx.cgroups[0].dir.c_str(),
+                                     ctx.cgroups[0].dir, false, base | ro, what));
+        return {};
+    }
+    OCI_CHECK(do_mount("tmpfs", target, "tmpfs", base, "mode=755", what + ": tmpfs"));
+    Fd top(openat2_in_root(rootfd, destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
+    if (!top.valid()) return fail_errno(what + ": reopen the tmpfs");
+    for (const auto &c : ctx.cgroups) {
+        if (::mkdirat(top.get(), c.name.c_str(), 0755) < 0)
+            return fail_errno(what + ": mkdir " + c.name);
+        Fd sub(::openat(top.get(), c.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub.valid()) return fail_errno(what + ": open " + c.name);
+        std::string sub_path = fd_path(sub.get());
+        std::string w = what + ": " + c.name;
+        if (ctx.cgroupns && (c.version == 2 || !ctx.in_userns)) {
+            if (c.version == 2)
+                OCI_CHECK(do_mount("cgroup2", sub_path, "cgroup2", base | ro, nullptr, w));
+            else
+                OCI_CHECK(do_mount("cgroup", sub_path, "cgroup", base | ro, c.options.c_str(), w));
+        } else {
+            OCI_CHECK(do_mount(c.dir.c_str(), sub_path, nullptr, MS_BIND, nullptr, w + ": bind"));
+            Fd now(
+                ::openat(top.get(), c.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!now.valid()) return fail_errno(w + ": reopen");
+            OCI_CHECK(remount_bind(fd_path(now.get()), base | ro, w + ": remount"));
+        }
+        // "cpu,cpuacct" is also reachable as "cpu" and "cpuacct".
+        if (c.name.find(',') != std::string::npos) {
+            size_t start = 0;
+            while (start < c.name.size()) {
+                size_t end = c.name.find(',', start);
+                if (end == std::string::npos) end = c.name.size();
+                std::string one = c.name.substr(start, end - start);
+                ::symlinkat(c.name.c_str(), top.get(), one.c_str());
+                start = end + 1;
+            }
+        }
+    }
+    if (ro) OCI_CHECK(remount_bind(fd_path(top.get()), MS_RDONLY | base, what + ": read-only"));
+    return {};
+}
+
+// tmpcopyup: what the destination held before the tmpfs went over it,
+// copied into the tmpfs (files, directories, symlinks, nodes; modes and
+// owners kept). `from` and `to` are directory fds.
+Status copy_tree(int from, int to, const std::string &what, int depth = 0) {
+    if (depth > 64) return fail(what + ": tmpcopyup: deeper than 64 levels");
+    int dup = ::fcntl(from, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup >= 0 ? ::fdopendir(dup) : nullptr;
+    if (!d) {
+        if (dup >= 0) ::close(dup);
+        return fail_errno(what + ": tmpcopyup: read the directory");
+    }
+    ::rewinddir(d);
+    Status result;
+    while (struct dirent *e = ::readdir(d)) {
+        const char *n = e->d_name;
+        if (std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) continue;
+        struct stat st;
+        if (::fstatat(from, n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            result = fail_errno(what + ": tmpcopyup: stat " + n);
+            break;
+        }
+        mode_t type = st.st_mode & S_IFMT;
+        if (type == S_IFDIR) {
+            if (::mkdirat(to, n, st.st_mode & 07777) < 0 && errno != EEXIST) {
+                result = fail_errno(what + ": tmpcopyup: mkdir " + n);
+                break;
+            }
+            Fd a(::openat(from, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            Fd b(::openat(to, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!a.valid() || !b.valid()) {
+                result = fail_errno(what + ": tmpcopyup: open " + n);
+                break;
+            }
+            if (auto r = copy_tree(a.get(), b.get(), what, depth + 1); !r) {
+                result = r;
+                break;
+            }
+        } else if (type == S_IFREG) {
+            Fd src(::openat(from, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+            Fd dst(::openat(to, n, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            st.st_mode & 07777));
+            if (!src.valid() || !dst.valid()) {
+                result = fail_errno(what + ": tmpcopyup: copy " + n);
+                break;
+            }
+            // Whole, or an error: a short copy (a full tmpfs, a read error)
+            // is never left as if it were the file.
+            off_t left = st.st_size;
+            while (left > 0) {
+                ssize_t c = ::sendfile(dst.get(), src.get(), nullptr, static_cast<size_t>(left));
+                if (c < 0 && errno == EINTR) continue;
+                if (c < 0) {
+                    result = fail_errno(what + ": tmpcopyup: copy " + n);
+                    break;
+                }
+                if (c == 0) {
+                    result = fail(what + ": tmpcopyup: copy " + n + ": " + std::to_string(left) +
+                                  " bytes short (the file shrank)");
+                    break;
+                }
+                left -= c;
+            }
+            if (!result) break;
+        } else if (type == S_IFLNK) {
+            char buf[4096];
+            ssize_t len = ::readlinkat(from, n, buf, sizeof buf - 1);
+            if (len < 0) {
+                result = fail_errno(what + ": tmpcopyup: readlink " + n);
+                break;
+            }
+            buf[len] = '\0';
+            if (::symlinkat(buf, to, n) < 0) {
+                result = fail_errno(what + ": tmpcopyup: symlink " + n);
+                break;
+            }
+        } else if (::mknodat(to, n, st.st_mode, st.st_rdev) < 0) {
+            result = fail_errno(what + ": tmpcopyup: mknod " + n);
+            break;
+        }
+        if (::fchownat(to, n, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+            result = fail_errno(what + ": tmpcopyup: chown " + n + " to " +
+                                std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid));
+            break;
+        }
+        // After the chown, which clears set-id bits.
+        if (type != S_IFLNK && ::fchmodat(to, n, st.st_mode & 07777, 0) < 0) {
+            result = fail_errno(what + ": tmpcopyup: chmod " + n);
+            break;
+        }
+    }
+    ::closedir(d);
+    return result;
+}
+
+// Recursive attributes (rro, rnosuid...) on the mount at `fd` and below it.
+Status set_recursive_attrs(int fd, const MountOptions &o, const std::string &what) {
+    MountAttrPlan p;
+    p.tree = attr_plan(o).tree;
+    return apply_attr_plan(fd, p, what);
+}
+
+// The same file: (st_dev, st_ino) of both fds.
+bool same_object(int a, int b) {
+    struct stat x, y;
+    return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
+}
+
+// A bind whose source path led to another object than the one the runtime
+// opened and checked (through an earlier mount of the container's, or a
+// swap since): what is mounted, read back from this namespace's mount table
+// with its submounts and final attributes, checked by the same function.
+Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
+    if (!ctx.guards) return fail(op.what + ": the source changed after it was checked");
+    auto id = mount_id_of(now);
+    if (!id) return forward(std::move(id.error()), op.what);
+    std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
+    return check_reach(tree_reach(mounts, *id, describe_mount(op)), *ctx.guards);
+}
+
+// A config.json mount (planned: options parsed and checked).
+// `passed`: the source the runtime opened in this mount namespace, or -1.
+Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int passed) {
+    const std::string &what = op.what;
+    const MountOptions &o = op.options;
+    const std::string &type = op.type;
+    const bool bind = op.bind;
+    bool file = false;
+    // A source under the rootfs, resolved now (after the mounts before this
+    // one) and inside the root, never through a symlink out of it.
+    Fd in_root_source;
+    int source_fd = op.source_fd;
+    std::string source = op.source;
+    if (bind && op.source_in_rootfs) {
+        in_root_source = Fd(openat2_in_root(rootfd, in_root(op.source).c_str(), O_PATH));
+        if (!in_root_source.valid())
+            return fail_errno(what + ": open the source " + op.source + " in the rootfs");
+        source_fd = in_root_source.get();
+        source = fd_path(source_fd);
+    } else if (bind && passed >= 0) {
+        source = fd_path(passed);
+    }
+    if (bind) {
+        struct stat st;
+        if (source_fd >= 0 ? ::fstat(source_fd, &st) < 0 : ::stat(source.c_str(), &st) < 0)
+            return fail_errno(what + ": stat the source " + op.source);
+        file = !S_ISDIR(st.st_mode);
+    }
+    // A kernel filesystem (procfs above all) mounted through a symlink could
+    // land anywhere in the rootfs and later writes with it (CVE-2019-19921):
+    // its destination may not be or pass through a symlink.
+    if (type == "proc" || type == "sysfs" || type == "devpts" || type == "mqueue" ||
+        type == "cgroup" || type == "cgroup2") {
+        std::string rel = in_root(op.dest);
+        struct open_how how {};
+        how.flags = O_PATH | O_CLOEXEC;
+        how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS;
+        int probe = static_cast<int>(::syscall(SYS_openat2, rootfd, rel.c_str(), &how, sizeof how));
+        if (probe >= 0) ::close(probe);
+        if (probe < 0 && errno == ELOOP)
+            return fail(what +
+                        ": the destination is or passes through a symlink in the rootfs, "
+                        "refused for a " +
+                        type + " mount");
+    }
+    // A tmpfs without mode= takes the mode of the directory it covers, when
+    // there is one (as runc); one the runtime makes gets tmpfs's own 1777.
+    std::string data_with_mode = o.data;
+    if (type == "tmpfs" && !bind && o.data.find("mode=") == std::string::npos) {
+        Fd existing(openat2_in_root(rootfd, in_root(op.dest).c_str(), O_PATH | O_DIRECTORY));
+        struct stat st;
+        if (existing.valid() && ::fstat(existing.get(), &st) == 0) {
+            char mode[16];
+            std::snprintf(mode, sizeof mode, "mode=%04o", st.st_mode & 07777);
+            data_with_mode += (data_with_mode.empty() ? "" : ",") + std::string(mode);
+        }
+    }
+    auto fd = open_dest(rootfd, op.dest, file);
+    if (!fd) return forward(std::move(fd.error()), what);
+    Fd dest(*fd);
+    std::string target = fd_path(dest.get());
+    unsigned long flags = o.flags & ~MS_REMOUNT;
+
+    if (bind && o.idmap) {
+        // Made by the runtime, which may set an idmapping (make_idmap_namespaces).
+        if (op.idmap_tree_fd < 0) return fail(what + ": idmap: the idmapped copy is missing");
+        OCI_CHECK(attach_mount(op.idmap_tree_fd, dest.get(), what));
+        // Its propagation ("shared", "rslave", ...) once it is in this
+        // mount namespace (a detached copy has none to set).
+        if (o.propagation) {
+            Fd now(openat2_in_root(rootfd, in_root(op.dest).c_str(), O_PATH));
+            if (!now.valid()) return fail_errno(what + ": reopen after attach");
+            OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
+                               what + ": set propagation"));
+        }
+        return {};
+    }
+    if (bind) {
+        Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, source.c_str(), op.source,
+                                          o.recursive, 0, what));
+        OCI_CHECK(apply_attr_plan(now.get(), attr_plan(o), what));
+        // What the runtime did not check (a source in the rootfs, which an
+        // earlier mount may have put there, or one swapped since) is
+        // checked as mounted.
+        if (op.source_in_rootfs || (op.source_fd >= 0 && !same_object(now.get(), op.source_fd)))
+            OCI_CHECK(check_mounted(now.get(), op, ctx));
+        if (o.propagation)
+            OCI_CHECK(do_mount(nullptr, fd_path(now.get()), nullptr, o.propagation, nullptr,
+                               what + ": set propagation"));
+        return {};
+    }
+    if (type == "cgroup") return mount_cgroup(rootfd, op.dest, dest.get(), flags, ctx, what);
+    const char *data = data_with_mode.empty() ? nullptr : data_with_mode.c_str();
+    const char *src = op.source.empty() ? type.c_str() : op.source.c_str();
+    // The directory the tmpfs will cover, held open to copy from afterwards.
+    Fd under;
+    if (o.tmpcopyup) {
+        under = Fd(::openat(dest.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!under.valid()) return fail_errno(what + ": tmpcopyup: open the destination");
+    }
+    auto r = do_mount(src, target, type.c_str(), flags, data, what + ": mount " + type);
+    if (!r && type == "sysfs" && ctx.in_userns && (r.error().code == EPERM)) {
+        // sysfs cannot be mounted in a user namespace without its own network
+        // namespace: bind the host's read-only, as runc does.
+        OCI_CHECK(bind_and_remount(rootfd, op.dest, 0, target, "/sys", "/sys", true,
+                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, what));
+        return {};
+    }
+    if (!r) return r;
+    if (o.tmpcopyup || o.rec_set || o.rec_clear || o.propagation) {
+        // The new mount's root (the fd opened before it refers to what it covers).
+        Fd top(openat2_in_root(rootfd, op.dest.c_str() + 1, O_RDONLY | O_DIRECTORY));
+        if (!top.valid()) return fail_errno(what + ": reopen after mount");
+        if (o.tmpcopyup) OCI_CHECK(copy_tree(under.get(), top.get(), what));
+        OCI_CHECK(set_recursive_attrs(top.get(), o, what));
+        if (o.propagation)
+            OCI_CHECK(do_mount(nullptr, fd_path(top.get()), nullptr, o.propagation, nullptr,
+                               what + ": set propagation"));
+    }
+    return {};
+}
+
+// A device node. Whatever the rootfs has at the name (a symlink to a host
+// file, a regular file) is removed first, and every later step works on fds
+// of what we made, never on a path that could be swapped (CVE-2025-31133).
+Status apply_device(int rootfd, const MountOp &op, const RootfsContext &ctx) {
+    const std::string &rel = op.dest;
+    auto slash = rel.rfind('/');
+    auto p = open_dest(rootfd, rel.substr(0, slash), false);
+    if (!p) return forward(std::move(p.error()), op.what);
+    Fd parent(*p);
+    std::string base = rel.substr(slash + 1);
+    if (::unlinkat(parent.get(), base.c_str(), 0) < 0 && errno != ENOENT)
+        return fail_errno(op.what + ": remove what the rootfs has there");
+    if (ctx.in_userns) {
+        // mknod is not allowed in a user namespace: bind the host's node.
+        int f = ::openat(parent.get(), base.c_str(),
+                         O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0) return fail_errno(op.what + ": create the mount point");
+        ::close(f);
+    } else if (::mknodat(parent.get(), base.c_str(), op.node_type | (op.mode & 07777),
+                         makedev(op.major, op.minor)) < 0) {
+        return fail_errno(op.what + ": mknod");
+    }
+    Fd node(::openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!node.valid()) return fail_errno(op.what + ": open");
+    if (ctx.in_userns) {
+        if (::mount(rel.c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
+            return fail_errno(op.what + ": bind " + rel);
+        return {};
+    }
+    struct stat st;
+    // A FIFO has no device numbers: whatever the entry says of them is not compared.
+    bool numbered = op.node_type == S_IFCHR || op.node_type == S_IFBLK;
+    if (::fstat(node.get(), &st) < 0 || (st.st_mode & S_IFMT) != op.node_type ||
+        (numbered && st.st_rdev != makedev(op.major, op.minor)))
+        return fail(op.what + ": what was made is not the device asked for");
+    // The magic link reaches the node itself, not a path that could move.
+    if (::chmod(fd_path(node.get()).c_str(), op.mode & 07777) < 0)
+        return fail_errno(op.what + ": chmod");
+    if (::fchownat(node.get(), "", op.uid, op.gid, AT_EMPTY_PATH) < 0)
+        return fail_errno(op.what + ": chown");
+    return {};
+}
+
+// /dev/fd, /dev/stdin, ...; /dev/ptmx only over a devpts.
+Status apply_dev_link(int rootfd, const MountOp &op) {
+    auto dev = open_dest(rootfd, "/dev", false);
+    if (!dev) return forward(std::move(dev.error()), op.what);
+    Fd devfd(*dev);
+    std::string name = op.dest.substr(5);
+    if (name == "ptmx") {
+        struct stat st;
+        if (::fstatat(devfd.get(), "pts", &st, 0) < 0) return {};
+        ::unlinkat(devfd.get(), "ptmx", 0);
+    }
+    if (::symlinkat(op.link_to.c_str(), devfd.get(), name.c_str()) < 0 && errno != EEXIST)
+        return fail_errno("symlink " + op.what);
+    return {};
+}
+
+// --no-pivot keeps the old root under the new one, and with it the host's
+// procfs and sysfs mounts: a nested user namespace could then mount a fresh
+// procfs, with none of the masks (the kernel allows that where one is fully
+// visible). Each outside the rootfs is detached first, or, where the kernel
+// will not (locked in a user namespace), covered by an empty tmpfs, which a
+// nested namespace inherits locked, so that it is no longer fully visible
+// (as runc's msMoveRoot).
+Status hide_outside_kernel_filesystems(const std::string &rootfs) {
+    std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
+    // The deepest first: a submount goes before what it is on.
+    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+        const MountEntry &m = *it;
+        if (m.fstype != "proc" && m.fstype != "sysfs") continue;
+        if (path_under(m.point, rootfs)) continue;
+        if (::umount2(m.point.c_str(), MNT_DETACH) == 0) continue;
+        if (errno != EINVAL && errno != EPERM)
+            return fail_errno("--no-pivot: detach " + m.point + " (" + m.fstype + ")");
+        if (::mount("tmpfs", m.point.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "size=4k,mode=555") < 0)
+            return fail_errno("--no-pivot: cover " + m.point + " (" + m.fstype + ")");
+    }
+    return {};
+}
+
+Status pivot(const std::string &rootfs, bool no_pivot) {
+    if (::chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
+    if (no_pivot) {
+        OCI_CHECK(hide_outside_kernel_filesystems(rootfs));
+        if (::mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0)
+            return fail_errno("move " + rootfs + " to /");
+        if (::chroot(".") < 0) return fail_errno("chroot " + rootfs);
+    } else {
+        Fd oldroot(::open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+        if (!oldroot.valid()) return fail_errno("open the old root");
+        if (::syscall(SYS_pivot_root, ".", ".") < 0) return fail_errno("pivot_root " + rootfs);
+        // The old root is now stacked on top of the new one. Through its own
+        // fd (not ".", which the kernel does not promise to be either), make
+        // its tree rslave, so the detach does not propagate to the host, and
+        // detach it. The new root's mounts keep their propagation.
+        if (::fchdir(oldroot.get()) < 0) return fail_errno("fchdir to the old root");
+        if (::mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
+            return fail_errno("make old root rslave");
+        if (::umount2(".", MNT_DETACH) < 0) return fail_errno("detach old root");
+    }
+    if (::chdir("/") < 0) return fail_errno("chdir /");
+    return {};
+}
+
+} // namespace
+
+// The plan's operations up to the pivot, in order.
+Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
+    Fd root;
+    size_t next_passed = 0;
+    for (const MountOp &op : plan) {
+        switch (op.kind) {
+        case MountOpKind::isolate:
+            // Nothing done here may propagate back to the host.
+            if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
+                return fail_errno("make / rslave");
+            // pivot_root needs the rootfs to be a mount point.
+            if (::mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC,
+                        nullptr) < 0)
+                return fail_errno("bind rootfs " + ctx.rootfs);
+            root = Fd(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!root.valid()) return fail_errno("open rootfs " + ctx.rootfs);
+            if (ctx.rootfs_fd >= 0 && !same_object(root.get(), ctx.rootfs_fd))
+                return fail("root.path " + ctx.rootfs +
+                            ": changed after it was checked (what was bound is another directory)");
+            break;
+        case MountOpKind::mount: {
+            int passed = -1;
+            if (ctx.passes_sources && passes_source(op)) {
+                if (next_passed >= ctx.passed_sources.size())
+                    return fail(op.what + ": the runtime did not pass its source");
+                passed = ctx.passed_sources[next_passed++];
+            }
+            OCI_CHECK(apply_mount(root.get(), op, ctx, passed));
+            break;
+        }
+        case MountOpKind::device:
+            OCI_CHECK(apply_device(root.get(), op, ctx));
+            break;
+        case MountOpKind::dev_link:
+            OCI_CHECK(apply_dev_link(root.get(), op));
+            break;
+        case MountOpKind::pivot:
+        case MountOpKind::chroot:
+            return {};
+        default:
+            return fail(op.what + ": planned before the pivot by mistake");
+        }
+    }
+    return {};
+}
+
+Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
+    if (!shares_mount_ns(plan)) return pivot(ctx.rootfs, ctx.no_pivot);
+    // The path as this mount namespace (the joined one) has it, which must
+    // be the directory the runtime checked (a copy of a mount keeps its
+    // inodes).
+    const std::string &what = plan[0].what;
+    Fd dir(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir.valid()) return fail_errno(what + ": open " + ctx.rootfs);
+    if (ctx.rootfs_fd >= 0 && !same_object(dir.get(), ctx.rootfs_fd))
+        return fail(what + ": " + ctx.rootfs +
+                    " is not the directory the runtime checked in its own mount namespace");
+    if (::fchdir(dir.get()) < 0) return fail_errno(what + ": fchdir " + ctx.rootfs);
+    if (::chroot(".") < 0) return fail_errno(what + ": chroot " + ctx.rootfs);
+    if (::chdir("/") < 0) return fail_errno(what + ": chdir /");
+    return {};
+}
+
+Status bind_console(int peer) {
+    Fd dev(::open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dev.valid()) return fail_errno("/dev/console: open /dev (a symlink is refused)");
+    if (::unlinkat(dev.get(), "console", 0) < 0 && errno != ENOENT)
+        return fail_errno("/dev/console: remove what the rootfs has there");
+    int f =
+        ::openat(dev.get(), "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (f < 0) return fail_errno("/dev/console: create the mount point");
+    ::close(f);
+    Fd target(::openat(dev.get(), "console", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!target.valid()) return fail_errno("/dev/console: open");
+    Fd tree = OCI_TRY(clone_mount(peer, false, "/dev/console"));
+    return attach_mount(tree.get(), target.get(), "/dev/console");
+}
+
+// Hide what `t` is: a directory under an empty read-only tmpfs, anything else
+// under the verified /dev/null (opened and checked once into `null`, every
+// file mask binds that fd: CVE-2025-31133). Through fds only: the paths under
+// /proc/self/fd are the container's now, and its configuration may have
+// mounted over them.
+Status mask_target(int root, int t, Fd &null, const std::string &what) {
+    struct stat st;
+    if (::fstat(t, &st) < 0) return fail_errno(what);
+    if (S_ISDIR(st.st_mode)) {
+        Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, what));
+        return attach_mount(fs.get(), t, what);
+    }
+    if (null.get() < 0) {
+        null = Fd(openat2_in_root(root, "dev/null", O_PATH | O_NOFOLLOW));
+        struct stat ns;
+        if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
+            major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
+            return fail(what + ": /dev/null is not the null device (char 1:3)");
+    }
+    Fd tree = OCI_TRY(clone_mount(null.get(), false, what));
+    return attach_mount(tree.get(), t, what);
+}
+
+// The mount tree at `t`, recursively read-only, on top of it, with `attrs`
+// added: nosuid, nodev and noexec for linux.readonlyPaths (kernel
+// interfaces under /proc); none for dev.ocirun.deny-write, which means
+// read-only and nothing else (each mount's exec, suid and dev as they were:
+// deny-write=/usr still runs /usr/bin).
+Status readonly_tree(int t, uint64_t attrs, const std::string &what) {
+    Fd tree = OCI_TRY(clone_mount(t, true, what));
+    OCI_CHECK(set_mount_attrs(tree.get(), MOUNT_ATTR_RDONLY | attrs, true, what));
+    return attach_mount(tree.get(), t, what);
+}
+
+// `path` (a directory, no symlinks) bound onto itself.
+Status pin_at(int root, const std::string &path, const std::string &what) {
+    Fd a(open_in_root(root, path, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
+    if (!a.valid()) return fail_errno(what + ": pin " + path);
+    Fd tree = OCI_TRY(clone_mount(a.get(), true, what + ": pin " + path));
+    return attach_mount(tree.get(), a.get(), what + ": pin " + path);
+}
+
+// Every ancestor of `path` but the root, top-down.
+Status pin_ancestors(int root, const std::string &path, const std::string &what) {
+    for (size_t slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1))
+        OCI_CHECK(pin_at(root, path.substr(0, slash), what));
+    return {};
+}
+
+// The path a maskedPaths or readonlyPaths entry applies to, as an O_PATH fd
+// (the entry itself, never followed out of the root); a missing path is
+// skipped (an empty Fd).
+Result<Fd> open_target(int root, const MountOp &op) {
+    Fd t(openat2_in_root(root, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
+    if (t.valid()) return t;
+    if (errno != ENOENT) return fail_errno(op.what);
+    return Fd();
+}
+
+Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
+    size_t next_rule = 0; // the policy's operations take fs->rules in order
+    Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root.get() < 0) return fail_errno("open /");
+    // /dev/null is opened and checked once, when the first file is masked; every
+    // file mask binds that verified fd (CVE-2025-31133).
+    Fd null;
+    bool after_pivot = false;
+    for (const MountOp &op : plan) {
+        if (op.kind == MountOpKind::pivot) {
+            after_pivot = true;
+            continue;
+        }
+        if (!after_pivot) continue;
+        switch (op.kind) {
+        case MountOpKind::mask: {
+            Fd t = OCI_TRY(open_target(root.get(), op));
+            if (!t.valid()) continue;
+            OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
+            break;
+        }
+        case MountOpKind::readonly: {
+            Fd t = OCI_TRY(open_target(root.get(), op));
+            if (!t.valid()) continue;
+            OCI_CHECK(readonly_tree(
+                t.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, op.what));
+            break;
+        }
+        case MountOpKind::deny:
+        case MountOpKind::deny_write:
+        case MountOpKind::pin: {
+            // On the object the policy's path names (runtime/filesystem/fs_policy.hpp),
+            // reopened now: an earlier rule may have stacked a mount on it.
+            if (!fs || next_rule >= fs->rules.size())
+                return fail(op.what + ": not prepared (runtime/filesystem/fs_policy.hpp)");
+            const FsRule &r = fs->rules[next_rule];
+            const Fd &object = fs->objects[next_rule];
+            next_rule++;
+            // Under a path an earlier deny hid: nothing there to reach.
+            bool covered = false;
+            for (size_t i = 0; i + 1 < next_rule; i++)
+                if (fs->rules[i].kind == MountOpKind::deny &&
+                    path_under(r.resolved, fs->rules[i].resolved))
+                    covered = true;
+            if (covered) continue;
+            Fd t(open_in_root(root.get(), r.resolved, O_PATH, RESOLVE_NO_SYMLINKS));
+            if (!t.valid()) return fail_errno(op.what + ": reopen " + r.resolved);
+            if (!same_object(t.get(), object.get()))
+                return fail(op.what + ": " + r.resolved + " is no longer the object it named");
+            if (op.kind == MountOpKind::deny)
+                OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
+            if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), 0, op.what));
+            // A mount point cannot be renamed, removed or replaced; what is
+            // inside stays as writable as it was. Every ancestor is pinned
+            // too (top-down), or renaming a parent would carry the directory
+            // elsewhere; so are a placeholder's, or renaming a parent and
+            // making the path again would defeat it.
+            if (op.kind == MountOpKind::pin || r.made)
+                OCI_CHECK(pin_ancestors(root.get(), r.resolved, op.what));
+            if (op.kind == MountOpKind::pin) OCI_CHECK(pin_at(root.get(), r.resolved, op.what));
+            break;
+        }
+        case MountOpKind::dev_readonly: {
+            // The /dev mount itself, not its submounts (as runc remounts it).
+            Fd dev(::open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!dev.valid()) return fail_errno(op.what + ": open /dev");
+            OCI_CHECK(set_mount_attrs(dev.get(), MOUNT_ATTR_RDONLY, false, op.what));
+            break;
+        }
+        case MountOpKind::root_readonly:
+            OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
+            break;
+        case MountOpKind::root_propagation:
+            if (::mount(nullptr, "/", nullptr, op.options.propagation, nullptr) < 0)
+                return fail_errno(op.what);
+            break;
+        default:
+            return fail(op.what + ": planned after the pivot by mistake");
+        }
+    }
+    return {};
+}
+
+} // namespace ocirun

@@ -1,0 +1,57 @@
+// The container's filesystem, built by the init inside its new mount
+// namespace: mounts from config.json resolved inside the rootfs (never
+// following a symlink out of it), default devices, pivot_root, masked and
+// read-only paths, a read-only root.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/spec.hpp"
+#include "runtime/filesystem/host_reach.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// One hierarchy of the container's cgroup, for the cgroup mount inside it.
+struct CgroupView {
+    int version = 1;
+    std::string name;    // the directory under /sys/fs/cgroup ("cpu,cpuacct", "unified")
+    std::string options; // v1 mount options ("cpu,cpuacct", "none,name=systemd")
+    std::string dir;     // the container's cgroup directory on the host
+};
+
+struct RootfsContext {
+    std::string rootfs; // absolute host path
+    bool in_userns = false;
+    bool no_pivot = false;
+    bool cgroupns = false;           // the init is in its own cgroup namespace
+    std::vector<CgroupView> cgroups; // empty: the container has no cgroup
+    int rootfs_fd = -1;              // the rootfs the runtime checked: what is bound must be it
+    const std::vector<ReachGuard> *guards = nullptr; // what no mount may reach
+    // In a user namespace: the sources of the binds passes_source() names,
+    // in plan order, opened by the runtime in this mount namespace.
+    std::vector<int> passed_sources;
+    bool passes_sources = false; // the runtime passes them (a privileged runtime)
+};
+
+// The plan (runtime/filesystem/mount_plan.hpp) up to the pivot: mounts, devices, /dev
+// links under ctx.rootfs.
+Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
+// pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot); in a mount
+// namespace not the container's own, chroot into it (it must be the object
+// ctx.rootfs_fd is).
+Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
+// After pivot_root: bind the pty `peer` onto /dev/console, through fds only
+// (whatever the rootfs has there is replaced; a symlinked /dev is refused:
+// CVE-2025-52565).
+Status bind_console(int peer);
+
+struct FsPlan;
+// The plan after the pivot: masked paths, read-only paths, the sandbox
+// policy's rules on the objects `fs` resolved (runtime/filesystem/fs_policy.hpp; null
+// without a policy), read-only root, propagation.
+Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs);
+
+} // namespace ocirun

@@ -1,0 +1,115 @@
+#include "runtime/lifecycle/exec_stage.hpp"
+
+#include "build_config.h"
+#include "runtime/lifecycle/exec_stage_protocol.hpp"
+#include "runtime/lifecycle/sealed_binary.hpp"
+#include "runtime/log.hpp"
+#include "runtime/process/proc.hpp"
+#include "runtime/process/process_setup.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace ocirun {
+
+namespace {
+
+std::string find_stage() {
+    const char *env = std::getenv("OCI_RUN_EXEC_STAGE");
+    if (env && *env) return ::access(env, X_OK) == 0 ? env : "";
+    std::string self = own_binary_path();
+    if (size_t slash = self.rfind('/'); slash != std::string::npos) {
+        std::string next = self.substr(0, slash + 1) + "oci-run-exec-stage";
+        if (::access(next.c_str(), X_OK) == 0) return next;
+    }
+    return ::access(OCIRUN_EXEC_STAGE_PATH, X_OK) == 0 ? OCIRUN_EXEC_STAGE_PATH : "";
+}
+
+// Any rule that may notify (whatever capabilities it is conditional on).
+bool may_notify(const oci::Seccomp &s) {
+    if (s.default_action == "SCMP_ACT_NOTIFY") return true;
+    for (const auto &sc : s.syscalls)
+        if (sc.action == "SCMP_ACT_NOTIFY") return true;
+    return false;
+}
+
+bool new_pid_namespace(const oci::Spec &spec) {
+    const oci::Namespace *pid = spec.linux_->find_namespace(oci::NsType::pid);
+    return pid && pid->path.empty();
+}
+
+} // namespace
+
+std::string exec_stage_for(const oci::Spec &spec) {
+    const auto &seccomp = spec.linux_->seccomp;
+    const char *why = nullptr;
+    if (!new_pid_namespace(spec))
+        why = "the PID namespace is not a new one";
+    else if (spec.hooks &&
+             (!spec.hooks->create_container.empty() || !spec.hooks->start_container.empty()))
+        why = "hooks run in the container's namespaces";
+    else if (seccomp && (!spec.process->no_new_privileges || may_notify(*seccomp)))
+        why = "the seccomp filter goes in before the exec";
+    if (why) {
+        log::debug(std::string("exec stage not used: ") + why);
+        return "";
+    }
+    std::string path = find_stage();
+    if (path.empty()) log::debug("exec stage not used: oci-run-exec-stage is not installed");
+    return path;
+}
+
+Result<Fd> open_exec_stage(const std::string &path) {
+    return sealed_copy_of(path, "oci-run-exec-stage");
+}
+
+Status prepare_exec_stage(ExecStage &stage, const oci::Process &p,
+                          const std::vector<const SeccompFilter *> &filters, StageFds fds) {
+    if (!filters.empty()) {
+        Fd mem(::memfd_create("oci-run-seccomp", MFD_CLOEXEC));
+        if (!mem.valid()) return fail_errno("exec stage: memfd_create for the seccomp filters");
+        std::string data;
+        for (const SeccompFilter *f : filters) {
+            uint32_t head[2] = {f->flags, static_cast<uint32_t>(f->program.size())};
+            data.append(reinterpret_cast<const char *>(head), sizeof head);
+            data.append(reinterpret_cast<const char *>(f->program.data()),
+                        f->program.size() * sizeof f->program[0]);
+        }
+        for (size_t off = 0; off < data.size();) {
+            ssize_t n = ::write(mem.get(), data.data() + off, data.size() - off);
+            if (n < 0) return fail_errno("exec stage: write the seccomp filters");
+            off += static_cast<size_t>(n);
+        }
+        if (::lseek(mem.get(), 0, SEEK_SET) < 0)
+            return fail_errno("exec stage: rewind the seccomp filters");
+        stage.filters = std::move(mem);
+    }
+    ExecCandidates c = exec_candidates(p);
+    stage.args = {exec_stage::kName,
+                  std::to_string(fds.fifo_read),
+                  std::to_string(fds.fifo_write),
+                  std::to_string(fds.result),
+                  std::to_string(stage.filters.get()),
+                  p.args[0],
+                  c.dirs,
+                  std::to_string(c.files.size())};
+    stage.args.insert(stage.args.end(), c.files.begin(), c.files.end());
+    stage.args.insert(stage.args.end(), p.args.begin(), p.args.end());
+    return {};
+}
+
+Error enter_exec_stage(ExecStage &stage, const oci::Process &p, StageFds fds) {
+    // These four outlive the exec; the stage closes or marks them.
+    for (int fd : {fds.fifo_read, fds.fifo_write, fds.result, stage.filters.get()})
+        if (fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0)
+            return Error{errno, "exec stage: keep fd " + std::to_string(fd) + " open"};
+    std::vector<char *> argv = exec_strings(stage.args), envp = exec_strings(p.env);
+    ::syscall(SYS_execveat, stage.view.get(), "", argv.data(), envp.data(), AT_EMPTY_PATH);
+    return Error{errno, "exec stage: execute oci-run-exec-stage"};
+}
+
+} // namespace ocirun

@@ -1,0 +1,62 @@
+// The record oci-run keeps per container in `<root>/<id>/state.json`: the
+// OCI state plus what later commands need to find the container's processes,
+// cgroups, helper and filesystem rules again without trusting a bare PID.
+// The runtime's own (the OCI model in oci/ knows nothing of it); read back,
+// it is untrusted input: store.cpp and its callers check what it names.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/state.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ocirun {
+
+// A filesystem rule of the sandbox policy as the container's init resolved
+// it (runtime/filesystem/fs_policy.hpp), with the other ways to its object the init
+// found (report mode only: strict refuses them). `report` tries each.
+struct FsWayRecord {
+    std::string path, how;
+};
+struct FsRuleRecord {
+    std::string kind; // deny, deny-write, deny-rename
+    std::string path, resolved;
+    bool made = false; // a placeholder
+    std::vector<FsWayRecord> ways;
+};
+// A directory the init made for a placeholder, as the host sees it: delete
+// removes it if it is still that directory, and empty.
+struct PlaceholderRecord {
+    std::string path;
+    uint64_t dev = 0, ino = 0;
+};
+
+// What the runtime persists: the OCI state plus what later commands need to
+// find the container's processes again without trusting a bare PID.
+struct ContainerRecord {
+    oci::State state;
+    uint64_t init_start_time = 0;         // /proc/PID/stat field 22, guards against PID reuse
+    std::string created;                  // RFC 3339 UTC
+    std::string rootfs;                   // absolute host path
+    uint32_t owner = 0;                   // uid that created it
+    bool started = false;                 // `start` has released the init
+    bool has_hooks = false;               // config.json has hooks: start/delete read it back
+    std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
+    std::string cgroups_path;             // linux.cgroupsPath as configured ("" for the default)
+    bool cgroups_path_recorded = false;   // false in a record older than the field
+    uint64_t init_pidns = 0;              // the inode of the init's PID namespace (0: unknown)
+    bool sandboxed = false;               // config.json has a sandbox policy (dev.ocirun.*)
+    std::vector<FsRuleRecord> fs_rules;   // its filesystem rules, as the init found them
+    std::vector<PlaceholderRecord> placeholders; // parents first
+    bool trace = false;                          // dev.ocirun.trace: start attaches strace
+    int32_t shim_pid = 0;                        // the network helper (oci-run-shim), or 0
+    uint64_t shim_start_time = 0;                // its /proc/PID/stat field 22
+};
+
+std::string write_record(const ContainerRecord &rec);
+Result<ContainerRecord> parse_record(std::string_view text);
+
+} // namespace ocirun

@@ -1,0 +1,220 @@
+#include "runtime/lifecycle/store.hpp"
+
+#include "oci/spec_io.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace ocirun {
+
+Status validate_id(const std::string &id) {
+    auto ok_first = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    };
+    if (id.empty()) return fail("missing container ID");
+    if (id.size() > 1024) return fail("container ID is longer than 1024 characters");
+    if (!ok_first(id[0]))
+        return fail("invalid container ID \"" + id + "\": must start with a letter or digit");
+    for (char c : id)
+        if (!ok_first(c) && c != '_' && c != '.' && c != '-')
+            return fail("invalid container ID \"" + id +
+                        "\": only letters, digits, '_', '.' and '-' are allowed");
+    return {};
+}
+
+static Status mkdir_p(const std::string &path, mode_t mode) {
+    if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST) return {};
+    if (errno != ENOENT) return fail_errno("mkdir " + path);
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return fail_errno("mkdir " + path);
+    OCI_CHECK(mkdir_p(path.substr(0, slash), mode));
+    if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST) return fail_errno("mkdir " + path);
+    return {};
+}
+
+ContainerDir::ContainerDir(ContainerDir &&o) noexcept
+    : path_(std::move(o.path_)), id_(std::move(o.id_)), fd_(o.fd_), busy_(o.busy_) {
+    o.fd_ = -1;
+}
+
+ContainerDir &ContainerDir::operator=(ContainerDir &&o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        path_ = std::move(o.path_);
+        id_ = std::move(o.id_);
+        fd_ = o.fd_;
+        busy_ = o.busy_;
+        o.fd_ = -1;
+    }
+    return *this;
+}
+
+ContainerDir::~ContainerDir() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+// The directory at `path`, flock'ed with `op`; with LOCK_NB, *busy tells a
+// lock held elsewhere (the fd is then returned unlocked).
+static Result<int> open_locked(const std::string &path, int op = LOCK_EX, bool *busy = nullptr) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return fail_errno("open " + path);
+    while (::flock(fd, op) < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK && busy) {
+            *busy = true;
+            break;
+        }
+        int e = errno;
+        ::close(fd);
+        return fail_code(e, "lock " + path);
+    }
+    return fd;
+}
+
+// State written under a root another user controls could be swapped under
+// us (a pre-made /tmp/oci-run-UID): the root must be our own directory.
+static Status check_root_owner(const std::string &root) {
+    struct stat st;
+    if (::lstat(root.c_str(), &st) < 0) return fail_errno("--root " + root);
+    if (!S_ISDIR(st.st_mode)) return fail("--root " + root + ": not a directory");
+    if (st.st_uid != ::geteuid())
+        return fail("--root " + root + ": owned by uid " + std::to_string(st.st_uid) +
+                    ", not by this user (" + std::to_string(::geteuid()) + ")");
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return fail("--root " + root + ": writable by group or others");
+    return {};
+}
+
+Result<ContainerDir> ContainerDir::create(const std::string &root, const std::string &id) {
+    OCI_CHECK(validate_id(id));
+    OCI_CHECK(mkdir_p(root, 0700));
+    OCI_CHECK(check_root_owner(root));
+    ContainerDir d;
+    d.id_ = id;
+    d.path_ = root + "/" + id;
+    if (::mkdir(d.path_.c_str(), 0700) < 0) {
+        if (errno == EEXIST) return fail("container \"" + id + "\" already exists");
+        return fail_errno("mkdir " + d.path_);
+    }
+    auto fd = open_locked(d.path_);
+    if (!fd) {
+        ::rmdir(d.path_.c_str());
+        return forward(std::move(fd.error()));
+    }
+    d.fd_ = *fd;
+    return d;
+}
+
+Result<ContainerDir> ContainerDir::open(const std::string &root, const std::string &id) {
+    return open_as(root, id, false);
+}
+
+Result<ContainerDir> ContainerDir::observe(const std::string &root, const std::string &id) {
+    return open_as(root, id, true);
+}
+
+Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::string &id,
+                                           bool reader) {
+    OCI_CHECK(validate_id(id));
+    ContainerDir d;
+    d.id_ = id;
+    d.path_ = root + "/" + id;
+    auto fd = reader ? open_locked(d.path_, LOCK_SH | LOCK_NB, &d.busy_) : open_locked(d.path_);
+    if (!fd) {
+        if (fd.error().code == ENOENT) return fail("container \"" + id + "\" does not exist");
+        return forward(std::move(fd.error()));
+    }
+    d.fd_ = *fd;
+    // A create that lost the race to delete leaves nothing to load: the
+    // directory was removed while we waited for the lock.
+    struct stat st;
+    if (::fstat(d.fd_, &st) < 0 || st.st_nlink == 0)
+        return fail("container \"" + id + "\" does not exist");
+    return d;
+}
+
+Result<ContainerRecord> ContainerDir::load() const {
+    auto text = oci::read_file(path_ + "/state.json", O_NOFOLLOW);
+    if (!text) {
+        if (text.error().code == ENOENT && busy_)
+            return fail("container \"" + id_ + "\" is being created");
+        if (text.error().code == ENOENT)
+            return fail("container \"" + id_ + "\" has no state (its create did not finish)");
+        return forward(std::move(text.error()));
+    }
+    auto rec = parse_record(*text);
+    if (!rec) return forward(std::move(rec.error()), path_ + "/state.json");
+    // The record of this directory's container, not another's.
+    if (rec->state.id != id_)
+        return fail(path_ + "/state.json: the record is of \"" + rec->state.id + "\", not \"" +
+                    id_ + "\"");
+    // A record from before cgroupsPath was kept: config.json beside it says.
+    if (!rec->cgroups_path_recorded && !rec->cgroup_dirs.empty()) {
+        auto spec = oci::load_bundle_spec(path_);
+        if (!spec) return forward(std::move(spec.error()), path_ + ": the configured cgroupsPath");
+        rec->cgroups_path = spec->linux_->cgroups_path;
+        rec->cgroups_path_recorded = true;
+    }
+    return rec;
+}
+
+Status ContainerDir::save(const ContainerRecord &rec) const {
+    return oci::write_file_atomic(path_ + "/state.json", write_record(rec));
+}
+
+Result<oci::StagedFile> ContainerDir::stage(const ContainerRecord &rec) const {
+    return oci::stage_file(path_ + "/state.json", write_record(rec));
+}
+
+static void remove_tree_at(int dirfd) {
+    DIR *d = ::fdopendir(::dup(dirfd));
+    if (!d) return;
+    while (struct dirent *e = ::readdir(d)) {
+        std::string_view n = e->d_name;
+        if (n == "." || n == "..") continue;
+        if (e->d_type == DT_DIR) {
+            int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+                remove_tree_at(sub);
+                ::close(sub);
+            }
+            ::unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+        } else {
+            ::unlinkat(dirfd, e->d_name, 0);
+        }
+    }
+    ::closedir(d);
+}
+
+Status ContainerDir::remove() {
+    if (fd_ < 0) return {};
+    remove_tree_at(fd_);
+    if (::rmdir(path_.c_str()) < 0 && errno != ENOENT) return fail_errno("remove " + path_);
+    ::close(fd_);
+    fd_ = -1;
+    return {};
+}
+
+Result<std::vector<std::string>> list_ids(const std::string &root) {
+    std::vector<std::string> ids;
+    DIR *d = ::opendir(root.c_str());
+    if (!d) {
+        if (errno == ENOENT) return ids;
+        return fail_errno("open " + root);
+    }
+    while (struct dirent *e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == ".." || !validate_id(n)) continue;
+        ids.push_back(std::move(n));
+    }
+    ::closedir(d);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+} // namespace ocirun

@@ -1,0 +1,60 @@
+// The state directory (--root): one subdirectory per container holding
+// state.json and the exec fifo, each guarded by an flock so commands on one
+// ID are serialised while commands on different IDs run in parallel.
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/state.hpp"
+#include "runtime/lifecycle/record.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,1023}$ : no "/", no "..", no leading dot.
+Status validate_id(const std::string &id);
+
+class ContainerDir {
+  public:
+    ContainerDir() = default;
+    ContainerDir(ContainerDir &&o) noexcept;
+    ContainerDir &operator=(ContainerDir &&o) noexcept;
+    ~ContainerDir();
+
+    // Make <root>/<id> (refusing an existing one) and lock it.
+    static Result<ContainerDir> create(const std::string &root, const std::string &id);
+    // Open and lock an existing container's directory.
+    static Result<ContainerDir> open(const std::string &root, const std::string &id);
+    // For readers (state, list): a shared lock when it is free at once, else
+    // none (busy() tells: a create, start or delete holds it). state.json is
+    // replaced by rename, so what load() reads is whole either way; waiting
+    // would queue every reader behind every create in progress.
+    static Result<ContainerDir> observe(const std::string &root, const std::string &id);
+    bool busy() const { return busy_; }
+
+    const std::string &path() const { return path_; }
+    const std::string &id() const { return id_; }
+    int fd() const { return fd_; }
+
+    Result<ContainerRecord> load() const;
+    Status save(const ContainerRecord &rec) const;
+    // save() in two steps, for a change that must be recorded once made:
+    // the record is written beside state.json now, renamed over it by
+    // commit() (which needs no room on the filesystem).
+    Result<oci::StagedFile> stage(const ContainerRecord &rec) const;
+    // Remove the directory and everything in it; the object is then empty.
+    Status remove();
+
+  private:
+    static Result<ContainerDir> open_as(const std::string &root, const std::string &id,
+                                        bool reader);
+    std::string path_, id_;
+    int fd_ = -1;       // directory fd, flock'ed
+    bool busy_ = false; // observe(): another command holds the lock
+};
+
+// IDs of the containers under root (directories with a state.json).
+Result<std::vector<std::string>> list_ids(const std::string &root);
+
+} // namespace ocirun

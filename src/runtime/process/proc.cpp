@@ -1,0 +1,245 @@
+#include "runtime/process/proc.hpp"
+
+#include "oci/state.hpp"
+#include "oci/text.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace ocirun {
+
+namespace {
+
+// Read /proc/PID/stat and return the text after the command name's ')'.
+bool read_stat(pid_t pid, char *buf, size_t size, const char **after) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = ::read(fd, buf, size - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char *p = std::strrchr(buf, ')');
+    if (!p || p[1] != ' ') return false;
+    *after = p + 2; // field 3 (state) starts here
+    return true;
+}
+
+int pidfd_open(pid_t pid) {
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
+
+} // namespace
+
+std::vector<NetDevice> net_devices(pid_t pid) {
+    std::vector<NetDevice> out;
+    auto text = oci::read_file("/proc/" + std::to_string(pid) + "/net/dev");
+    if (!text) return out;
+    for_each_line(*text, [&](std::string_view line) {
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos) return; // the two header lines
+        NetDevice d;
+        d.name = line.substr(0, colon);
+        d.name.erase(0, d.name.find_first_not_of(' '));
+        if (d.name.empty()) return;
+        auto fields = words(line.substr(colon + 1));
+        for (size_t i = 0; i < fields.size() && i < std::size(d.counters); i++)
+            d.counters[i] = number<uint64_t>(fields[i]).value_or(0);
+        out.push_back(std::move(d));
+    });
+    return out;
+}
+
+Status write_proc_file(pid_t pid, const char *file, const std::string &value,
+                       const std::string &what) {
+    return write_existing_file("/proc/" + std::to_string(pid) + "/" + file, value, what);
+}
+
+Status write_existing_file(const std::string &path, const std::string &value,
+                           const std::string &what, bool show_value) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return fail_errno(what + ": open " + path);
+    ssize_t n = ::write(fd, value.data(), value.size());
+    int e = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(value.size()))
+        return fail_code(e, what + ": write " + (show_value ? "\"" + value + "\" to " : "") + path);
+    return {};
+}
+
+uint64_t process_start_time(pid_t pid) {
+    char buf[1024];
+    const char *p;
+    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p)) return 0;
+    // Fields from 3 on; start time is field 22.
+    for (int field = 3; field < 22; field++) {
+        p = std::strchr(p, ' ');
+        if (!p) return 0;
+        p++;
+    }
+    return std::strtoull(p, nullptr, 10);
+}
+
+char process_state(pid_t pid) {
+    char buf[1024];
+    const char *p;
+    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p)) return 0;
+    return *p;
+}
+
+bool process_alive(pid_t pid, uint64_t start_time) {
+    if (pid <= 0) return false;
+    char st = process_state(pid);
+    if (st == 0 || st == 'Z' || st == 'X') return false;
+    return process_start_time(pid) == start_time;
+}
+
+Status signal_process(pid_t pid, uint64_t start_time, int sig) {
+    int fd = pidfd_open(pid);
+    if (fd < 0) {
+        if (errno == ESRCH) return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
+        return fail_errno("pidfd_open " + std::to_string(pid));
+    }
+    // With the pidfd held, the PID cannot be recycled under us: check identity now.
+    if (process_start_time(pid) != start_time) {
+        ::close(fd);
+        return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
+    }
+    long rc = ::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0);
+    int e = errno;
+    ::close(fd);
+    if (rc < 0) return fail_code(e, "signal process " + std::to_string(pid));
+    return {};
+}
+
+bool wait_process_gone(pid_t pid, int timeout_ms) {
+    int fd = pidfd_open(pid);
+    if (fd < 0) return errno == ESRCH;
+    struct pollfd p = {fd, POLLIN, 0};
+    int rc;
+    while ((rc = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+    }
+    ::close(fd);
+    if (rc > 0) return true;
+    // A zombie whose parent has not reaped it also counts as gone.
+    char st = process_state(pid);
+    return st == 0 || st == 'Z';
+}
+
+void kill_and_reap(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    int st;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+}
+
+Result<int> wait_exit_status(pid_t pid) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return fail_errno("wait for process " + std::to_string(pid));
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+namespace {
+volatile sig_atomic_t g_forward_pid = 0;
+void forward_signal(int sig) {
+    if (g_forward_pid > 0) ::kill(g_forward_pid, sig);
+}
+} // namespace
+
+void forward_signals_to(pid_t pid) {
+    bool install = g_forward_pid == 0 && pid > 0;
+    g_forward_pid = pid;
+    if (!install) return;
+    struct sigaction sa {};
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH})
+        ::sigaction(s, &sa, nullptr);
+}
+
+namespace {
+// The pid namespace link of `path` ("pid:[4026531836]"), or "" if unreadable.
+std::string pid_ns_of(const char *path) {
+    char t[128];
+    ssize_t n = ::readlink(path, t, sizeof t - 1);
+    if (n <= 0) return {};
+    return std::string(t, static_cast<size_t>(n));
+}
+} // namespace
+
+bool has_own_pid_namespace(pid_t init) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
+    std::string theirs = pid_ns_of(buf);
+    return !theirs.empty() && theirs != pid_ns_of("/proc/self/ns/pid");
+}
+
+void signal_pidns_members(pid_t init, int sig) {
+    if (!has_own_pid_namespace(init)) return;
+    char buf[64], target[128];
+    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
+    ssize_t n = ::readlink(buf, target, sizeof target - 1);
+    if (n <= 0) return;
+    target[n] = '\0';
+    DIR *d = ::opendir("/proc");
+    if (!d) return;
+    while (struct dirent *e = ::readdir(d)) {
+        char *end;
+        long pid = std::strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == init) continue;
+        char p[64], t[128];
+        std::snprintf(p, sizeof p, "/proc/%ld/ns/pid", pid);
+        ssize_t m = ::readlink(p, t, sizeof t - 1);
+        if (m <= 0) continue;
+        t[m] = '\0';
+        if (std::strcmp(t, target) == 0) ::kill(static_cast<pid_t>(pid), sig);
+    }
+    ::closedir(d);
+}
+
+Status write_pid_file(const std::string &path, pid_t pid) {
+    if (path.empty()) return {};
+    return oci::write_file_atomic(path, std::to_string(pid), 0644);
+}
+
+Result<Fd> open_namespace(pid_t pid, const char *name) {
+    std::string path = "/proc/" + std::to_string(pid) + "/ns/" + name;
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return fail_errno("open " + path);
+    return fd;
+}
+
+Status ChildPidNamespace::enter(int ns_fd) {
+    own_ = OCI_TRY(open_namespace(::getpid(), "pid"));
+    if (::setns(ns_fd, CLONE_NEWPID) < 0) return fail_errno("setns pid namespace");
+    return {};
+}
+
+Status ChildPidNamespace::leave() {
+    if (!own_.valid()) return {};
+    if (::setns(own_.get(), CLONE_NEWPID) < 0)
+        return fail_errno("setns back to the runtime's pid namespace");
+    own_.reset();
+    return {};
+}
+
+std::string own_binary_path() {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return "";
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+} // namespace ocirun

@@ -1,0 +1,140 @@
+#include "runtime/security/sandbox_policy.hpp"
+
+#include "oci/spec_io.hpp"
+#include "oci/text.hpp"
+#include "runtime/filesystem/mount_options.hpp"
+#include "runtime/log.hpp"
+#include "runtime/network/shim_launch.hpp"
+#include "sandbox_guard.h"
+
+#include <fcntl.h>
+#include <linux/net.h>
+#include <linux/netlink.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace ocirun {
+
+namespace {
+
+// socket(2) and socketpair(2) of a family outside `f` answer EAFNOSUPPORT.
+// libseccomp compares an argument once per rule, so each value outside the
+// allowed set is a rule of its own (below the first, each gap, above the
+// last); the comparison is of all 64 bits, so a family with bits set above
+// the 32 the kernel reads is refused too.
+void add_family_rules(oci::Seccomp &s, const SocketFamilies &f) {
+    if (!f.restricted || f.allowed.empty()) return;
+    auto rule = [&](std::vector<std::string> names, int err, std::vector<oci::SeccompArg> args) {
+        oci::Syscall sc;
+        sc.names = std::move(names);
+        sc.action = "SCMP_ACT_ERRNO";
+        sc.errno_ret = static_cast<uint32_t>(err);
+        sc.args = std::move(args);
+        s.syscalls.push_back(std::move(sc));
+    };
+    auto arg = [](uint32_t index, uint64_t v, const char *op) {
+        oci::SeccompArg a;
+        a.index = index;
+        a.value = v;
+        a.op = op;
+        return a;
+    };
+    const std::vector<std::string> calls = {"socket", "socketpair"};
+    const std::vector<int> &ok = f.allowed;
+    if (ok.front() > 0)
+        rule(calls, EAFNOSUPPORT, {arg(0, static_cast<uint64_t>(ok.front()), "SCMP_CMP_LT")});
+    for (size_t i = 0; i + 1 < ok.size(); i++)
+        for (int v = ok[i] + 1; v < ok[i + 1]; v++)
+            rule(calls, EAFNOSUPPORT, {arg(0, static_cast<uint64_t>(v), "SCMP_CMP_EQ")});
+    rule(calls, EAFNOSUPPORT, {arg(0, static_cast<uint64_t>(ok.back()), "SCMP_CMP_GT")});
+    if (f.netlink_route_only)
+        rule({"socket"}, EPROTONOSUPPORT,
+             {arg(0, AF_NETLINK, "SCMP_CMP_EQ"), arg(2, NETLINK_ROUTE, "SCMP_CMP_NE")});
+    // i386: socketcall(SYS_SOCKET or SYS_SOCKETPAIR, args): the family is
+    // behind a pointer.
+    rule({"socketcall"}, EAFNOSUPPORT, {arg(0, SYS_SOCKET, "SCMP_CMP_EQ")});
+    rule({"socketcall"}, EAFNOSUPPORT, {arg(0, SYS_SOCKETPAIR, "SCMP_CMP_EQ")});
+}
+
+} // namespace
+
+Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps,
+                                            const NetworkPolicy &net) {
+    auto spec = oci::parse_spec(std::string("{\"ociVersion\": \"1.2.1\", \"linux\": "
+                                            "{\"seccomp\": ") +
+                                kSandboxGuardJson + "}}");
+    if (!spec) return forward(std::move(spec.error()), "sandbox-guard profile");
+    add_family_rules(*spec->linux_->seccomp, socket_families(net));
+    auto f = compile_seccomp(*spec->linux_->seccomp, caps);
+    if (!f) return forward(std::move(f.error()), "sandbox-guard profile");
+    return f;
+}
+
+HostFacts detect_host_facts() {
+    HostFacts h;
+    h.strace = ::access("/usr/bin/strace", X_OK) == 0;
+    h.shim = ::access(shim_path().c_str(), X_OK) == 0;
+    h.privileged = ::geteuid() == 0;
+    // An empty change on no fd: only a kernel without the call says ENOSYS.
+    struct mount_attr a {};
+    h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) == 0 || errno != ENOSYS;
+    return h;
+}
+
+Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &spec) {
+    if (!policy.present) return {};
+    const oci::Namespace *pid = spec.linux_->find_namespace(oci::NsType::pid);
+    bool hosts = !pid;
+    if (pid && !pid->path.empty()) {
+        // Joined by path: someone else's (a pod's) is fine, the runtime's own is not.
+        struct stat theirs, ours;
+        if (::stat(pid->path.c_str(), &theirs) < 0)
+            return fail_errno("config.json: linux.namespaces: pid path " + pid->path);
+        hosts = ::stat("/proc/self/ns/pid", &ours) == 0 && theirs.st_ino == ours.st_ino &&
+                theirs.st_dev == ours.st_dev;
+    }
+    if (hosts)
+        return fail("config.json: linux.namespaces: a sandbox policy (dev.ocirun.*) needs a PID "
+                    "namespace other than the host's: in the host's, /proc/PID/root of the "
+                    "host's processes reaches the host's files");
+    return {};
+}
+
+Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
+                         const HostFacts &host) {
+    std::vector<std::string> gaps;
+    if (policy.net.own_namespace()) {
+        const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
+        if (!net || !net->path.empty())
+            gaps.push_back("dev.ocirun.network=" + policy.net.mode +
+                           " needs a new network namespace in linux.namespaces");
+    }
+    if (policy.net.helper() && !host.shim)
+        gaps.push_back("dev.ocirun.network=" + policy.net.mode +
+                       " needs the network helper oci-run-shim (not found: install it or set "
+                       "OCI_RUN_SHIM)");
+    if (!policy.net.publish.empty() && !host.privileged)
+        gaps.push_back("dev.ocirun.publish needs root: the helper opens each connection in the "
+                       "container's network namespace");
+    if (policy.trace && !host.strace)
+        gaps.push_back("dev.ocirun.trace needs /usr/bin/strace (Debian package strace)");
+    // The masks (locked by a nested user namespace: runtime/lifecycle/init.cpp
+    // lock_mounts) are applied through the new mount API.
+    if (policy.masks() && !host.mount_setattr)
+        gaps.push_back("the kernel has no mount_setattr (5.12+): masks cannot be applied "
+                       "through file descriptors");
+    if (gaps.empty()) return {};
+    std::string all;
+    for (const auto &g : gaps)
+        all += (all.empty() ? "" : "; ") + g;
+    if (policy.strict)
+        return fail("sandbox policy (dev.ocirun.enforcement=strict): cannot enforce: " + all);
+    log::warning("sandbox policy (dev.ocirun.enforcement=report): not enforced: " + all);
+    return {};
+}
+
+} // namespace ocirun

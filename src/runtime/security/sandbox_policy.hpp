@@ -1,0 +1,47 @@
+// The runtime's side of the sandbox policy (the model and its parser are
+// oci/policy/annotations.hpp): the sandbox guard it loads, what the host
+// offers, and what it cannot enforce for a configuration. The paths become
+// operations of the mount plan (runtime/filesystem/mount_plan.hpp).
+#pragma once
+
+#include "oci/error.hpp"
+#include "oci/policy/annotations.hpp"
+#include "oci/spec.hpp"
+#include "runtime/security/seccomp.hpp"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ocirun {
+
+// dev.ocirun.protected is checked with the runtime's state directory, on
+// what each mount reaches of the host (runtime/filesystem/host_reach.hpp).
+
+// The sandbox-guard profile (seccomp-profiles/sandbox-guard.json, compiled
+// in), for every container with a policy and every process exec'd into it,
+// with the socket-family rules of its network need (socket_families).
+Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps,
+                                            const NetworkPolicy &net);
+
+// What this build cannot enforce for the policy on this configuration: with
+// dev.ocirun.enforcement strict (the default) every gap is listed in one
+// error; with report each is logged as a warning and the container runs.
+
+// What the host offers that a policy may need, found once (tests pass a fake).
+struct HostFacts {
+    bool strace = false;        // /usr/bin/strace, for dev.ocirun.trace
+    bool mount_setattr = false; // the new mount API (kernel 5.12+), for masks and locking
+    bool shim = false;          // the network helper (oci-run-shim), for forwards and the proxy
+    bool privileged = false;    // euid 0: the helper can open sockets in the container's netns
+};
+HostFacts detect_host_facts();
+
+// A policy needs a PID namespace other than the host's (new, or joined by
+// path): in the host's, /proc/PID/root of host processes reaches the host's
+// files whatever the mount namespace. Refused in both enforcement modes.
+Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &spec);
+
+Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, const HostFacts &host);
+
+} // namespace ocirun
