@@ -1,0 +1,78 @@
+// What the lifecycle's files share (create.cpp, start.cpp, container.cpp):
+// the state directory's fifos, run's start channel, and the record helpers
+// every command uses. Internal to runtime/lifecycle/; the commands are in
+// container.hpp.
+#pragma once
+
+#include "oci/fd.hpp"
+#include "oci/spec.hpp"
+#include "oci/state.hpp"
+#include "runtime/cgroups/cgroup.hpp"
+#include "runtime/lifecycle/container.hpp"
+#include "runtime/lifecycle/record.hpp"
+#include "runtime/lifecycle/store.hpp"
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace ocirun {
+
+inline constexpr const char *kFifo = "exec.fifo"; // init blocks on it until `start`
+
+inline constexpr const char *kStartFifo = "start.fifo"; // init -> `start`: EOF at exec, or an error
+
+inline constexpr const char *kTraceLog = "trace.log"; // dev.ocirun.trace: strace's output
+
+// run starts the container itself: instead of the exec and start fifos in
+// the state directory, which a separate `start` opens, a socket and a pipe
+// it holds (two files fewer to make and remove on the state directory's
+// filesystem; with the socket, an init that dies before start makes the
+// release fail with EPIPE).
+struct StartHere {
+    Fd release;          // one byte releases the init
+    Fd result;           // EOF once the process is exec'd, or "ERRNO TEXT"
+    ContainerRecord rec; // as create left it, for start under the same lock
+    // The running record, written while the init sets up (not with a network
+    // helper, whose PID comes later): start only renames it into place.
+    std::optional<oci::StagedFile> running;
+    // config.json as create wrote it to the state directory: run reads it
+    // once, for start's hooks and policy and delete's poststop hooks.
+    std::optional<oci::Spec> spec;
+};
+
+// The state hooks read on stdin.
+std::string hook_state(const ContainerRecord &rec, oci::ContainerStatus status);
+// poststop failures are warnings (runtime-spec Lifecycle step 13).
+void run_poststop(const oci::Spec &spec, const ContainerRecord &rec);
+// Status from the live process, never from the record alone.
+// `host` is needed only for a record with cgroup directories (paused).
+oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host,
+                                 const ContainerRecord &rec);
+// The record's init, and with `members` every other process of its own PID
+// namespace, signalled only when it is the container's: the process that
+// started at the recorded time and, when the record has a cgroup, is in it
+// (the PID is read back from the state directory).
+Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig,
+                   bool members = false);
+// The host's hierarchies when the record has a cgroup (else an empty map),
+// with the record's cgroup checked to be the container's own before any
+// command acts on it.
+Result<CgroupHost> host_for(const ContainerRecord &rec);
+// A record as start writes it (create stages run's from the same function).
+void mark_running(ContainerRecord &rec);
+// The placeholder directories the init made (deepest first), each only if
+// it is still the directory recorded and empty.
+void remove_placeholders(const ContainerRecord &rec);
+
+// create.cpp: the container made in `dir` (validate, plan, apply); with
+// `here`, run's start channel instead of the fifos.
+Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *here = nullptr);
+// start.cpp: release the init of a created container, under its lock.
+Status start_locked(ContainerDir &dir, StartHere *here = nullptr);
+// container.cpp: delete with the container's directory already open and
+// locked; `known`: config.json as the caller has it already (run), or null.
+Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known = nullptr);
+
+} // namespace ocirun

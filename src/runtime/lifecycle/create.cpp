@@ -1,0 +1,841 @@
+#include "runtime/lifecycle/container.hpp"
+#include "runtime/lifecycle/container_impl.hpp"
+
+#include "oci/fd.hpp"
+#include "oci/json.hpp"
+#include "oci/names.hpp"
+#include "oci/spec_io.hpp"
+#include "oci/text.hpp"
+#include "runtime/cgroups/cgroup.hpp"
+#include "runtime/fault.hpp"
+#include "runtime/filesystem/host_reach.hpp"
+#include "runtime/filesystem/mount_api.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/filesystem/mount_table.hpp"
+#include "runtime/lifecycle/exec_stage.hpp"
+#include "runtime/lifecycle/hooks.hpp"
+#include "runtime/lifecycle/init.hpp"
+#include "runtime/lifecycle/store.hpp"
+#include "runtime/lifecycle/sync.hpp"
+#include "runtime/lifecycle/tty_relay.hpp"
+#include "runtime/log.hpp"
+#include "runtime/network/netlink.hpp"
+#include "runtime/network/shim_launch.hpp"
+#include "runtime/process/caps.hpp"
+#include "runtime/process/namespaces.hpp"
+#include "runtime/process/proc.hpp"
+#include "runtime/process/spawn.hpp"
+#include "runtime/process/userns.hpp"
+#include "runtime/security/report.hpp"
+#include "runtime/security/sandbox_policy.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <optional>
+
+namespace ocirun {
+
+namespace {
+
+Result<std::string> absolute_path(const std::string &path, const std::string &what) {
+    char *r = ::realpath(path.c_str(), nullptr);
+    if (!r) return fail_errno(what + " " + path);
+    std::string s = r;
+    free(r);
+    return s;
+}
+
+// Every container gets its cgroup, but a rootless one only when the
+// configuration asks for one (it needs a delegated subtree), as in runc.
+bool wants_cgroup(const oci::Spec &spec, bool rootless) {
+    const oci::Linux &lx = *spec.linux_;
+    if (!rootless) return true;
+    if (!lx.cgroups_path.empty()) return true;
+    if (!lx.resources) return false;
+    const oci::Resources &r = *lx.resources;
+    return r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
+           !r.rdma.empty() || !r.unified.empty();
+}
+
+// In a user namespace the init resolves a bind's source as the container's
+// root, which a host directory may refuse (0700 of the host's root): each
+// source is opened here, as the host's root, through /proc/<init>/root (so
+// it is a mount of the init's namespace, its flags locked there), checked to
+// be the object the checks saw, and sent to the init in plan order.
+Status pass_bind_sources(int sync_fd, pid_t init, const std::vector<MountOp> &plan) {
+    for (const MountOp &op : plan) {
+        if (!passes_source(op)) continue;
+        std::string path = OCI_TRY(path_of_fd(op.source_fd));
+        std::string in_init = "/proc/" + std::to_string(init) + "/root" + path;
+        Fd fd(::open(in_init.c_str(), O_PATH | O_CLOEXEC));
+        if (!fd.valid()) return fail_errno(op.what + ": open the source " + op.source);
+        struct stat a, b;
+        if (::fstat(fd.get(), &a) < 0 || ::fstat(op.source_fd, &b) < 0 || a.st_dev != b.st_dev ||
+            a.st_ino != b.st_ino)
+            return fail(op.what + ": the source " + op.source + " changed after it was checked");
+        OCI_CHECK(sync::send_with_fd(sync_fd, sync::Msg::bind_source, fd.get()));
+    }
+    return {};
+}
+
+// `cap` in the process's bounding set.
+bool holds_capability(const oci::Spec &spec, const char *cap) {
+    if (!spec.process || !spec.process->capabilities) return false;
+    for (const auto &c : spec.process->capabilities->bounding)
+        if (c == cap) return true;
+    return false;
+}
+
+bool holds_admin(const oci::Spec &spec) {
+    return holds_capability(spec, "CAP_SYS_ADMIN");
+}
+
+// An idmapped bind is a copy the runtime makes of the host's mount, and the
+// kernel locks no flag of it in the container's user namespace (it locks
+// them only when it copies a mount namespace): a process there with
+// CAP_SYS_ADMIN could remount a host read-only (nosuid, nodev, noexec)
+// mount writable through it. Refused then, unless the sandbox policy's
+// nested namespace locks every mount (runtime/lifecycle/init.cpp lock_mounts).
+Status check_idmap_locks(const std::vector<MountOp> &plan, const oci::Spec &spec, bool in_userns,
+                         bool locked) {
+    if (!in_userns || locked || !holds_admin(spec)) return {};
+    for (const MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount || !op.options.idmap || op.source_fd < 0) continue;
+        struct statvfs sv;
+        if (::fstatvfs(op.source_fd, &sv) < 0)
+            return fail_errno(op.what + ": idmap: statvfs the source " + op.source);
+        uint64_t attrs = statvfs_attrs(sv.f_flag);
+        std::string flags;
+        for (auto [bit, name] :
+             {std::pair{MOUNT_ATTR_RDONLY, "ro"}, std::pair{MOUNT_ATTR_NOSUID, "nosuid"},
+              std::pair{MOUNT_ATTR_NODEV, "nodev"}, std::pair{MOUNT_ATTR_NOEXEC, "noexec"}})
+            if (attrs & bit) flags += (flags.empty() ? "" : ",") + std::string(name);
+        if (!flags.empty())
+            return fail(op.what + ": idmap: the source " + op.source + " is " + flags +
+                        " on the host, which the container's user namespace would not keep " +
+                        "locked on an idmapped copy, and the process holds CAP_SYS_ADMIN there " +
+                        "(it could clear them); refused (drop idmap, or CAP_SYS_ADMIN)");
+    }
+    return {};
+}
+
+// CAP_SYS_ADMIN without a user namespace: such a container can mount the
+// cpuset hierarchy, whose root in its cgroup namespace would be the caller's
+// cgroup if it had none of its own, so it always gets one.
+bool admin_on_host(const oci::Spec &spec) {
+    return !spec.linux_->find_namespace(oci::NsType::user) && holds_admin(spec);
+}
+
+// What the runtime refuses before anything is created.
+Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
+    const oci::Linux &lx = *spec.linux_;
+    if (::geteuid() != 0 && !lx.find_namespace(oci::NsType::user))
+        return fail("config.json: linux.namespaces: an unprivileged user needs a user namespace "
+                    "(oci-run spec --rootless writes one)");
+    if (spec.process->terminal && o.console_socket.empty() && o.console_fd < 0)
+        return fail("config.json: process.terminal is true: --console-socket is required "
+                    "(or run in the foreground)");
+    if (!spec.process->terminal && !o.console_socket.empty())
+        return fail("--console-socket given but process.terminal is false");
+    // What is not enforced yet is refused, never skipped (fail closed).
+    auto pending = [](const char *field) {
+        return fail(std::string("config.json: ") + field + ": not implemented yet");
+    };
+    if (lx.intel_rdt) {
+        // The spec's MUST: no resctrl mounted here is an error.
+        bool resctrl = false;
+        if (auto info = oci::read_file("/proc/self/mountinfo"))
+            for_each_line(*info, [&](std::string_view line) {
+                size_t dash = line.find(" - ");
+                if (dash != line.npos && line.substr(dash + 3).starts_with("resctrl "))
+                    resctrl = true;
+            });
+        if (!resctrl)
+            return fail("config.json: linux.intelRdt: no resctrl filesystem is mounted on this "
+                        "host (mount -t resctrl resctrl /sys/fs/resctrl)");
+        return pending("linux.intelRdt");
+    }
+    if (!lx.net_devices.empty()) {
+        if (!lx.find_namespace(oci::NsType::network))
+            return fail("config.json: linux.netDevices needs a network namespace in "
+                        "linux.namespaces (the devices would stay in the host's)");
+        if (::geteuid() != 0)
+            return fail("config.json: linux.netDevices: moving a host interface needs root");
+        auto bad_name = [](const std::string &n) {
+            return n.empty() || n.size() >= IFNAMSIZ || n == "." || n == ".." ||
+                   n.find_first_of("/: \t\n") != std::string::npos;
+        };
+        for (const auto &[name, dev] : lx.net_devices)
+            if (bad_name(name) || (!dev.name.empty() && bad_name(dev.name)))
+                return fail("config.json: linux.netDevices[" + name + "]: \"" +
+                            (bad_name(name) ? name : dev.name) + "\" is not an interface name");
+    }
+    // An LSM the host does not have is refused, naming it (as runc's
+    // validator); applying one where the host has it is not implemented yet.
+    bool apparmor = oci::read_file("/sys/module/apparmor/parameters/enabled", 0, 64)
+                        .value_or("")
+                        .starts_with("Y");
+    bool selinux = ::access("/sys/fs/selinux/enforce", F_OK) == 0;
+    auto lsm = [&](const char *field, const std::string &value, bool on,
+                   const char *name) -> Status {
+        if (value.empty()) return {};
+        if (!on)
+            return fail(std::string("config.json: ") + field + " \"" + value + "\": " + name +
+                        " is not enabled on this host");
+        return pending(field);
+    };
+    OCI_CHECK(lsm("linux.mountLabel", lx.mount_label, selinux, "SELinux"));
+    OCI_CHECK(lsm("process.apparmorProfile", spec.process->apparmor_profile, apparmor, "AppArmor"));
+    OCI_CHECK(lsm("process.selinuxLabel", spec.process->selinux_label, selinux, "SELinux"));
+    return {};
+}
+
+struct Fds {
+    std::vector<int> fds;
+    ~Fds() {
+        for (int fd : fds)
+            if (fd >= 0) ::close(fd);
+    }
+    int add(int fd) {
+        fds.push_back(fd);
+        return fd;
+    }
+    // Close `fd` now (it is then skipped by the destructor).
+    void close_now(int fd) {
+        for (int &f : fds)
+            if (f == fd) {
+                ::close(f);
+                f = -1;
+            }
+    }
+};
+
+// clone, or clone3 with CLONE_INTO_CGROUP when there is a v2 cgroup to be born
+// in (so the child is accounted there from its first page).
+long clone_into(unsigned long flags, int cgroup_fd) {
+    if (cgroup_fd >= 0) {
+        struct clone_args args {};
+        args.flags = flags | CLONE_INTO_CGROUP;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = static_cast<uint64_t>(cgroup_fd);
+        long pid = ::syscall(SYS_clone3, &args, sizeof args);
+        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL)) return pid;
+    }
+    return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+}
+
+// The network helper, with the init's listening sockets and (for published
+// ports) a handle on its network namespace.
+Result<ShimProcess> start_network_helper(const std::string &id, const std::string &state_dir,
+                                         pid_t init, const std::vector<Fd> &listeners,
+                                         const NetworkPolicy &net, const CgroupHost &host,
+                                         const std::vector<std::string> &cgroup_dirs) {
+    ShimLaunch l;
+    // Its cgroup under the container's (removed with it by destroy_cgroup).
+    l.cgroups = helper_cgroup_dirs(host, cgroup_dirs);
+    for (const auto &d : l.cgroups)
+        if (::mkdir(d.c_str(), 0755) < 0) return fail_errno("network helper: cgroup: make " + d);
+    l.id = id;
+    l.state_dir = state_dir;
+    l.init = init;
+    l.net = &net;
+    for (const auto &f : listeners)
+        l.listeners.push_back(f.get());
+    Fd netns;
+    if (!net.publish.empty()) {
+        auto fd = open_namespace(init, "net");
+        if (!fd) return forward(std::move(fd.error()), "network helper");
+        netns = std::move(*fd);
+        l.netns_fd = netns.get();
+    }
+    return spawn_shim(l);
+}
+
+// linux.netDevices: into the container's network namespace, renamed on the
+// way, with the addresses they had, and up. One joined by path is named by
+// that path: the init enters it only after proceed.
+Status move_net_devices(const oci::Linux &lx, pid_t init) {
+    if (lx.net_devices.empty()) return {};
+    const oci::Namespace *net = lx.find_namespace(oci::NsType::network);
+    std::string netns =
+        net && !net->path.empty() ? net->path : "/proc/" + std::to_string(init) + "/ns/net";
+    for (const auto &[name, dev] : lx.net_devices)
+        OCI_CHECK(move_net_device(name, dev.name, netns));
+    return {};
+}
+
+// Start the container's init: one clone into all new namespaces or, with a
+// user namespace joined by path (or a new one and namespaces joined by path),
+// through an intermediate that joins them first.
+// `runtime_fds`: the runtime's own ends (sync socket, run's start channel),
+// closed in the child.
+Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
+                         std::initializer_list<int> runtime_fds, int user_ns_fd,
+                         unsigned long flags, int cgroup_fd) {
+    const bool via = spawns_through_intermediate(cfg, user_ns_fd);
+    pid_t pid = static_cast<pid_t>(clone_into(via ? 0 : flags, via ? -1 : cgroup_fd));
+    if (pid < 0) return fail_errno("clone");
+    if (pid == 0) {
+        ::close(dir.fd()); // the lock belongs to the runtime, not the container
+        ::close(parent_sock);
+        for (int fd : runtime_fds)
+            if (fd >= 0) ::close(fd);
+        if (via) spawn_init_in_user_ns(cfg, user_ns_fd, flags);
+        run_init(cfg);
+    }
+    // The child's end: closed here so a child that dies reads as EOF.
+    fds.close_now(cfg.sync_fd);
+    if (!via) return pid;
+    // The intermediate exits once it has forked the init (our child too).
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    auto hello = sync::receive(parent_sock, "the container's init");
+    if (!hello) return forward(std::move(hello.error()));
+    if (hello->type == sync::Msg::error) return fail_code(hello->value, hello->text);
+    if (hello->type != sync::Msg::init_hello || hello->sender <= 0)
+        return fail("sync: the init did not say hello");
+    return hello->sender;
+}
+
+// What the init found of the policy's filesystem rules (fs_rule, fs_way,
+// fs_made: runtime/filesystem/fs_policy.hpp), into the record. A way to an object is
+// logged (report mode: strict refused it in the init); a placeholder is
+// recorded by its host path, found from the host's mount table, so that
+// delete removes it (one on a filesystem the host does not show, such as a
+// tmpfs of the container's, goes with the container anyway).
+Status record_fs_note(ContainerRecord &rec, const sync::Packet &msg) {
+    auto doc = json::Document::parse(msg.text);
+    if (!doc) return forward(std::move(doc.error()), "sync: a filesystem rule from the init");
+    yajl_val o = doc->root();
+    json::Path p;
+    if (msg.type == sync::Msg::fs_rule) {
+        FsRuleRecord r;
+        OCI_CHECK(json::get_string(o, p, "kind", r.kind, true));
+        OCI_CHECK(json::get_string(o, p, "path", r.path, true));
+        OCI_CHECK(json::get_string(o, p, "resolved", r.resolved, true));
+        OCI_CHECK(json::get_bool(o, p, "made", r.made));
+        rec.fs_rules.push_back(std::move(r));
+        return {};
+    }
+    if (msg.type == sync::Msg::fs_way) {
+        if (msg.value < 0 || static_cast<size_t>(msg.value) >= rec.fs_rules.size())
+            return fail("sync: a way to an unknown filesystem rule");
+        FsRuleRecord &r = rec.fs_rules[static_cast<size_t>(msg.value)];
+        FsWayRecord w;
+        OCI_CHECK(json::get_string(o, p, "path", w.path));
+        OCI_CHECK(json::get_string(o, p, "how", w.how, true));
+        log::warning("sandbox policy (dev.ocirun.enforcement=report): " + r.kind + " " + r.path +
+                     " is not enforced: " +
+                     (w.path.empty() ? w.how : "reachable at " + w.path + ": " + w.how));
+        r.ways.push_back(std::move(w));
+        return {};
+    }
+    FsRegion region;
+    std::string path;
+    uint64_t ino = 0;
+    OCI_CHECK(json::get_string(o, p, "path", path, true));
+    OCI_CHECK(json::get_uint(o, p, "major", region.major, UINT32_MAX, true));
+    OCI_CHECK(json::get_uint(o, p, "minor", region.minor, UINT32_MAX, true));
+    OCI_CHECK(json::get_string(o, p, "fsPath", region.path, true));
+    OCI_CHECK(json::get_uint(o, p, "ino", ino, UINT64_MAX, true));
+    std::vector<MountEntry> host = OCI_TRY(own_mounts());
+    for (const auto &m : host) {
+        if (m.major != region.major || m.minor != region.minor || !path_under(region.path, m.root))
+            continue;
+        std::string at = path_in_mount(m, region.path);
+        struct stat st;
+        if (::lstat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == ino) {
+            rec.placeholders.push_back({at, static_cast<uint64_t>(st.st_dev), ino});
+            return {};
+        }
+    }
+    log::debug("placeholder " + path +
+               ": not on a filesystem the host shows; goes with the container");
+    return {};
+}
+
+// `here`: run's start channel, and where the record goes.
+// Everything create decides before it makes anything (runc's validate
+// pass): the configuration read once, every refusal, the mount plan, the
+// init's configuration. The init's configuration points into it, so it
+// stays where create_impl made it.
+struct CreatePlan {
+    std::string bundle, rootfs;
+    oci::Spec spec;
+    std::string stage; // the exec stage, or "" (the runtime runs sealed)
+    std::optional<SeccompFilter> filter, guard;
+    SandboxPolicy policy;
+    HostFacts host_facts;
+    Fds fds; // namespaces joined by path
+    InitConfig cfg;
+    unsigned long flags = 0; // CLONE_NEW* of the new namespaces
+    int pid_ns_fd = -1, user_ns_fd = -1;
+    std::vector<MountOp> mounts;
+    Fd rootfs_fd;
+    std::vector<ReachGuard> reach_guard;
+    bool has_hooks = false, want_shim = false;
+
+    CreatePlan() = default;
+    CreatePlan(const CreatePlan &) = delete;
+    CreatePlan &operator=(const CreatePlan &) = delete;
+    ~CreatePlan() { close_plan_fds(mounts); }
+};
+
+// The bundle and its configuration, and what the runtime refuses of it at
+// once.
+Status load_bundle(const CreateOptions &o, CreatePlan &p) {
+    fault_point("create:dir");
+    std::string &bundle = p.bundle, &rootfs = p.rootfs;
+    oci::Spec &spec = p.spec;
+    bundle = OCI_TRY(absolute_path(o.bundle, "bundle"));
+    spec = OCI_TRY(oci::load_bundle_spec(bundle));
+    OCI_CHECK(check_supported(spec, o));
+    if (spec.process->terminal && !spec.process->console_size && o.console_size)
+        spec.process->console_size = o.console_size;
+    std::string rootfs_in =
+        spec.root->path[0] == '/' ? spec.root->path : bundle + "/" + spec.root->path;
+    rootfs = OCI_TRY(absolute_path(rootfs_in, "root.path"));
+    return {};
+}
+
+// Every other check, and the plan they leave.
+Status plan_create(const CreateOptions &o, CreatePlan &p) {
+    oci::Spec &spec = p.spec;
+    const oci::Linux &lx = *spec.linux_;
+    const std::string &bundle = p.bundle, &rootfs = p.rootfs, &stage = p.stage;
+    std::optional<SeccompFilter> &filter = p.filter, &guard = p.guard;
+    SandboxPolicy &policy = p.policy;
+    HostFacts &host_facts = p.host_facts;
+    Fds &fds = p.fds;
+    InitConfig &cfg = p.cfg;
+    unsigned long &flags = p.flags;
+    int &pid_ns_fd = p.pid_ns_fd, &user_ns_fd = p.user_ns_fd;
+    std::vector<MountOp> &mount_plan = p.mounts;
+    Fd &rootfs_fd = p.rootfs_fd;
+    std::vector<ReachGuard> &reach_guard = p.reach_guard;
+    bool &has_hooks = p.has_hooks, &want_shim = p.want_shim;
+    if (lx.seccomp) {
+        static const std::vector<std::string> none;
+        const auto &caps = spec.process->capabilities ? spec.process->capabilities->bounding : none;
+        filter = OCI_TRY(compile_seccomp(*lx.seccomp, caps));
+    }
+    // The sandbox policy from the annotations: checked below, then part of
+    // the plan.
+    policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    if (spec.process->capabilities)
+        capability_notes(*spec.process->capabilities, "config.json: process.capabilities");
+
+    if (filter) cfg.seccomp = &*filter;
+    cfg.exec_stage = stage;
+    has_hooks = spec.hooks && !spec.hooks->empty();
+    cfg.spec = &spec;
+    cfg.id = o.id;
+    cfg.bundle = bundle;
+    cfg.rootfs = rootfs;
+    cfg.create_hooks = has_hooks;
+    cfg.clear_onlcr = o.clear_onlcr;
+    cfg.preserve_fds = o.preserve_fds;
+    cfg.no_pivot = o.no_pivot;
+    cfg.no_new_keyring = o.no_new_keyring;
+    for (size_t i = 0; i < lx.namespaces.size(); i++) {
+        const auto &ns = lx.namespaces[i];
+        if (ns.path.empty()) {
+            if (ns.type == oci::NsType::time)
+                cfg.new_timens = true; // the init unshares it (offsets first)
+            else if (ns.type == oci::NsType::cgroup)
+                cfg.new_cgroupns = true; // the init unshares it once in its cgroup
+            else
+                flags |= static_cast<unsigned long>(clone_flag(ns.type));
+            continue;
+        }
+        int fd = fds.add(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (fd < 0)
+            return fail_errno("config.json: linux.namespaces[" + std::to_string(i) +
+                              "].path: open " + ns.path);
+        if (ns.type == oci::NsType::pid)
+            pid_ns_fd = fd;
+        else if (ns.type == oci::NsType::user)
+            user_ns_fd = fd;
+        else
+            cfg.join_ns.push_back({fd, clone_flag(ns.type)});
+    }
+    cfg.new_userns = flags & CLONE_NEWUSER;
+    cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
+    cfg.passes_sources = cfg.in_userns && ::geteuid() == 0;
+    // The filesystem is decided here, before anything exists: a bad mount
+    // is refused now, not half-way through the init's setup.
+    host_facts = policy.present ? detect_host_facts() : HostFacts{};
+    if (policy.present) {
+        OCI_CHECK(check_policy_pid_namespace(policy, spec));
+        OCI_CHECK(check_policy_gaps(policy, spec, host_facts));
+        // What the helper cannot do here was refused above in strict mode; in
+        // report mode the container runs without it (and so without a way out).
+        if (!host_facts.privileged) policy.net.publish.clear();
+    }
+    mount_plan =
+        OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr,
+                                   user_ns_fd >= 0, mount_ns_of(lx)}));
+    if (shares_mount_ns(mount_plan) && holds_capability(spec, "CAP_SYS_CHROOT"))
+        log::warning("config.json: linux.namespaces: no mount namespace of the container's own: "
+                     "root.path is a chroot, which a process holding CAP_SYS_CHROOT can leave");
+    OCI_CHECK(open_bind_sources(mount_plan, rootfs));
+    OCI_CHECK(check_idmap_locks(mount_plan, spec, cfg.in_userns, policy.masks()));
+    // What the mounts reach of the host, checked on the objects just opened
+    // (the init checks again what it mounts where that differs): no mount
+    // reaches the state directory, no writable one a protected path.
+    rootfs_fd.reset(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!rootfs_fd.valid()) return fail_errno("root.path: open " + rootfs);
+    {
+        std::vector<MountEntry> host_mounts = OCI_TRY(own_mounts());
+        reach_guard =
+            OCI_TRY(reach_guards(o.root, policy.present ? &policy : nullptr, host_mounts));
+        auto reaches = OCI_TRY(
+            plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, host_mounts));
+        OCI_CHECK(check_reach(reaches, reach_guard));
+    }
+    cfg.reach_guards = &reach_guard;
+    cfg.rootfs_fd = rootfs_fd.get();
+    OCI_CHECK(make_idmap_namespaces(mount_plan, user_ns_fd));
+    if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
+    cfg.mounts = &mount_plan;
+    cfg.lock_mounts = policy.masks();
+    cfg.policy_strict = policy.strict;
+    // A new network namespace gets its loopback up, as with runc and crun.
+    cfg.loopback_up = policy.net.own_namespace() || (flags & CLONE_NEWNET) != 0;
+    if (policy.net.own_namespace()) cfg.listen_ports = policy.net.listen_ports();
+    // The proxy is the only way out: the process is told where it is.
+    if (policy.net.proxy()) add_proxy_env(spec.process->env);
+    want_shim = policy.net.helper() && host_facts.shim;
+    // The host interfaces to move in (after the clone): there now.
+    if (!lx.net_devices.empty() && policy.net.own_namespace())
+        return fail("config.json: linux.netDevices: dev.ocirun.network=" + policy.net.mode +
+                    " allows loopback only");
+    for (const auto &[name, dev] : lx.net_devices)
+        OCI_CHECK(check_interface(name));
+    if (!lx.net_devices.empty()) OCI_CHECK(check_net_device_helper());
+    if (policy.present) {
+        static const std::vector<std::string> none;
+        guard = OCI_TRY(compile_sandbox_guard(
+            spec.process->capabilities ? spec.process->capabilities->bounding : none, policy.net));
+        cfg.guard = &*guard;
+    }
+    return {};
+}
+
+} // namespace
+
+Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *here) {
+    CreatePlan p;
+    OCI_CHECK(load_bundle(o, p));
+    // CVE-2019-5736: the init execs the process through the exec stage, or
+    // this process re-executes from its sealed view first (exec_stage.hpp).
+    // Only the empty state directory exists yet: the sealed runtime makes it
+    // again.
+    if (!o.sealed) {
+        p.stage = exec_stage_for(p.spec);
+        if (p.stage.empty()) {
+            (void)dir.remove();
+            if (!o.reseal) return fail("CVE-2019-5736 protection: no way to run sealed");
+            return forward(o.reseal());
+        }
+    }
+    OCI_CHECK(plan_create(o, p));
+    oci::Spec &spec = p.spec;
+    const oci::Linux &lx = *spec.linux_;
+    const std::string &bundle = p.bundle, &rootfs = p.rootfs, &stage = p.stage;
+    SandboxPolicy &policy = p.policy;
+    Fds &fds = p.fds;
+    InitConfig &cfg = p.cfg;
+    unsigned long &flags = p.flags;
+    int &pid_ns_fd = p.pid_ns_fd, &user_ns_fd = p.user_ns_fd;
+    std::vector<MountOp> &mount_plan = p.mounts;
+    bool &has_hooks = p.has_hooks, &want_shim = p.want_shim;
+    int sv[2] = {-1, -1}; // the sync socket: ours, the init's
+    // Every refusal is above: from here on the runtime makes things (the
+    // fifos in the state directory, the connection to the caller's console
+    // socket, the cgroup, the init).
+    int fifo_r, fifo_w = -1, start_result;
+    if (here) {
+        int rel[2], res[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rel) < 0)
+            return fail_errno("socketpair");
+        here->release.reset(rel[0]);
+        fifo_r = fds.add(rel[1]);
+        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("pipe");
+        here->result.reset(res[0]);
+        start_result = fds.add(res[1]);
+    } else {
+        std::string fifo = dir.path() + "/" + kFifo;
+        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
+        fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
+        if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
+        std::string start_fifo = dir.path() + "/" + kStartFifo;
+        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
+        start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (start_result < 0) return fail_errno("open " + start_fifo);
+    }
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return fail_errno("socketpair");
+    fds.add(sv[0]);
+    fds.add(sv[1]);
+    int console = o.console_fd;
+    if (!o.console_socket.empty())
+        console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
+    fault_point("create:fifos");
+    cfg.start_result_fd = start_result;
+    cfg.sync_fd = sv[1];
+    cfg.fifo_read_fd = fifo_r;
+    cfg.fifo_write_fd = fifo_w;
+    cfg.console_fd = console;
+    cfg.report_pid = spawns_through_intermediate(cfg, user_ns_fd);
+    // A PID namespace joined by path takes the init only (left right after
+    // the init is spawned).
+    ChildPidNamespace child_pidns;
+    if (pid_ns_fd >= 0) OCI_CHECK(child_pidns.enter(pid_ns_fd));
+    if (cfg.report_pid) {
+        int on = 1;
+        if (::setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)
+            return fail_errno("sync socket: SO_PASSCRED");
+    }
+
+    ContainerRecord rec;
+    rec.state.oci_version = oci::kSpecVersion;
+    rec.state.id = o.id;
+    rec.state.status = oci::ContainerStatus::creating;
+    rec.state.bundle = bundle;
+    rec.state.annotations = spec.annotations;
+    rec.created = oci::rfc3339_now();
+    rec.rootfs = rootfs;
+    rec.owner = ::geteuid();
+    rec.has_hooks = has_hooks;
+    rec.sandboxed = policy.present;
+    rec.trace = policy.trace;
+
+    // The cgroup is made before the init exists, and recorded first, so that
+    // a crash from here on leaves it where delete --force finds it.
+    CgroupHost host;
+    Fd cgroup_fd;
+    if (wants_cgroup(spec, o.rootless)) {
+        host = OCI_TRY(detect_cgroup_host());
+        std::vector<CgroupWrite> writes;
+        if (lx.resources) {
+            oci::Resources r = *lx.resources;
+            // An unprivileged user can neither load a device program nor make
+            // device nodes the rules would guard.
+            if (::geteuid() != 0) r.devices.clear();
+            writes = OCI_TRY(plan_resources(r, host));
+        }
+        rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+        rec.cgroups_path = lx.cgroups_path;
+        if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(spec))
+            leave_out_v1_cpuset(host, rec.cgroup_dirs);
+        OCI_CHECK(dir.save(rec));
+        fault_point("create:recorded");
+        OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
+        fault_point("create:cgroup");
+        // What the container's cgroup mount shows: its own directory in each
+        // hierarchy it has one in (runtime/filesystem/rootfs.cpp mount_cgroup).
+        for (const auto &d : rec.cgroup_dirs) {
+            const Hierarchy &h = *hierarchy_of(host, d);
+            CgroupView v;
+            v.version = h.version;
+            v.dir = d;
+            v.name = h.mount.substr(h.mount.rfind('/') + 1);
+            for (const auto &c : h.controllers)
+                v.options += (v.options.empty() ? "" : ",") + c;
+            if (v.options.rfind("name=", 0) == 0) v.options = "none," + v.options;
+            cfg.cgroups.push_back(std::move(v));
+        }
+        std::string u = unified_dir(host, rec.cgroup_dirs);
+        if (!u.empty()) cgroup_fd.reset(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    }
+    struct CgroupGuard {
+        const CgroupHost &host;
+        const std::vector<std::string> &dirs;
+        bool keep = false;
+        ~CgroupGuard() {
+            if (!keep && !dirs.empty()) (void)destroy_cgroup(host, dirs);
+        }
+    } cgroup_guard{host, rec.cgroup_dirs};
+
+    cfg.cgroup_fd = cgroup_fd.get();
+    auto spawned = spawn_init(cfg, dir, fds, sv[0],
+                              {here ? here->release.get() : -1, here ? here->result.get() : -1},
+                              user_ns_fd, flags, cgroup_fd.get());
+    if (auto r = child_pidns.leave(); !r) {
+        if (spawned) kill_and_reap(*spawned);
+        return forward(std::move(r.error()));
+    }
+    pid_t pid = OCI_TRY(std::move(spawned));
+    fault_point("create:spawned");
+
+    bool hooks_started = false;
+    auto abort_child = [&](Error e) -> Result<pid_t> {
+        kill_and_reap(pid);
+        remove_placeholders(rec);
+        stop_shim(rec.shim_pid, rec.shim_start_time, o.id, dir.path());
+        // A failed create hook stops the container, which ends with the
+        // poststop hooks (runtime-spec Lifecycle steps 3-5 -> 12-13).
+        if (hooks_started) run_poststop(spec, rec);
+        return forward(std::move(e));
+    };
+
+    // Before proceed: the init turns non-dumpable once it has it, and from
+    // then on only root could write its /proc files.
+    if (spec.process->oom_score_adj) {
+        if (auto r =
+                write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
+                                "process.oomScoreAdj");
+            !r)
+            return abort_child(r.error());
+    }
+    if (cfg.new_userns)
+        if (auto r = write_id_mappings(pid, lx); !r) return abort_child(r.error());
+    if (!rec.cgroup_dirs.empty())
+        if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
+    if (auto r = move_net_devices(lx, pid); !r) return abort_child(r.error());
+    // (An unprivileged runtime's init reaches what the runtime does.)
+    if (cfg.passes_sources)
+        if (auto r = pass_bind_sources(sv[0], pid, mount_plan); !r) return abort_child(r.error());
+    fault_point("create:joined");
+    if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
+    fault_point("create:proceeded");
+    // While the init sets up (until then it dies with this process, which
+    // leaves the record without a PID: delete --force knows that case).
+    rec.state.pid = pid;
+    rec.init_start_time = process_start_time(pid);
+    if (struct stat ns; ::stat(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), &ns) == 0)
+        rec.init_pidns = ns.st_ino;
+    if (auto r = dir.save(rec); !r) return abort_child(r.error());
+    fault_point("create:pid-saved");
+    // exec reads the container's configuration from here, not from a bundle
+    // that may have changed since.
+    if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
+        !r)
+        return abort_child(r.error());
+    if (here) here->spec = spec;
+    // (Not with filesystem rules either: the init reports them below.)
+    if (here && !want_shim && !cfg.lock_mounts) {
+        ContainerRecord running = rec;
+        mark_running(running);
+        auto staged = dir.stage(running);
+        if (!staged) return abort_child(staged.error());
+        here->running.emplace(std::move(*staged));
+    }
+    auto msg = sync::receive(sv[0], "the container's init");
+    std::vector<Fd> listeners; // the init's sockets for the network helper
+    while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
+                   msg->type == sync::Msg::listener || msg->type == sync::Msg::fs_rule ||
+                   msg->type == sync::Msg::fs_way || msg->type == sync::Msg::fs_made ||
+                   msg->type == sync::Msg::time_offsets)) {
+        if (msg->type == sync::Msg::time_offsets) {
+            // The init's new time namespace, before anything entered it.
+            std::string file = "/proc/" + std::to_string(pid) + "/timens_offsets";
+            if (auto r = write_existing_file(file, time_offsets_text(spec), "linux.timeOffsets");
+                !r)
+                return abort_child(r.error());
+            if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
+        } else if (msg->type == sync::Msg::fs_rule || msg->type == sync::Msg::fs_way ||
+                   msg->type == sync::Msg::fs_made) {
+            if (auto r = record_fs_note(rec, *msg); !r) return abort_child(r.error());
+        } else if (msg->type == sync::Msg::listener) {
+            listeners.emplace_back(msg->fd);
+            if (!listeners.back().valid())
+                return abort_child(Error{0, "sync: a listening socket did not arrive"});
+        } else if (msg->type == sync::Msg::hooks) {
+            // Mounts done, before pivot_root: prestart and createRuntime run
+            // here, in the runtime's namespaces.
+            hooks_started = true;
+            fault_point("create:hooks");
+            std::string st = hook_state(rec, oci::ContainerStatus::creating);
+            if (auto r = run_hooks(spec.hooks->prestart, "prestart", st); !r)
+                return abort_child(r.error());
+            if (auto r = run_hooks(spec.hooks->create_runtime, "createRuntime", st); !r)
+                return abort_child(r.error());
+            if (auto r = sync::send(sv[0], sync::Msg::hooks_done, pid); !r)
+                return abort_child(r.error());
+        } else {
+            // The init's seccomp notify fd, for the listener.
+            Fd notify(msg->fd);
+            if (!notify.valid())
+                return abort_child(Error{0, "sync: the seccomp notify fd did not arrive"});
+            if (auto r = send_seccomp_listener(*lx.seccomp, notify.get(), pid, rec.state); !r)
+                return abort_child(r.error());
+        }
+        msg = sync::receive(sv[0], "the container's init");
+    }
+    if (!msg) return abort_child(msg.error());
+    if (msg->type == sync::Msg::error) return abort_child(Error{msg->value, msg->text});
+    if (msg->type != sync::Msg::ready)
+        return abort_child(Error{0, "sync: unexpected message from the container's init"});
+    fault_point("create:ready");
+
+    if (want_shim) {
+        if (listeners.size() != cfg.listen_ports.size())
+            return abort_child(Error{0, "sync: the init sent " + std::to_string(listeners.size()) +
+                                            " listening sockets, not " +
+                                            std::to_string(cfg.listen_ports.size())});
+        auto shim = start_network_helper(o.id, dir.path(), pid, listeners, policy.net, host,
+                                         rec.cgroup_dirs);
+        if (!shim) return abort_child(shim.error());
+        rec.shim_pid = shim->pid;
+        rec.shim_start_time = shim->start_time;
+        fault_point("create:shim");
+    }
+    listeners.clear();
+
+    rec.state.status = oci::ContainerStatus::created;
+    // run goes on to start under the same lock, which records it running:
+    // no one can see it created in between (a run that dies here leaves it
+    // creating, which delete --force removes).
+    if (!here)
+        if (auto r = dir.save(rec); !r) return abort_child(r.error());
+    fault_point("create:created");
+    if (auto r = write_pid_file(o.pid_file, pid); !r)
+        return abort_child(r.error().wrap("--pid-file"));
+    // Through the exec stage, the init runs the runtime's binary until it
+    // execs the stage, right after ready: create returns once it has (its
+    // end of the sync socket closes with that exec, or with the init), so
+    // nothing that joins the container's namespaces afterwards meets it.
+    if (!stage.empty()) {
+        for (;;) {
+            char b;
+            ssize_t n = ::recv(sv[0], &b, 1, 0);
+            if (n == 0 || (n < 0 && errno != EINTR)) break;
+        }
+    }
+    cgroup_guard.keep = true;
+    log::debug("created container " + o.id + " with init " + std::to_string(pid));
+    if (here) here->rec = rec;
+    return pid;
+}
+
+Result<pid_t> create_container(const CreateOptions &o) {
+    ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
+    auto pid = create_impl(o, dir);
+    if (!pid) {
+        (void)dir.remove();
+        return forward(std::move(pid.error()), "create");
+    }
+    return pid;
+}
+
+} // namespace ocirun

@@ -1,0 +1,292 @@
+#include "runtime/lifecycle/container.hpp"
+#include "runtime/lifecycle/container_impl.hpp"
+
+#include "oci/fd.hpp"
+#include "oci/json.hpp"
+#include "oci/names.hpp"
+#include "oci/spec_io.hpp"
+#include "oci/text.hpp"
+#include "runtime/cgroups/cgroup.hpp"
+#include "runtime/fault.hpp"
+#include "runtime/filesystem/host_reach.hpp"
+#include "runtime/filesystem/mount_api.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/filesystem/mount_table.hpp"
+#include "runtime/lifecycle/exec_stage.hpp"
+#include "runtime/lifecycle/hooks.hpp"
+#include "runtime/lifecycle/init.hpp"
+#include "runtime/lifecycle/store.hpp"
+#include "runtime/lifecycle/sync.hpp"
+#include "runtime/lifecycle/tty_relay.hpp"
+#include "runtime/log.hpp"
+#include "runtime/network/netlink.hpp"
+#include "runtime/network/shim_launch.hpp"
+#include "runtime/process/caps.hpp"
+#include "runtime/process/namespaces.hpp"
+#include "runtime/process/proc.hpp"
+#include "runtime/process/spawn.hpp"
+#include "runtime/process/userns.hpp"
+#include "runtime/security/report.hpp"
+#include "runtime/security/sandbox_policy.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <optional>
+
+namespace ocirun {
+
+namespace {
+
+// Everything written to a non-blocking fifo until its last writer closes.
+std::string read_until_eof(int fd) {
+    std::string out;
+    for (;;) {
+        char buf[4096];
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) {
+            out.append(buf, static_cast<size_t>(n));
+            continue;
+        }
+        if (n == 0) return out;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) return out;
+        struct pollfd p = {fd, POLLIN, 0};
+        ::poll(&p, 1, -1);
+    }
+}
+
+// dev.ocirun.trace: strace (from the host) attached to the init before it is
+// released, following every process. Its log is trace.log in the container's
+// state directory, opened here (never a path from the bundle) and given to
+// strace as its stderr, where it writes without -o: no file name, and no
+// "|command" pipe, is ever passed to it.
+Status attach_strace(const ContainerDir &dir, pid_t init) {
+    Fd log(
+        ::openat(dir.fd(), kTraceLog, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!log.valid()) return fail_errno("trace: create " + dir.path() + "/" + kTraceLog);
+    // Detached from `start`: it outlives it.
+    SpawnSpec strace;
+    strace.path = "/usr/bin/strace";
+    strace.args = {"strace", "-f", "-qq", "-p", std::to_string(init)};
+    strace.err = log.get();
+    strace.detach = true;
+    OCI_TRY(spawn_program(strace, "trace"));
+    // Released only once strace has attached (bounded: 5 s).
+    std::string status_path = "/proc/" + std::to_string(init) + "/status";
+    for (int i = 0; i < 500; i++) {
+        auto text = oci::read_file(status_path);
+        if (!text) return forward(std::move(text.error()), "trace");
+        auto at = text->find("TracerPid:");
+        if (at != std::string::npos && std::strtol(text->c_str() + at + 10, nullptr, 10) > 0)
+            return {};
+        struct timespec ts = {0, 10 * 1000000};
+        ::nanosleep(&ts, nullptr);
+    }
+    return fail("trace: strace did not attach to the init within 5 s");
+}
+
+// A foreground run without --console-socket keeps the pty master itself
+// (runtime/lifecycle/tty_relay.hpp): the init sends it over this pair. It is sent
+// before the init reports ready, so after create it is there or never comes.
+struct ForegroundConsole {
+    int ours = -1, theirs = -1;
+    ~ForegroundConsole() {
+        if (ours >= 0) ::close(ours);
+        if (theirs >= 0) ::close(theirs);
+    }
+    int master() {
+        ::close(theirs);
+        theirs = -1;
+        ::fcntl(ours, F_SETFL, O_NONBLOCK);
+        auto fd = sync::receive_fd(ours);
+        return fd ? *fd : -1;
+    }
+};
+
+} // namespace
+
+// `here`: run's, with the record straight from create under the same lock
+// (an init that died since shows when the release finds no reader).
+Status start_locked(ContainerDir &dir, StartHere *here) {
+    ContainerRecord rec;
+    if (here) {
+        rec = std::move(here->rec);
+    } else {
+        rec = OCI_TRY(dir.load());
+        CgroupHost host = OCI_TRY(host_for(rec));
+        oci::ContainerStatus st = live_status(dir, host, rec);
+        if (st != oci::ContainerStatus::created)
+            return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
+                        ", not created");
+    }
+    if (rec.trace) OCI_CHECK(attach_strace(dir, rec.state.pid));
+    // config.json, read once, where the policy or the hooks need it.
+    std::optional<oci::Spec> spec;
+    SandboxPolicy policy;
+    if (here && here->spec)
+        spec = *here->spec;
+    else if (rec.sandboxed || rec.has_hooks)
+        spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    if (rec.sandboxed) policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
+    auto not_enforced = [&](const ReportRow &r) {
+        return "sandbox policy of " + dir.id() + ": " + r.dimension + " is not enforced (" +
+               r.detail + ")";
+    };
+    // The filesystem rules, tried from inside before the process runs: in
+    // strict mode a rule the container could get round refuses the start.
+    bool fs_measured = false;
+    if (rec.sandboxed && !rec.fs_rules.empty()) {
+        for (const auto &r : OCI_TRY(measure_fs_rules(rec, *spec, policy))) {
+            if (r.state != "degraded") continue;
+            if (policy.strict) return fail(not_enforced(r) + " (dev.ocirun.enforcement=strict)");
+            log::error(not_enforced(r));
+        }
+        fs_measured = true;
+    }
+    // The running record is written before the init is released: once it
+    // runs, nothing (not a full --root) may leave it recorded as created.
+    mark_running(rec);
+    oci::StagedFile running =
+        here && here->running ? std::move(*here->running) : OCI_TRY(dir.stage(rec));
+    std::string answer;
+    if (here) {
+        char c = '0';
+        if (::send(here->release.get(), &c, 1, MSG_NOSIGNAL) != 1) {
+            if (errno == EPIPE) return fail("container \"" + dir.id() + "\": its init is gone");
+            return fail_errno("start: release the init");
+        }
+        here->release.reset();
+        fault_point("start:released");
+        answer = read_until_eof(here->result.get());
+        here->result.reset();
+    } else {
+        std::string fifo = dir.path() + "/" + kFifo;
+        std::string start_fifo = dir.path() + "/" + kStartFifo;
+        // Opened before the init is released, so that its answer cannot be
+        // missed.
+        int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (result < 0) return fail_errno("open " + start_fifo);
+        int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            ::close(result);
+            if (e == ENXIO) return fail("container \"" + dir.id() + "\": its init is gone");
+            return fail_code(e, "open " + fifo);
+        }
+        char c = '0';
+        ssize_t n = ::write(fd, &c, 1);
+        int e = errno;
+        ::close(fd);
+        if (n != 1) {
+            ::close(result);
+            return fail_code(e, "start: write " + fifo);
+        }
+        ::unlink(fifo.c_str());
+        fault_point("start:released");
+        // The init closes the start fifo by exec'ing the process (CLOEXEC),
+        // or writes "ERRNO TEXT" first when startContainer hooks or exec fail.
+        answer = read_until_eof(result);
+        ::close(result);
+        ::unlink(start_fifo.c_str());
+    }
+    OCI_CHECK(running.commit());
+    if (!answer.empty()) {
+        char *end = nullptr;
+        long code = std::strtol(answer.c_str(), &end, 10);
+        std::string text = *end == ' ' ? end + 1 : answer;
+        while (!text.empty() && text.back() == '\n')
+            text.pop_back();
+        return fail_code(static_cast<int>(code), text);
+    }
+    // A sandbox policy is measured once the process runs: what contradicts
+    // it is an error in the log (and shows in `report`).
+    if (rec.sandboxed) {
+        if (auto rows = measure_container(rec, *spec, policy, !fs_measured)) {
+            for (const auto &r : *rows)
+                if (r.state == "degraded") log::error(not_enforced(r));
+        }
+    }
+    if (rec.has_hooks) {
+        if (spec->hooks) {
+            auto r = run_hooks(spec->hooks->poststart, "poststart",
+                               hook_state(rec, oci::ContainerStatus::running));
+            if (!r) {
+                // runtime-spec Lifecycle step 9: stop the container.
+                if (auto h = host_for(rec)) (void)signal_init(*h, rec, SIGKILL);
+                return forward(std::move(r.error()));
+            }
+        }
+    }
+    return {};
+}
+
+Status start_container(const std::string &root, const std::string &id) {
+    ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
+    auto r = start_locked(dir);
+    if (!r) return forward(std::move(r.error()), "start");
+    return {};
+}
+
+Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
+    pid_t pid;
+    CreateOptions opts = o;
+    ForegroundConsole console;
+    if (!detach && o.console_socket.empty()) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+            return fail_errno("run: socketpair");
+        console.ours = sv[0];
+        console.theirs = opts.console_fd = sv[1];
+        opts.clear_onlcr = !::isatty(STDOUT_FILENO);
+        opts.console_size = own_terminal_size();
+    }
+    int master = -1;
+    std::optional<oci::Spec> spec; // read once, by create
+    {
+        ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
+        StartHere here;
+        auto p = create_impl(opts, dir, &here);
+        if (!p) {
+            (void)dir.remove();
+            return forward(std::move(p.error()), "run");
+        }
+        pid = *p;
+        if (console.ours >= 0) master = console.master();
+        if (!detach) forward_signals_to(pid);
+        if (auto r = start_locked(dir, &here); !r) {
+            if (master >= 0) ::close(master);
+            kill_and_reap(pid);
+            if (auto d = remove_container(dir, true, here.spec ? &*here.spec : nullptr); !d)
+                log::warning(d.error().text());
+            return forward(std::move(r.error()), "run");
+        }
+        spec = std::move(here.spec);
+    }
+    if (detach) return 0;
+    auto code = master >= 0 ? relay_terminal(master, pid) : wait_exit_status(pid);
+    forward_signals_to(0);
+    if (!code) return forward(std::move(code.error()), "run");
+    if (!keep) {
+        auto r = delete_container(o.root, o.id, true, spec ? &*spec : nullptr);
+        if (!r) log::warning(r.error().text());
+    }
+    return code;
+}
+
+} // namespace ocirun
