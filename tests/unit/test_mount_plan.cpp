@@ -78,7 +78,40 @@ Test(mount_plan, order_of_the_default_configuration) {
         if (p[i].kind == MountOpKind::mask) cr_assert_lt(i, ro);
         if (p[i].kind == MountOpKind::readonly) cr_assert_lt(i, root_ro);
     }
-    cr_assert_eq(prop, p.size() - 1);
+    // Propagation last of the filesystem; the identity after it.
+    for (size_t i = prop + 1; i < p.size(); i++)
+        cr_assert(identity_op(p[i].kind), "%zu: %s", i, p[i].what.c_str());
+    cr_assert(!identity_op(p[prop].kind));
+}
+
+// Hostname, domainname, each sysctl (its /proc path, its value) and the
+// personality are operations of the plan, after the filesystem, in that
+// order; --debug prints them.
+Test(mount_plan, identity_after_the_filesystem) {
+    oci::Spec s = base_spec();
+    s.hostname = "box";
+    s.domainname = "example.org";
+    s.linux_->sysctl = {{"net.ipv4.ip_forward", "1"}, {"kernel.msgmax", "8192"}};
+    s.linux_->personality = oci::Personality{"LINUX32", {}};
+    auto p = plan(s);
+    size_t n = p.size();
+    cr_assert_geq(n, 5u);
+    cr_assert_eq(p[n - 5].kind, MountOpKind::hostname);
+    unit::expect_eq(p[n - 5].source, "box");
+    cr_assert_eq(p[n - 4].kind, MountOpKind::domainname);
+    unit::expect_eq(p[n - 4].source, "example.org");
+    cr_assert_eq(p[n - 3].kind, MountOpKind::sysctl);
+    cr_assert_eq(p[n - 2].kind, MountOpKind::sysctl);
+    // StringMap order: kernel.msgmax first.
+    unit::expect_eq(p[n - 3].dest, "sys/kernel/msgmax");
+    unit::expect_eq(p[n - 2].dest, "sys/net/ipv4/ip_forward");
+    unit::expect_eq(p[n - 2].source, "1");
+    cr_assert_eq(p[n - 1].kind, MountOpKind::personality);
+    cr_assert_eq(p[n - 1].persona, 0x0008ul); // PER_LINUX32
+    std::string text = describe_plan(p);
+    cr_assert(text.find("sysctl linux.sysctl.net.ipv4.ip_forward = 1 "
+                        "(/proc/sys/net/ipv4/ip_forward)") != std::string::npos,
+              "%s", text.c_str());
 }
 
 Test(mount_plan, configuration_mounts_keep_their_order_and_options) {
@@ -194,8 +227,9 @@ Test(mount_plan, shared_mount_namespace_is_one_chroot) {
         MountFacts f;
         f.mount_ns = ns;
         auto p = plan(s, f);
-        cr_assert_eq(p.size(), 1u);
         cr_assert_eq(p[0].kind, MountOpKind::chroot);
+        for (size_t i = 1; i < p.size(); i++)
+            cr_assert(identity_op(p[i].kind), "%s", p[i].what.c_str());
         cr_assert(shares_mount_ns(p));
         oci::Spec with = s;
         with.linux_->masked_paths = {"/proc/kcore"};
@@ -211,4 +245,21 @@ Test(mount_plan, shared_mount_namespace_is_one_chroot) {
     std::erase_if(none.linux_->namespaces,
                   [](const auto &n) { return n.type == oci::NsType::mount; });
     cr_assert_eq(mount_ns_of(*none.linux_), MountNs::inherited);
+}
+
+// In a user namespace the plan binds the host's device nodes (no mknod
+// there); outside it makes them: the plan says which, not the applier.
+Test(mount_plan, devices_bound_in_a_user_namespace) {
+    for (bool userns : {false, true}) {
+        MountFacts f;
+        f.in_userns = userns;
+        auto p = plan(base_spec(), f);
+        size_t devices = 0;
+        for (const auto &o : p)
+            if (o.kind == MountOpKind::device) {
+                devices++;
+                cr_assert_eq(o.bind_host_node, userns, "%s", o.what.c_str());
+            }
+        cr_assert_geq(devices, 6u);
+    }
 }

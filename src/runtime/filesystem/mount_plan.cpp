@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -80,11 +81,49 @@ const char *mount_op_name(MountOpKind k) {
         return "root-propagation";
     case MountOpKind::chroot:
         return "chroot";
+    case MountOpKind::hostname:
+        return "hostname";
+    case MountOpKind::domainname:
+        return "domainname";
+    case MountOpKind::sysctl:
+        return "sysctl";
+    case MountOpKind::personality:
+        return "personality";
     }
     return "?";
 }
 
 namespace {
+
+// The identity part, after the filesystem: hostname, domainname, each
+// sysctl (its /proc path under a private procfs: key dots as slashes), the
+// personality (the init's own; an exec'd process sets the configuration's
+// itself, runtime/lifecycle/exec.cpp).
+void add_identity_ops(const oci::Spec &spec, std::vector<MountOp> &plan) {
+    if (!spec.hostname.empty()) {
+        MountOp h = op(MountOpKind::hostname, "hostname " + spec.hostname);
+        h.source = spec.hostname;
+        plan.push_back(std::move(h));
+    }
+    if (!spec.domainname.empty()) {
+        MountOp d = op(MountOpKind::domainname, "domainname " + spec.domainname);
+        d.source = spec.domainname;
+        plan.push_back(std::move(d));
+    }
+    for (const auto &[key, value] : spec.linux_->sysctl) {
+        std::string rel = "sys/" + key;
+        for (size_t i = 4; i < rel.size(); i++)
+            if (rel[i] == '.') rel[i] = '/';
+        MountOp s = op(MountOpKind::sysctl, "linux.sysctl." + key, rel);
+        s.source = value;
+        plan.push_back(std::move(s));
+    }
+    if (const auto &p = spec.linux_->personality) {
+        MountOp k = op(MountOpKind::personality, "linux.personality " + p->domain);
+        k.persona = p->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
+        plan.push_back(std::move(k));
+    }
+}
 
 // The runtime-spec lets a namespace type missing from linux.namespaces be
 // inherited (MUST), and a mount namespace be joined by path; either way it is
@@ -117,6 +156,7 @@ Result<std::vector<MountOp>> plan_shared(const oci::Spec &spec, const MountFacts
                           ? "chroot into root.path (in the joined mount namespace)"
                           : "chroot into root.path (in the runtime's mount namespace)",
                       "/"));
+    add_identity_ops(spec, plan);
     return plan;
 }
 
@@ -128,7 +168,7 @@ MountNs mount_ns_of(const oci::Linux &lx) {
 }
 
 bool shares_mount_ns(const std::vector<MountOp> &plan) {
-    return plan.size() == 1 && plan[0].kind == MountOpKind::chroot;
+    return !plan.empty() && plan[0].kind == MountOpKind::chroot;
 }
 
 Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts) {
@@ -196,6 +236,7 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         d.mode = mode;
         d.uid = uid;
         d.gid = gid;
+        d.bind_host_node = facts.in_userns;
         plan.push_back(std::move(d));
     };
     for (const auto &d : kDevices) {
@@ -255,7 +296,7 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         p.options = parse_mount_options({lx.rootfs_propagation});
         plan.push_back(std::move(p));
     }
-    (void)facts.in_userns; // the applier decides mknod or bind from it
+    add_identity_ops(spec, plan);
     return plan;
 }
 
@@ -363,6 +404,7 @@ std::string describe_plan(const std::vector<MountOp> &plan) {
         out += std::to_string(i) + " " + mount_op_name(o.kind) + " " + o.what;
         if (o.kind == MountOpKind::mount)
             out += " (" + o.type + (o.source.empty() ? "" : " from " + o.source) + ")";
+        if (o.kind == MountOpKind::sysctl) out += " = " + o.source + " (/proc/" + o.dest + ")";
         out += "\n";
     }
     return out;

@@ -31,7 +31,18 @@ enum class MountOpKind {
     root_readonly,    // root.readonly
     root_propagation, // linux.rootfsPropagation
     chroot,           // no mount namespace of the container's own: chroot into the rootfs, alone
+    // The identity setup, after the filesystem (set by the init in this order):
+    hostname,    // sethostname(source)
+    domainname,  // setdomainname(source)
+    sysctl,      // write source to /proc/<dest> of a private procfs (dest: "sys/net/...")
+    personality, // personality(persona)
 };
+
+// The operations the init applies after the filesystem (the identity part).
+inline bool identity_op(MountOpKind k) {
+    return k == MountOpKind::hostname || k == MountOpKind::domainname || k == MountOpKind::sysctl ||
+           k == MountOpKind::personality;
+}
 
 const char *mount_op_name(MountOpKind k);
 
@@ -64,8 +75,11 @@ struct MountOp {
     mode_t mode = 0;
     uid_t uid = 0;
     gid_t gid = 0;
+    bool bind_host_node = false; // in a user namespace (no mknod): the host's node bound
     // dev_link
     std::string link_to;
+    // personality
+    unsigned long persona = 0;
 };
 
 struct SandboxPolicy;
@@ -86,7 +100,8 @@ struct MountFacts {
     MountNs mount_ns = MountNs::own;
 };
 
-// The plan; errors name the field: an unknown option on a bind mount, an
+// The plan: the filesystem, then the identity (hostname, domainname,
+// sysctls, personality); errors name the field: an unknown option on a bind mount, an
 // idmapped mount that is not a bind or has no mapping to use, tmpcopyup on
 // something other than a tmpfs, a device outside /dev, a bind without a
 // source. In a mount namespace not the container's own, everything that

@@ -482,7 +482,7 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
 // A device node. Whatever the rootfs has at the name (a symlink to a host
 // file, a regular file) is removed first, and every later step works on fds
 // of what we made, never on a path that could be swapped (CVE-2025-31133).
-Status apply_device(int rootfd, const MountOp &op, const RootfsContext &ctx) {
+Status apply_device(int rootfd, const MountOp &op) {
     const std::string &rel = op.dest;
     auto slash = rel.rfind('/');
     auto p = open_dest(rootfd, rel.substr(0, slash), false);
@@ -491,7 +491,7 @@ Status apply_device(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     std::string base = rel.substr(slash + 1);
     if (::unlinkat(parent.get(), base.c_str(), 0) < 0 && errno != ENOENT)
         return fail_errno(op.what + ": remove what the rootfs has there");
-    if (ctx.in_userns) {
+    if (op.bind_host_node) {
         // mknod is not allowed in a user namespace: bind the host's node.
         int f = ::openat(parent.get(), base.c_str(),
                          O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -503,7 +503,7 @@ Status apply_device(int rootfd, const MountOp &op, const RootfsContext &ctx) {
     }
     Fd node(::openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (!node.valid()) return fail_errno(op.what + ": open");
-    if (ctx.in_userns) {
+    if (op.bind_host_node) {
         if (::mount(rel.c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
             return fail_errno(op.what + ": bind " + rel);
         return {};
@@ -619,7 +619,7 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
             break;
         }
         case MountOpKind::device:
-            OCI_CHECK(apply_device(root.get(), op, ctx));
+            OCI_CHECK(apply_device(root.get(), op));
             break;
         case MountOpKind::dev_link:
             OCI_CHECK(apply_dev_link(root.get(), op));
@@ -739,7 +739,7 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
             after_pivot = true;
             continue;
         }
-        if (!after_pivot) continue;
+        if (!after_pivot || identity_op(op.kind)) continue;
         switch (op.kind) {
         case MountOpKind::mask: {
             Fd t = OCI_TRY(open_target(root.get(), op));

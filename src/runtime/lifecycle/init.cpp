@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -111,28 +112,38 @@ Status new_session_keyring(const InitConfig &cfg) {
     return {};
 }
 
-Status set_names(const oci::Spec &spec) {
-    if (!spec.hostname.empty() && ::sethostname(spec.hostname.c_str(), spec.hostname.size()) < 0)
-        return fail_errno("hostname: sethostname " + spec.hostname);
-    if (!spec.domainname.empty() &&
-        ::setdomainname(spec.domainname.c_str(), spec.domainname.size()) < 0)
-        return fail_errno("domainname: setdomainname " + spec.domainname);
+// The plan's hostname, domainname and sysctl operations. Sysctls go
+// through a private procfs instance opened before the masks go on: a mount
+// the configuration put over /proc/sys cannot redirect these writes
+// (CVE-2025-52881).
+Status set_names_and_sysctls(const std::vector<MountOp> &plan, int proc) {
+    for (const MountOp &op : plan) {
+        if (op.kind == MountOpKind::hostname &&
+            ::sethostname(op.source.c_str(), op.source.size()) < 0)
+            return fail_errno(op.what + ": sethostname");
+        if (op.kind == MountOpKind::domainname &&
+            ::setdomainname(op.source.c_str(), op.source.size()) < 0)
+            return fail_errno(op.what + ": setdomainname");
+        if (op.kind != MountOpKind::sysctl) continue;
+        auto fd = open_proc_file(proc, op.dest, O_WRONLY);
+        if (!fd) return forward(std::move(fd.error()), op.what);
+        ssize_t n = ::write(fd->get(), op.source.data(), op.source.size());
+        if (n < 0) return fail_errno(op.what + ": write /proc/" + op.dest);
+    }
     return {};
 }
 
-// Through a private procfs instance opened before the masks go on: a mount
-// the configuration put over /proc/sys cannot redirect these writes
-// (CVE-2025-52881).
-Status write_sysctls(const oci::Spec &spec, int proc) {
-    for (const auto &[key, value] : spec.linux_->sysctl) {
-        std::string rel = "sys/" + key;
-        for (size_t i = 4; i < rel.size(); i++)
-            if (rel[i] == '.') rel[i] = '/';
-        auto fd = open_proc_file(proc, rel, O_WRONLY);
-        if (!fd) return forward(std::move(fd.error()), "linux.sysctl." + key);
-        ssize_t n = ::write(fd->get(), value.data(), value.size());
-        if (n < 0) return fail_errno("linux.sysctl." + key + ": write /proc/" + rel);
-    }
+bool plans(const std::vector<MountOp> &plan, MountOpKind k) {
+    for (const MountOp &op : plan)
+        if (op.kind == k) return true;
+    return false;
+}
+
+// The plan's personality, for the init (the process inherits it).
+Status set_planned_personality(const std::vector<MountOp> &plan) {
+    for (const MountOp &op : plan)
+        if (op.kind == MountOpKind::personality && ::personality(op.persona) < 0)
+            return fail_errno(op.what);
     return {};
 }
 
@@ -394,7 +405,8 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     // Before the masked paths go over parts of /proc (a user namespace may not
     // mount a procfs that is not fully visible).
     Fd procfs;
-    if (!spec.linux_->sysctl.empty() || cfg.lock_mounts) procfs = OCI_TRY(private_proc());
+    if (plans(*cfg.mounts, MountOpKind::sysctl) || cfg.lock_mounts)
+        procfs = OCI_TRY(private_proc());
     OCI_CHECK(setup_terminal(cfg));
     // The policy's deny, deny-write and deny-rename on the objects their
     // paths name, with every other way to them (runtime/filesystem/fs_policy.hpp).
@@ -408,12 +420,11 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     OCI_CHECK_CTX(finish_rootfs(*cfg.mounts, cfg.lock_mounts ? &fs : nullptr), "rootfs");
     // The container's /etc/passwd, read as root before the identity change.
     set_home(proc);
-    OCI_CHECK(set_names(spec));
-    OCI_CHECK(write_sysctls(spec, procfs.get()));
+    OCI_CHECK(set_names_and_sysctls(*cfg.mounts, procfs.get()));
     if (cfg.loopback_up) OCI_CHECK_CTX(loopback_up(), "network namespace");
     OCI_CHECK(pass_listeners(cfg));
     OCI_CHECK(lock_mounts(cfg, procfs.get()));
-    OCI_CHECK(set_personality(spec.linux_->personality));
+    OCI_CHECK(set_planned_personality(*cfg.mounts));
     OCI_CHECK(set_memory_policy(spec.linux_->memory_policy));
     OCI_CHECK(apply_rlimits(proc));
     OCI_CHECK(apply_scheduling(proc));
