@@ -1,4 +1,5 @@
 #include "runtime/filesystem/rootfs.hpp"
+#include "runtime/filesystem/root_sys.hpp"
 
 #include "oci/fd.hpp"
 #include "runtime/filesystem/fs_policy.hpp"
@@ -545,46 +546,70 @@ Status apply_dev_link(int rootfd, const MountOp &op) {
 // will not (locked in a user namespace), covered by an empty tmpfs, which a
 // nested namespace inherits locked, so that it is no longer fully visible
 // (as runc's msMoveRoot).
-Status hide_outside_kernel_filesystems(const std::string &rootfs) {
-    std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
+Status hide_outside_kernel_filesystems(const std::string &rootfs, RootSys &sys) {
+    std::vector<MountEntry> mounts = OCI_TRY(sys.mounts());
     // The deepest first: a submount goes before what it is on.
     for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
         const MountEntry &m = *it;
         if (m.fstype != "proc" && m.fstype != "sysfs") continue;
         if (path_under(m.point, rootfs)) continue;
-        if (::umount2(m.point.c_str(), MNT_DETACH) == 0) continue;
+        if (sys.umount2(m.point.c_str(), MNT_DETACH) == 0) continue;
         if (errno != EINVAL && errno != EPERM)
             return fail_errno("--no-pivot: detach " + m.point + " (" + m.fstype + ")");
-        if (::mount("tmpfs", m.point.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                    "size=4k,mode=555") < 0)
+        if (sys.mount("tmpfs", m.point.c_str(), "tmpfs",
+                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555") < 0)
             return fail_errno("--no-pivot: cover " + m.point + " (" + m.fstype + ")");
     }
     return {};
 }
 
-Status pivot(const std::string &rootfs, bool no_pivot) {
-    if (::chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
+Status pivot(const std::string &rootfs, bool no_pivot, RootSys &sys) {
+    if (sys.chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
     if (no_pivot) {
-        OCI_CHECK(hide_outside_kernel_filesystems(rootfs));
-        if (::mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0)
+        OCI_CHECK(hide_outside_kernel_filesystems(rootfs, sys));
+        if (sys.mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0)
             return fail_errno("move " + rootfs + " to /");
-        if (::chroot(".") < 0) return fail_errno("chroot " + rootfs);
+        if (sys.chroot(".") < 0) return fail_errno("chroot " + rootfs);
     } else {
-        Fd oldroot(::open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC));
-        if (!oldroot.valid()) return fail_errno("open the old root");
-        if (::syscall(SYS_pivot_root, ".", ".") < 0) return fail_errno("pivot_root " + rootfs);
+        int oldroot = sys.open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        if (oldroot < 0) return fail_errno("open the old root");
+        struct Closer {
+            RootSys &sys;
+            int fd;
+            ~Closer() { sys.close(fd); }
+        } closer{sys, oldroot};
+        if (sys.pivot_root(".", ".") < 0) return fail_errno("pivot_root " + rootfs);
         // The old root is now stacked on top of the new one. Through its own
         // fd (not ".", which the kernel does not promise to be either), make
         // its tree rslave, so the detach does not propagate to the host, and
         // detach it. The new root's mounts keep their propagation.
-        if (::fchdir(oldroot.get()) < 0) return fail_errno("fchdir to the old root");
-        if (::mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
+        if (sys.fchdir(oldroot) < 0) return fail_errno("fchdir to the old root");
+        if (sys.mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
             return fail_errno("make old root rslave");
-        if (::umount2(".", MNT_DETACH) < 0) return fail_errno("detach old root");
+        if (sys.umount2(".", MNT_DETACH) < 0) return fail_errno("detach old root");
     }
-    if (::chdir("/") < 0) return fail_errno("chdir /");
+    if (sys.chdir("/") < 0) return fail_errno("chdir /");
     return {};
 }
+
+class RealRootSys final : public RootSys {
+  public:
+    int chdir(const char *path) override { return ::chdir(path); }
+    int fchdir(int fd) override { return ::fchdir(fd); }
+    int open(const char *path, int flags) override { return ::open(path, flags); }
+    int close(int fd) override { return ::close(fd); }
+    int chroot(const char *path) override { return ::chroot(path); }
+    int pivot_root(const char *new_root, const char *put_old) override {
+        return static_cast<int>(::syscall(SYS_pivot_root, new_root, put_old));
+    }
+    int mount(const char *source, const char *target, const char *type, unsigned long flags,
+              const char *data) override {
+        return ::mount(source, target, type, flags, data);
+    }
+    int umount2(const char *target, int flags) override { return ::umount2(target, flags); }
+    bool same_object(int a, int b) override { return ocirun::same_object(a, b); }
+    Result<std::vector<MountEntry>> mounts() override { return own_mounts(); }
+};
 
 } // namespace
 
@@ -634,20 +659,30 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
     return {};
 }
 
-Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
-    if (!shares_mount_ns(plan)) return pivot(ctx.rootfs, ctx.no_pivot);
+RootSys &real_root_sys() {
+    static RealRootSys sys;
+    return sys;
+}
+
+Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx, RootSys &sys) {
+    if (!shares_mount_ns(plan)) return pivot(ctx.rootfs, ctx.no_pivot, sys);
     // The path as this mount namespace (the joined one) has it, which must
     // be the directory the runtime checked (a copy of a mount keeps its
     // inodes).
     const std::string &what = plan[0].what;
-    Fd dir(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!dir.valid()) return fail_errno(what + ": open " + ctx.rootfs);
-    if (ctx.rootfs_fd >= 0 && !same_object(dir.get(), ctx.rootfs_fd))
+    int dir = sys.open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return fail_errno(what + ": open " + ctx.rootfs);
+    struct Closer {
+        RootSys &sys;
+        int fd;
+        ~Closer() { sys.close(fd); }
+    } closer{sys, dir};
+    if (ctx.rootfs_fd >= 0 && !sys.same_object(dir, ctx.rootfs_fd))
         return fail(what + ": " + ctx.rootfs +
                     " is not the directory the runtime checked in its own mount namespace");
-    if (::fchdir(dir.get()) < 0) return fail_errno(what + ": fchdir " + ctx.rootfs);
-    if (::chroot(".") < 0) return fail_errno(what + ": chroot " + ctx.rootfs);
-    if (::chdir("/") < 0) return fail_errno(what + ": chdir /");
+    if (sys.fchdir(dir) < 0) return fail_errno(what + ": fchdir " + ctx.rootfs);
+    if (sys.chroot(".") < 0) return fail_errno(what + ": chroot " + ctx.rootfs);
+    if (sys.chdir("/") < 0) return fail_errno(what + ": chdir /");
     return {};
 }
 

@@ -8,6 +8,7 @@
 #include "oci/spec.hpp"
 #include "runtime/filesystem/host_reach.hpp"
 #include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/filesystem/root_sys.hpp"
 
 #include <string>
 #include <vector>
@@ -42,7 +43,9 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
 // pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot); in a mount
 // namespace not the container's own, chroot into it (it must be the object
 // ctx.rootfs_fd is).
-Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
+// `sys`: the calls it makes (runtime/filesystem/root_sys.hpp).
+Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx,
+                    RootSys &sys = real_root_sys());
 // After pivot_root: bind the pty `peer` onto /dev/console, through fds only
 // (whatever the rootfs has there is replaced; a symlinked /dev is refused:
 // CVE-2025-52565).

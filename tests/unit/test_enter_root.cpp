@@ -1,0 +1,180 @@
+// How the init enters the container's root (runtime/filesystem/rootfs.hpp
+// enter_rootfs), through a recording fake of its system calls: the order and
+// flags of pivot_root, --no-pivot and the chroot of a shared mount
+// namespace, without root.
+#include "oci/spec_io.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/filesystem/root_sys.hpp"
+#include "runtime/filesystem/rootfs.hpp"
+#include "unit_support.hpp"
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+using namespace ocirun;
+
+namespace {
+
+std::string flag_text(unsigned long f) {
+    std::string out;
+    for (auto [bit, name] : {std::pair{MS_MOVE, "MS_MOVE"}, std::pair{MS_SLAVE, "MS_SLAVE"},
+                             std::pair{MS_REC, "MS_REC"}, std::pair{MS_RDONLY, "MS_RDONLY"},
+                             std::pair{MS_NOSUID, "MS_NOSUID"}, std::pair{MS_NODEV, "MS_NODEV"},
+                             std::pair{MS_NOEXEC, "MS_NOEXEC"}})
+        if (f & bit) out += (out.empty() ? "" : "|") + std::string(name);
+    return out.empty() ? "0" : out;
+}
+
+// Records each call as one line; `fail` makes the call whose line starts
+// with it fail with `fail_errno`.
+class Recorder final : public RootSys {
+  public:
+    std::vector<std::string> calls;
+    std::vector<MountEntry> table;
+    std::string fail;
+    int fail_errno = EPERM;
+    bool same = true;
+
+    int chdir(const char *p) override { return rec("chdir " + std::string(p)); }
+    int fchdir(int fd) override { return rec("fchdir " + std::to_string(fd)); }
+    int open(const char *p, int) override {
+        int r = rec("open " + std::string(p));
+        return r < 0 ? r : next_fd++;
+    }
+    int close(int fd) override { return rec("close " + std::to_string(fd)); }
+    int chroot(const char *p) override { return rec("chroot " + std::string(p)); }
+    int pivot_root(const char *n, const char *o) override {
+        return rec("pivot_root " + std::string(n) + " " + o);
+    }
+    int mount(const char *s, const char *t, const char *type, unsigned long f,
+              const char *) override {
+        return rec("mount " + std::string(s ? s : "-") + " " + t + " " + (type ? type : "-") + " " +
+                   flag_text(f));
+    }
+    int umount2(const char *t, int f) override {
+        return rec("umount2 " + std::string(t) + (f & MNT_DETACH ? " MNT_DETACH" : ""));
+    }
+    bool same_object(int, int) override { return same; }
+    Result<std::vector<MountEntry>> mounts() override { return table; }
+
+  private:
+    int next_fd = 10;
+    int rec(std::string line) {
+        calls.push_back(line);
+        if (!fail.empty() && line.rfind(fail, 0) == 0) {
+            errno = fail_errno;
+            return -1;
+        }
+        return 0;
+    }
+};
+
+std::string joined(const std::vector<std::string> &v) {
+    std::string out;
+    for (const auto &l : v)
+        out += l + "\n";
+    return out;
+}
+
+std::vector<MountOp> default_plan() {
+    auto p = plan_mounts(oci::default_spec(false, 0, 0), {});
+    cr_assert(p.has_value());
+    return *p;
+}
+
+MountEntry entry(const char *point, const char *fstype) {
+    MountEntry m;
+    m.point = point;
+    m.fstype = fstype;
+    return m;
+}
+
+} // namespace
+
+// pivot_root(".", "."), then through the old root's own fd: rslave before the
+// detach (the detach must not propagate to the host), back to "/".
+Test(enter_root, pivot_root_makes_the_old_root_rslave_before_detaching_it) {
+    Recorder r;
+    RootfsContext ctx;
+    ctx.rootfs = "/b/rootfs";
+    auto st = enter_rootfs(default_plan(), ctx, r);
+    cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
+    unit::expect_eq(joined(r.calls), "chdir /b/rootfs\n"
+                                     "open /\n"
+                                     "pivot_root . .\n"
+                                     "fchdir 10\n"
+                                     "mount - . - MS_SLAVE|MS_REC\n"
+                                     "umount2 . MNT_DETACH\n"
+                                     "close 10\n"
+                                     "chdir /\n");
+}
+
+// A failing step stops there, names it, and closes what it opened.
+Test(enter_root, a_failing_step_stops_and_names_it) {
+    Recorder r;
+    r.fail = "mount - . -";
+    RootfsContext ctx;
+    ctx.rootfs = "/b/rootfs";
+    auto st = enter_rootfs(default_plan(), ctx, r);
+    cr_assert(!st.has_value());
+    unit::expect_eq(st.error().text(), "make old root rslave: Operation not permitted");
+    cr_assert(std::find(r.calls.begin(), r.calls.end(), "umount2 . MNT_DETACH") == r.calls.end(),
+              "detached a shared old root: %s", joined(r.calls).c_str());
+    unit::expect_eq(r.calls.back(), "close 10");
+}
+
+// --no-pivot: every procfs and sysfs outside the rootfs detached (deepest
+// first) or, where the kernel keeps it locked, covered by an empty read-only
+// tmpfs; then the move and the chroot (runc's msMoveRoot).
+Test(enter_root, no_pivot_hides_kernel_filesystems_outside_the_rootfs) {
+    Recorder r;
+    r.table = {entry("/", "ext4"), entry("/proc", "proc"), entry("/sys", "sysfs"),
+               entry("/b/rootfs/proc", "proc"), entry("/run/x/proc", "proc")};
+    r.fail = "umount2 /sys";
+    RootfsContext ctx;
+    ctx.rootfs = "/b/rootfs";
+    ctx.no_pivot = true;
+    auto st = enter_rootfs(default_plan(), ctx, r);
+    cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
+    unit::expect_eq(joined(r.calls),
+                    "chdir /b/rootfs\n"
+                    "umount2 /run/x/proc MNT_DETACH\n"
+                    "umount2 /sys MNT_DETACH\n"
+                    "mount tmpfs /sys tmpfs MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC\n"
+                    "umount2 /proc MNT_DETACH\n"
+                    "mount /b/rootfs / - MS_MOVE\n"
+                    "chroot .\n"
+                    "chdir /\n");
+}
+
+// Without a mount namespace of its own: nothing mounted, the rootfs opened
+// and checked to be the object the runtime checked, then the chroot.
+Test(enter_root, shared_mount_namespace_is_a_checked_chroot) {
+    oci::Spec s = oci::default_spec(false, 0, 0);
+    s.mounts.clear();
+    s.linux_->masked_paths.clear();
+    s.linux_->readonly_paths.clear();
+    s.root->readonly = false;
+    MountFacts f;
+    f.mount_ns = MountNs::joined;
+    auto plan = plan_mounts(s, f);
+    cr_assert(plan.has_value(), "%s", plan ? "" : plan.error().text().c_str());
+    RootfsContext ctx;
+    ctx.rootfs = "/b/rootfs";
+    ctx.rootfs_fd = 3;
+    Recorder r;
+    auto st = enter_rootfs(*plan, ctx, r);
+    cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
+    unit::expect_eq(joined(r.calls), "open /b/rootfs\nfchdir 10\nchroot .\nchdir /\nclose 10\n");
+    Recorder other;
+    other.same = false;
+    auto refused = enter_rootfs(*plan, ctx, other);
+    cr_assert(!refused.has_value());
+    cr_assert(refused.error().text().find("is not the directory the runtime checked") !=
+                  std::string::npos,
+              "%s", refused.error().text().c_str());
+    cr_assert(std::find(other.calls.begin(), other.calls.end(), "chroot .") == other.calls.end());
+}
