@@ -1,4 +1,4 @@
-// The egress host matcher (shim/egress_rules.cpp): an allow-list as in
+// The egress host matcher (oci/policy/egress_rules.cpp): an allow-list as in
 // dev.ocirun.domains, a host as a client writes it, and a port. The input is
 // "PATTERNS\nHOST\nPORT". Invariants: normalising is idempotent, an exact
 // pattern matches its own name, match/covering agree with the pattern kinds.

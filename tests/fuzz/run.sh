@@ -19,7 +19,7 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(config annotations seccomp http_request egress_rules mount_options)
+    targets=(config annotations seccomp http_request egress_rules helper_config mount_options)
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/oci-run-fuzz.XXXXXX")
