@@ -207,6 +207,11 @@ Result<int> open_config(const std::string &bundle, const std::string &path, off_
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     int at = static_cast<int>(::syscall(SYS_openat2, dir, "config.json", &how, sizeof how));
+    // Without openat2 (a kernel before 5.6, valgrind 3.19): stricter, no
+    // symlink at all (O_PATH | O_NOFOLLOW opens the link itself, which the
+    // regular-file check below refuses).
+    if (at < 0 && errno == ENOSYS)
+        at = ::openat(dir, "config.json", O_PATH | O_NOFOLLOW | O_CLOEXEC);
     int e = errno;
     ::close(dir);
     if (at < 0 && e == EXDEV)

@@ -19,8 +19,8 @@
 //   /proc/self/exe with that copy, which oci-run sees sealed (and so takes
 //   no exec stage), so the command runs whole under memcheck.
 // - Not checked: whatever opens a file through openat2, which 3.19 does not
-//   know (ENOSYS): config.json is opened beneath the bundle or state
-//   directory with it (so a malformed config and update are out of reach),
+//   know (ENOSYS): config.json falls back to an openat without symlinks
+//   (so a bundle's symlinked config.json is out of reach),
 //   and the container's init resolves mounts inside the rootfs with it (so a
 //   successful create or run is too: valgrind follows the clone of the
 //   init). Those containers are made by oci-run outside valgrind; the ASan

@@ -7,7 +7,9 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <seccomp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -1372,4 +1374,36 @@ Test(spec_load, syntax_error_prefixed) {
         e.c_str(),
         "config.json: invalid JSON: line 2, column 20: lexical error: inside a string, '\\' "
         "occurs before a character which it may not.");
+}
+
+// Without openat2 (answered ENOSYS here by a seccomp filter in a child, as
+// on a kernel before 5.6 or under valgrind) config.json is still read, and a
+// symlinked one is refused rather than followed.
+Test(spec_parse, config_without_openat2_refuses_symlinks) {
+    std::string dir = unit::make_tmpdir();
+    std::string text = ocirun::oci::write_spec(ocirun::oci::default_spec(false, 0, 0), false);
+    {
+        int fd = ::open((dir + "/real.json").c_str(), O_WRONLY | O_CREAT, 0600);
+        cr_assert((size_t)::write(fd, text.data(), text.size()) == text.size());
+        ::close(fd);
+    }
+    pid_t child = ::fork();
+    if (child == 0) {
+        scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+        if (!f || seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) < 0 ||
+            seccomp_load(f) < 0)
+            ::_exit(10);
+        if (::symlink("real.json", (dir + "/config.json").c_str()) < 0) ::_exit(11);
+        auto linked = ocirun::oci::load_bundle_spec(dir);
+        if (linked || linked.error().text().find("is not a regular file") == std::string::npos)
+            ::_exit(12);
+        if (::rename((dir + "/real.json").c_str(), (dir + "/config.json").c_str()) < 0) ::_exit(13);
+        auto plain = ocirun::oci::load_bundle_spec(dir);
+        ::_exit(plain ? 0 : 14);
+    }
+    int st = 0;
+    ::waitpid(child, &st, 0);
+    unit::rm_rf(dir);
+    cr_assert(WIFEXITED(st), "child killed");
+    cr_assert_eq(WEXITSTATUS(st), 0, "step %d failed", WEXITSTATUS(st));
 }
