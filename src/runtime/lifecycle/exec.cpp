@@ -315,13 +315,9 @@ Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Lin
     if (!nested && !out.empty() && out[0].flag == CLONE_NEWUSER) {
         struct stat userns;
         if (::fstat(out[0].fd.get(), &userns) < 0) return fail_errno("exec: the user namespace");
-        std::stable_partition(out.begin() + 1, out.end(), [&](const NamespaceFd &n) {
-            return !owned_within(n.fd.get(), userns);
+        std::stable_partition(out.begin(), out.end(), [&](const NamespaceFd &n) {
+            return n.flag != CLONE_NEWUSER && !owned_within(n.fd.get(), userns);
         });
-        auto first_owned = std::find_if(out.begin() + 1, out.end(), [&](const NamespaceFd &n) {
-            return owned_within(n.fd.get(), userns);
-        });
-        std::rotate(out.begin(), out.begin() + 1, first_owned);
     }
     return out;
 }

@@ -543,10 +543,7 @@ void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long
     // now, as the host's root; the others after, in the init.
     InitConfig cfg = given;
     if (userns_fd < 0) {
-        for (auto [fd, type] : cfg.join_ns)
-            if (::setns(fd, type) < 0)
-                die(Error{errno, std::string("linux.namespaces: join the ") + ns_flag_name(type) +
-                                     " namespace (before the new user namespace)"});
+        if (auto r = join_namespaces(cfg); !r) die(r.error());
         cfg.join_ns.clear();
         long pid = ::syscall(SYS_clone, CLONE_PARENT | flags, nullptr, nullptr, nullptr, nullptr);
         if (pid == 0) run_init(cfg);
