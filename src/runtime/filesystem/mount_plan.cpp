@@ -4,6 +4,7 @@
 #include "runtime/filesystem/mount_api.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 #include "runtime/process/proc.hpp"
+#include "runtime/process/process_setup.hpp"
 #include "runtime/process/userns.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 
@@ -11,7 +12,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -120,7 +120,7 @@ void add_identity_ops(const oci::Spec &spec, std::vector<MountOp> &plan) {
     }
     if (const auto &p = spec.linux_->personality) {
         MountOp k = op(MountOpKind::personality, "linux.personality " + p->domain);
-        k.persona = p->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
+        k.persona = persona_of(*p);
         plan.push_back(std::move(k));
     }
 }
@@ -133,11 +133,8 @@ void add_identity_ops(const oci::Spec &spec, std::vector<MountOp> &plan) {
 Result<std::vector<MountOp>> plan_shared(const oci::Spec &spec, const MountFacts &facts) {
     const oci::Linux &lx = *spec.linux_;
     const std::string why =
-        facts.mount_ns == MountNs::joined
-            ? " needs a mount namespace of the container's own (linux.namespaces "
-              "joins one by path)"
-            : " needs a mount namespace of the container's own (linux.namespaces "
-              "has no mount entry)";
+        std::string(" needs a mount namespace of the container's own (linux.namespaces ") +
+        (facts.mount_ns == MountNs::joined ? "joins one by path)" : "has no mount entry)");
     if (!spec.mounts.empty())
         return fail("config.json: mounts[0] " + spec.mounts[0].destination + ":" + why);
     if (!lx.masked_paths.empty()) return fail("config.json: linux.maskedPaths" + why);

@@ -563,6 +563,15 @@ Status hide_outside_kernel_filesystems(const std::string &rootfs, RootSys &sys) 
     return {};
 }
 
+// An fd RootSys opened, closed through it.
+struct SysFd {
+    RootSys &sys;
+    int fd;
+    ~SysFd() {
+        if (fd >= 0) sys.close(fd);
+    }
+};
+
 Status pivot(const std::string &rootfs, bool no_pivot, RootSys &sys) {
     if (sys.chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
     if (no_pivot) {
@@ -571,19 +580,14 @@ Status pivot(const std::string &rootfs, bool no_pivot, RootSys &sys) {
             return fail_errno("move " + rootfs + " to /");
         if (sys.chroot(".") < 0) return fail_errno("chroot " + rootfs);
     } else {
-        int oldroot = sys.open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-        if (oldroot < 0) return fail_errno("open the old root");
-        struct Closer {
-            RootSys &sys;
-            int fd;
-            ~Closer() { sys.close(fd); }
-        } closer{sys, oldroot};
+        SysFd oldroot{sys, sys.open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC)};
+        if (oldroot.fd < 0) return fail_errno("open the old root");
         if (sys.pivot_root(".", ".") < 0) return fail_errno("pivot_root " + rootfs);
         // The old root is now stacked on top of the new one. Through its own
         // fd (not ".", which the kernel does not promise to be either), make
         // its tree rslave, so the detach does not propagate to the host, and
         // detach it. The new root's mounts keep their propagation.
-        if (sys.fchdir(oldroot) < 0) return fail_errno("fchdir to the old root");
+        if (sys.fchdir(oldroot.fd) < 0) return fail_errno("fchdir to the old root");
         if (sys.mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
             return fail_errno("make old root rslave");
         if (sys.umount2(".", MNT_DETACH) < 0) return fail_errno("detach old root");
@@ -670,17 +674,12 @@ Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx, 
     // be the directory the runtime checked (a copy of a mount keeps its
     // inodes).
     const std::string &what = plan[0].what;
-    int dir = sys.open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return fail_errno(what + ": open " + ctx.rootfs);
-    struct Closer {
-        RootSys &sys;
-        int fd;
-        ~Closer() { sys.close(fd); }
-    } closer{sys, dir};
-    if (ctx.rootfs_fd >= 0 && !sys.same_object(dir, ctx.rootfs_fd))
+    SysFd dir{sys, sys.open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+    if (dir.fd < 0) return fail_errno(what + ": open " + ctx.rootfs);
+    if (ctx.rootfs_fd >= 0 && !sys.same_object(dir.fd, ctx.rootfs_fd))
         return fail(what + ": " + ctx.rootfs +
                     " is not the directory the runtime checked in its own mount namespace");
-    if (sys.fchdir(dir) < 0) return fail_errno(what + ": fchdir " + ctx.rootfs);
+    if (sys.fchdir(dir.fd) < 0) return fail_errno(what + ": fchdir " + ctx.rootfs);
     if (sys.chroot(".") < 0) return fail_errno(what + ": chroot " + ctx.rootfs);
     if (sys.chdir("/") < 0) return fail_errno(what + ": chdir /");
     return {};

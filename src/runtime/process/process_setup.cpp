@@ -182,10 +182,13 @@ Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m) {
     return {};
 }
 
+unsigned long persona_of(const oci::Personality &p) {
+    return p.domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
+}
+
 Status set_personality(const std::optional<oci::Personality> &p) {
     if (!p) return {};
-    unsigned long dom = p->domain == "LINUX32" ? PER_LINUX32 : PER_LINUX;
-    if (::personality(dom) < 0) return fail_errno("linux.personality " + p->domain);
+    if (::personality(persona_of(*p)) < 0) return fail_errno("linux.personality " + p->domain);
     return {};
 }
 

@@ -54,6 +54,8 @@ Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m);
 // linux.personality's execution domain, for the init and for exec'd
 // processes alike.
 Status set_personality(const std::optional<oci::Personality> &p);
+// personality(2)'s value for linux.personality (PER_LINUX32 or PER_LINUX).
+unsigned long persona_of(const oci::Personality &p);
 
 // HOME, where process.env has none or an empty one: the home directory of
 // process.user.uid in the container's /etc/passwd, else "/" (as runc).
