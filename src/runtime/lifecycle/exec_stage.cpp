@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,8 +69,6 @@ Result<Fd> open_exec_stage(const std::string &path) {
 Status prepare_exec_stage(ExecStage &stage, const oci::Process &p,
                           const std::vector<const SeccompFilter *> &filters, StageFds fds) {
     if (!filters.empty()) {
-        Fd mem(::memfd_create("oci-run-seccomp", MFD_CLOEXEC));
-        if (!mem.valid()) return fail_errno("exec stage: memfd_create for the seccomp filters");
         std::string data;
         for (const SeccompFilter *f : filters) {
             uint32_t head[2] = {f->flags, static_cast<uint32_t>(f->program.size())};
@@ -79,14 +76,8 @@ Status prepare_exec_stage(ExecStage &stage, const oci::Process &p,
             data.append(reinterpret_cast<const char *>(f->program.data()),
                         f->program.size() * sizeof f->program[0]);
         }
-        for (size_t off = 0; off < data.size();) {
-            ssize_t n = ::write(mem.get(), data.data() + off, data.size() - off);
-            if (n < 0) return fail_errno("exec stage: write the seccomp filters");
-            off += static_cast<size_t>(n);
-        }
-        if (::lseek(mem.get(), 0, SEEK_SET) < 0)
-            return fail_errno("exec stage: rewind the seccomp filters");
-        stage.filters = std::move(mem);
+        stage.filters = OCI_TRY(
+            sealed_memfd("oci-run-seccomp", data, "exec stage: the seccomp filters' memfd"));
     }
     ExecCandidates c = exec_candidates(p);
     stage.args = {exec_stage::kName,

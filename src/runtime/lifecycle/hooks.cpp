@@ -1,11 +1,9 @@
 #include "runtime/lifecycle/hooks.hpp"
 
 #include "runtime/log.hpp"
-#include "runtime/process/process_setup.hpp"
 #include "runtime/process/spawn.hpp"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>

@@ -118,6 +118,21 @@ int sealed_binary_seals() {
     return F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
 }
 
+Result<Fd> sealed_memfd(const char *name, std::string_view data, const std::string &what) {
+    Fd mem(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!mem.valid()) return fail_errno(what + ": memfd_create");
+    while (!data.empty()) {
+        ssize_t n = ::write(mem.get(), data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail_code(n < 0 ? errno : EIO, what + ": write");
+        data.remove_prefix(static_cast<size_t>(n));
+    }
+    if (::fcntl(mem.get(), F_ADD_SEALS, sealed_binary_seals()) < 0)
+        return fail_errno(what + ": seal");
+    if (::lseek(mem.get(), 0, SEEK_SET) < 0) return fail_errno(what + ": rewind");
+    return mem;
+}
+
 // Set when this process was started through the overlay view: if it does not
 // hold up, the next re-execution takes the copy, so that a view that fails
 // the check cannot make the runtime re-execute itself forever.

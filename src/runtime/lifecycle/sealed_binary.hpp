@@ -27,6 +27,7 @@
 #include "oci/fd.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace ocirun {
 
@@ -49,5 +50,11 @@ Error reexec_sealed(char *const argv[]);
 // container's process exits waits for an RCU grace period. The overlay view
 // only where no memfd can be made (vm.memfd_noexec=2), as root.
 Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name);
+
+// A memfd named `name` holding `data`, sealed (sealed_binary_seals) and read
+// from its start: what the runtime hands another program to read (the exec
+// stage's seccomp filters, the network helper's configuration). Errors
+// start with `what`.
+Result<Fd> sealed_memfd(const char *name, std::string_view data, const std::string &what);
 
 } // namespace ocirun

@@ -6,13 +6,13 @@
 #include "oci/fd.hpp"
 #include "oci/policy/helper_config.hpp"
 #include "oci/state.hpp"
+#include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process/proc.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,9 +47,7 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
 
     // fds 3, 4, 5: the init's pidfd, the ready pipe, the configuration;
     // then the netns and the listeners it names.
-    Fd config_fd(::memfd_create("oci-run-helper-config", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    if (!config_fd.valid()) return fail_errno("network helper: memfd_create");
-    std::vector<int> pass = {pidfd.get(), ready_w.get(), config_fd.get()};
+    std::vector<int> pass = {pidfd.get(), ready_w.get(), -1};
     auto next = [&](int fd) {
         pass.push_back(fd);
         return static_cast<int>(2 + pass.size());
@@ -71,16 +69,9 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
     }
     config.forward_max_connections = net.forward_max_connections;
     config.total_max_connections = net.total_max_connections;
-    std::string text = write_helper_config(config);
-    for (size_t done = 0; done < text.size();) {
-        ssize_t n = ::write(config_fd.get(), text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return fail_errno("network helper: write its configuration");
-        done += static_cast<size_t>(n);
-    }
-    if (::fcntl(config_fd.get(), F_ADD_SEALS,
-                F_SEAL_SEAL | F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) < 0)
-        return fail_errno("network helper: seal its configuration");
+    Fd config_fd = OCI_TRY(sealed_memfd("oci-run-helper-config", write_helper_config(config),
+                                        "network helper: its configuration"));
+    pass[2] = config_fd.get();
     std::vector<std::string> args = {"oci-run-shim",
                                      "--id",
                                      l.id,
