@@ -26,6 +26,7 @@ using test::cleanup_all;
 using test::contains;
 using test::Env;
 using test::make_env;
+using test::ns_link;
 using test::read_file;
 
 TestSuite(conformance, .fini = cleanup_all, .timeout = 60);
@@ -801,13 +802,6 @@ void without_mounts(Env &e) {
     test::write_file(e.b.rootfs + "/marker", "in the rootfs\n");
 }
 
-std::string ns_link(long pid, const char *ns) {
-    char buf[64] = {};
-    std::string path = (pid > 0 ? "/proc/" + std::to_string(pid) : "/proc/self") + "/ns/" + ns;
-    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
-}
-
 } // namespace
 
 // runtime-spec config-linux.md "Namespaces": a type not in linux.namespaces
@@ -835,6 +829,7 @@ Test(conformance, runtime_spec_mount_namespace_inherited) {
         cleanup_all();
         cr_assert_eq(r.create.status, 0, "userns %d: %s", userns, r.create.err.c_str());
         cr_assert_eq(r.exec.status, 0, "userns %d exec: %s", userns, r.exec.err.c_str());
+        cr_assert(!mnt.empty(), "userns %d: the init's mount namespace", userns);
         cr_assert_str_eq(mnt.c_str(), own.c_str(), "userns %d: not the runtime's", userns);
         cr_assert_str_eq(root, e.b.rootfs.c_str(), "userns %d: the init's root", userns);
         cr_assert_str_eq(r.out.c_str(), "in the rootfs\n", "userns %d: %s", userns, r.out.c_str());
@@ -922,6 +917,7 @@ Test(conformance, runtime_spec_mount_namespace_joined_by_path) {
         test::wait_bounded(holder.pid, 5000);
         cr_assert_eq(r.create.status, 0, "userns %d: %s", userns, r.create.err.c_str());
         cr_assert_eq(r.exec.status, 0, "userns %d exec: %s", userns, r.exec.err.c_str());
+        cr_assert(!mnt.empty(), "userns %d: the init's mount namespace", userns);
         cr_assert_str_eq(mnt.c_str(), want.c_str(), "userns %d: not the joined one", userns);
         if (userns) cr_assert_str_eq(net.c_str(), want_net.c_str(), "network namespace");
         cr_assert_str_eq(r.out.c_str(), "joined\n", "userns %d: %s", userns, r.out.c_str());

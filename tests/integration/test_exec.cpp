@@ -17,6 +17,7 @@ using test::contains;
 using test::create;
 using test::Env;
 using test::make_env;
+using test::ns_link;
 using test::oci;
 using test::wait_status;
 
@@ -32,13 +33,6 @@ Env running(const char *tag, const std::function<void(Env &)> &edit = {}) {
     auto s = oci({"--root", e.root, "start", e.id});
     cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
     return e;
-}
-
-std::string ns_link(long pid, const char *ns) {
-    char buf[128];
-    std::string path = "/proc/" + std::to_string(pid) + "/ns/" + ns;
-    ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
-    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
 } // namespace

@@ -154,6 +154,13 @@ void write_file(const std::string &path, const std::string &content) {
     f << content;
 }
 
+std::string ns_link(long pid, const char *ns) {
+    char buf[128];
+    std::string path = (pid > 0 ? "/proc/" + std::to_string(pid) : "/proc/self") + "/ns/" + ns;
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
 bool exists(const std::string &path) {
     struct stat st;
     return lstat(path.c_str(), &st) == 0;

@@ -39,5 +39,8 @@ std::string read_to_eof(int fd);
 uint64_t status_hex(const std::string &status, const char *key);
 void write_file(const std::string &path, const std::string &content);
 bool exists(const std::string &path);
+// The link of /proc/PID/ns/NS ("mnt:[4026531832]"; pid 0: this process's),
+// or "" when it cannot be read.
+std::string ns_link(long pid, const char *ns);
 
 } // namespace test
