@@ -425,10 +425,12 @@ Test(cve, masked_and_readonly_symlinks_do_not_reach_the_host) {
 
 // CVE-2025-31133: /dev/null in the rootfs replaced (a bind of the bundle's
 // own /dev over the default one) by a symlink to a host file or by a regular
-// file, as root and in a user namespace. Either the runtime puts the real
-// device there (mknod as root) or masking refuses what is not the character
-// device 1:3 (checked through the fd it then binds); the host file is never
-// written or mounted over, and the container never gets a fake /dev/null.
+// file, as root and in a user namespace. A bound /dev is used as it is (as
+// runc; nothing is made in it), so what it has of the default devices is
+// checked: what is not the character device 1:3 is refused (and masking
+// binds /dev/null only through an fd checked the same way); the host file is
+// never written or mounted over, and the container never gets a fake
+// /dev/null.
 Test(cve, dev_null_swapped_for_a_symlink_or_file) {
     std::string host = host_target("cvenull");
     std::string results;

@@ -1,12 +1,15 @@
 // Mount types and options, checked from inside the container through its
 // own /proc/self/mountinfo.
+#include "support/console.hpp"
 #include "support/container_env.hpp"
 
 #include <criterion/criterion.h>
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -653,4 +656,81 @@ Test(mounts, bind_sources_only_the_hosts_root_reaches_in_a_user_namespace) {
     cr_assert_eq(o.status, 0, "%s", o.err.c_str());
     cr_assert_str_eq(o.out.c_str(), "hidden\n");
     cr_assert_str_eq(content.c_str(), "hidden\n");
+}
+
+namespace {
+
+// `dev` bound on /dev in place of the configuration's tmpfs, under its
+// devpts and the rest (as a client's -v /dev:/dev).
+void bind_dev(Env &e, const std::string &dev) {
+    for (auto &m : e.b.spec.mounts)
+        if (m.destination == "/dev") m = test::mount_entry("/dev", "bind", dev, {"rbind"});
+}
+
+} // namespace
+
+// A /dev bound from elsewhere (a privileged client's -v /dev:/dev) is used
+// as it is, as runc does: no node made in it, no link, no mode changed, and
+// a terminal's /dev/console bound over the node there, not replacing it.
+// The directory bound is the host's: before, oci-run remade its nodes
+// (files in a user namespace), replaced its ptmx with a link and added
+// nodes.
+Test(mounts, runc_dev_bound_from_the_host_is_left_as_it_is) {
+    std::string dev = test::track_dir(test::make_temp_dir("fakedev"));
+    cr_assert(!dev.empty());
+    cr_assert_eq(chmod(dev.c_str(), 0755), 0); // a user namespace's root looks in it
+    cr_assert_eq(mknod((dev + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+    cr_assert_eq(mknod((dev + "/ptmx").c_str(), S_IFCHR | 0640, makedev(5, 2)), 0);
+    cr_assert_eq(mknod((dev + "/console").c_str(), S_IFCHR | 0600, makedev(5, 1)), 0);
+    cr_assert_eq(chmod((dev + "/null").c_str(), 0666), 0);
+    cr_assert_eq(chmod((dev + "/ptmx").c_str(), 0640), 0);
+    cr_assert_eq(mkdir((dev + "/pts").c_str(), 0755), 0);
+    std::vector<std::string> seen;
+    for (bool userns : {false, true}) {
+        Env e =
+            make_env(userns ? "mtdevbu" : "mtdevb",
+                     {"sh", "-c", "ls /dev | tr '\\n' ' '; echo x > /dev/null && echo null-ok"});
+        bind_dev(e, dev);
+        if (userns) test::use_user_namespace(e);
+        auto o = test::run(e);
+        seen.push_back(std::to_string(o.status) + " " + o.out + o.err);
+    }
+    // With a terminal: /dev/console is the pty, bound over the node.
+    Env t = make_env("mtdevbt", {"sh", "-c", "tty; stat -c %t:%T /dev/console; echo done"});
+    bind_dev(t, dev);
+    t.b.spec.process->terminal = true;
+    t.b.save();
+    test::ConsoleSocket sock = test::make_console_socket();
+    test::Spawned cr = test::spawn_oci(
+        {"--root", t.root, "create", "--console-socket", sock.path, "--bundle", t.b.dir, t.id});
+    int master = test::receive_master(sock);
+    int create_status = test::wait_bounded(cr.pid, 5000);
+    std::string create_err = read_file(cr.err_path);
+    auto st = test::oci({"--root", t.root, "start", t.id});
+    std::string tty = master >= 0 ? test::read_until(master, "done") : "";
+    if (master >= 0) close(master);
+    std::vector<std::string> after = test::dir_entries(dev);
+    std::sort(after.begin(), after.end());
+    struct stat null {
+    }, ptmx{}, console{};
+    lstat((dev + "/null").c_str(), &null);
+    lstat((dev + "/ptmx").c_str(), &ptmx);
+    lstat((dev + "/console").c_str(), &console);
+    cleanup_all();
+    for (const auto &s : seen) {
+        cr_assert(s.rfind("0 console mqueue null ptmx pts shm null-ok\n", 0) == 0, "%s", s.c_str());
+    }
+    cr_assert_eq(create_status, 0, "create: %s", create_err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(contains(tty, "/dev/console") || contains(tty, "/dev/pts/"), "%s", tty.c_str());
+    cr_assert(contains(tty, "88:"), "/dev/console is not the pty: %s", tty.c_str());
+    // (The mount points of the configuration's /dev/shm and /dev/mqueue are
+    // made, as runc makes them.)
+    cr_assert_eq(after,
+                 (std::vector<std::string>{"console", "mqueue", "null", "ptmx", "pts", "shm"}));
+    cr_assert(S_ISCHR(null.st_mode) && null.st_rdev == makedev(1, 3), "null: %o", null.st_mode);
+    cr_assert(S_ISCHR(ptmx.st_mode) && (ptmx.st_mode & 07777) == 0640,
+              "ptmx is no longer the node as it was: %o", ptmx.st_mode);
+    cr_assert(S_ISCHR(console.st_mode) && console.st_rdev == makedev(5, 1), "console: %o",
+              console.st_mode);
 }

@@ -137,40 +137,53 @@ Test(terminal, exec_tty_detached_needs_console_socket) {
               x.err.c_str());
 }
 
-// CVE-2025-52565: /dev/console in the rootfs is a symlink to a host file (the
-// bundle binds its own /dev): the runtime replaces it and binds the pty onto
-// it through fds; what the container writes to /dev/console reaches the pty,
-// never the host file.
+// CVE-2025-52565: /dev/console is a symlink to a host file. In the
+// container's own /dev (the rootfs's, no tmpfs over it) the runtime replaces
+// it and binds the pty onto it through fds: what the container writes to
+// /dev/console reaches the pty, never the host file. In a /dev bound from
+// elsewhere, which the runtime does not change (as runc), it is refused:
+// the symlink stays, the host file is not written.
 Test(terminal, console_symlink_to_a_host_file_is_replaced) {
     std::string host = test::track_dir(test::make_temp_dir("conhost"));
     test::write_file(host + "/canary", "host\n");
-    Env e = make_env("ttycons",
+    std::string outputs[2], links[2];
+    int statuses[2];
+    for (int bound : {0, 1}) {
+        Env e =
+            make_env(bound ? "ttyconsb" : "ttycons",
                      {"sh", "-c", "echo via-console > /dev/console; ls -l /dev/console; echo end"});
-    e.b.spec.process->terminal = true;
-    std::string evil = test::track_dir(test::make_temp_dir("condev"));
-    ::symlink((host + "/canary").c_str(), (evil + "/console").c_str());
-    ocirun::oci::Mount dev;
-    dev.destination = "/dev";
-    dev.type = "bind";
-    dev.source = evil;
-    dev.options = {"rbind"};
-    e.b.spec.mounts.push_back(dev);
-    // devpts again on top of the bound /dev, for the pty.
-    ocirun::oci::Mount pts;
-    pts.destination = "/dev/pts";
-    pts.type = "devpts";
-    pts.source = "devpts";
-    pts.options = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"};
-    e.b.spec.mounts.push_back(pts);
-    e.b.save();
-    test::PtyChild c = test::spawn_oci_on_pty({"--root", e.root, "run", "--bundle", e.b.dir, e.id});
-    std::string seen = read_until(c.master, "end");
-    int status = test::wait_bounded(c.pid, 5000);
-    close(c.master);
+        e.b.spec.process->terminal = true;
+        std::string dev = e.b.rootfs + "/dev";
+        if (bound) {
+            // The bundle's /dev over the default tmpfs, with a devpts on it.
+            dev = test::track_dir(test::make_temp_dir("condev"));
+            ::mkdir((dev + "/pts").c_str(), 0755);
+            ::symlink("pts/ptmx", (dev + "/ptmx").c_str());
+            for (auto &m : e.b.spec.mounts)
+                if (m.destination == "/dev") m = test::mount_entry("/dev", "bind", dev, {"rbind"});
+        } else {
+            std::erase_if(e.b.spec.mounts,
+                          [](const ocirun::oci::Mount &m) { return m.destination == "/dev"; });
+        }
+        ::symlink((host + "/canary").c_str(), (dev + "/console").c_str());
+        e.b.save();
+        test::PtyChild c =
+            test::spawn_oci_on_pty({"--root", e.root, "run", "--bundle", e.b.dir, e.id});
+        outputs[bound] = read_until(c.master, "end");
+        statuses[bound] = test::wait_bounded(c.pid, 5000);
+        close(c.master);
+        char buf[256] = {};
+        (void)!::readlink((dev + "/console").c_str(), buf, sizeof buf - 1);
+        links[bound] = buf;
+    }
     std::string canary = test::read_file(host + "/canary");
     cleanup_all();
-    cr_assert_eq(status, 0, "status %d: %s", status, seen.c_str());
     cr_assert_str_eq(canary.c_str(), "host\n", "the host file was written");
-    cr_assert(contains(seen, "via-console"), "%s", seen.c_str());
-    cr_assert(contains(seen, "136,"), "/dev/console is not the pty: %s", seen.c_str());
+    cr_assert_eq(statuses[0], 0, "status %d: %s", statuses[0], outputs[0].c_str());
+    cr_assert(contains(outputs[0], "via-console"), "%s", outputs[0].c_str());
+    cr_assert(contains(outputs[0], "136,"), "/dev/console is not the pty: %s", outputs[0].c_str());
+    cr_assert_neq(statuses[1], 0, "%s", outputs[1].c_str());
+    cr_assert(contains(outputs[1], "/dev/console: /dev is a bind mount"), "%s", outputs[1].c_str());
+    std::string canary_path = host + "/canary";
+    cr_assert_str_eq(links[1].c_str(), canary_path.c_str());
 }

@@ -178,7 +178,9 @@ Test(mount_plan, refusals_name_the_field) {
 
 Test(mount_plan, description_for_debug) {
     oci::Spec s = base_spec();
-    std::string d = describe_plan(plan(s, {false, true}));
+    MountFacts f;
+    f.no_pivot = true;
+    std::string d = describe_plan(plan(s, f));
     cr_assert(d.rfind("0 isolate rootfs\n1 mount mounts[0] /proc (proc from proc)\n", 0) == 0, "%s",
               d.c_str());
     cr_assert(d.find(" pivot MS_MOVE + chroot\n") != std::string::npos, "%s", d.c_str());
@@ -262,4 +264,121 @@ Test(mount_plan, devices_bound_in_a_user_namespace) {
             }
         cr_assert_geq(devices, 6u);
     }
+}
+
+namespace {
+
+const MountOp &cgroup_mount(const std::vector<MountOp> &p) {
+    return p[index_of(p, MountOpKind::mount, "/sys/fs/cgroup")];
+}
+
+CgroupView view(int version, const std::string &name, const std::string &options) {
+    return {version, name, options, "/sys/fs/cgroup/" + name + "/oci-run/c1"};
+}
+
+} // namespace
+
+// What the cgroup mount shows is the plan's: the host's tree read-only for a
+// container without a cgroup; on pure v2 cgroup2 in a cgroup namespace, else
+// the container's directory bound; on v1 and hybrid a tmpfs with a part per
+// hierarchy, mounted in a cgroup namespace except v1 in a user namespace
+// (which cannot mount it), and runc's aliases of joined controllers.
+Test(mount_plan, cgroup_mount_matrix) {
+    oci::Spec s = base_spec();
+    MountFacts f;
+    cr_assert_eq(cgroup_mount(plan(s, f)).cgroup_show, CgroupShow::host_tree);
+
+    f.cgroups = {view(2, "cgroup", "")};
+    cr_assert_eq(cgroup_mount(plan(s, f)).cgroup_show, CgroupShow::bind_dir);
+    cr_assert_eq(cgroup_mount(plan(s, f)).cgroup_parts.at(0).view.dir,
+                 "/sys/fs/cgroup/cgroup/oci-run/c1");
+    f.cgroupns = true;
+    cr_assert_eq(cgroup_mount(plan(s, f)).cgroup_show, CgroupShow::cgroup2);
+
+    f.cgroups = {view(1, "cpu,cpuacct", "cpu,cpuacct"), view(1, "pids", "pids"),
+                 view(2, "unified", "")};
+    for (bool userns : {false, true})
+        for (bool cgroupns : {false, true}) {
+            f.in_userns = userns;
+            f.cgroupns = cgroupns;
+            auto p = plan(s, f);
+            const MountOp &c = cgroup_mount(p);
+            cr_assert_eq(c.cgroup_show, CgroupShow::per_hierarchy);
+            cr_assert_eq(c.cgroup_parts.size(), 3u);
+            for (const CgroupPart &part : c.cgroup_parts) {
+                bool mounted = cgroupns && (part.view.version == 2 || !userns);
+                cr_assert_eq(part.mount_fs, mounted, "%s userns %d cgroupns %d",
+                             part.view.name.c_str(), userns, cgroupns);
+            }
+            cr_assert_eq(c.cgroup_parts[0].aliases, (std::vector<std::string>{"cpu", "cpuacct"}));
+            cr_assert(c.cgroup_parts[1].aliases.empty());
+            std::string d = describe_plan(p);
+            cr_assert(d.find("a tmpfs with its directory in each hierarchy [cpu,cpuacct ") !=
+                          std::string::npos,
+                      "%s", d.c_str());
+        }
+}
+
+// sysfs needs a user namespace that owns the network namespace; otherwise
+// the plan binds the host's /sys read-only (decided here, not on EPERM).
+Test(mount_plan, sysfs_from_the_host_without_the_network_namespace) {
+    oci::Spec s = base_spec();
+    for (bool userns : {false, true})
+        for (bool owns : {false, true}) {
+            MountFacts f;
+            f.in_userns = userns;
+            f.userns_owns_netns = owns;
+            auto p = plan(s, f);
+            const MountOp &sys = p[index_of(p, MountOpKind::mount, "/sys")];
+            cr_assert_eq(sys.sysfs_from_host, userns && !owns, "userns %d owns %d", userns, owns);
+            cr_assert_eq(describe_plan(p).find("the host's /sys read-only (no netns") !=
+                             std::string::npos,
+                         userns && !owns);
+        }
+}
+
+// /dev/ptmx is linked to pts/ptmx over a devpts on /dev/pts only; a /dev
+// bound from elsewhere is used as it is: no node, no link made in it (they
+// would change the directory bound, the host's /dev), and a device asked
+// for there is refused.
+Test(mount_plan, dev_nodes_and_links_only_in_a_dev_of_its_own) {
+    oci::Spec s = base_spec();
+    index_of(plan(s), MountOpKind::dev_link, "/dev/ptmx");
+    oci::Spec no_pts = s;
+    std::erase_if(no_pts.mounts, [](const oci::Mount &m) { return m.type == "devpts"; });
+    for (const MountOp &o : plan(no_pts))
+        cr_assert(o.dest != "/dev/ptmx", "%s", o.what.c_str());
+    index_of(plan(no_pts), MountOpKind::dev_link, "/dev/fd");
+
+    oci::Spec bound = s;
+    bound.mounts.push_back(mnt("/dev", "bind", "/dev", {"rbind"}));
+    auto p = plan(bound);
+    for (const MountOp &o : p)
+        cr_assert(o.kind != MountOpKind::device && o.kind != MountOpKind::dev_link, "%s",
+                  o.what.c_str());
+    index_of(p, MountOpKind::pivot);
+    index_of(p, MountOpKind::mask);
+    oci::Device dev;
+    dev.path = "/dev/fuse";
+    dev.type = "c";
+    dev.major = 10;
+    dev.minor = 229;
+    bound.linux_->devices = {dev};
+    cr_assert(plan_error(bound).find("linux.devices[0] /dev/fuse: /dev is a bind mount") !=
+              std::string::npos);
+}
+
+// Whether a bind's destination is a file or a directory is known once its
+// source is opened (the object the checks see), in the plan.
+Test(mount_plan, bind_of_a_file_is_planned_as_one) {
+    oci::Spec s = base_spec();
+    s.mounts.push_back(mnt("/etc/hostname", "bind", "/etc/hostname", {"bind"}));
+    s.mounts.push_back(mnt("/mnt", "bind", "/etc", {"bind"}));
+    auto p = plan(s);
+    cr_assert(open_bind_sources(p, "/nonexistent-rootfs").has_value());
+    cr_assert(p[index_of(p, MountOpKind::mount, "/etc/hostname")].bind_file);
+    cr_assert(!p[index_of(p, MountOpKind::mount, "/mnt")].bind_file);
+    cr_assert(describe_plan(p).find("/etc/hostname (bind from /etc/hostname) (a file)") !=
+              std::string::npos);
+    close_plan_fds(p);
 }

@@ -1,6 +1,7 @@
 #include "runtime/filesystem/mount_plan.hpp"
 
 #include "oci/fd.hpp"
+#include "oci/text.hpp"
 #include "runtime/filesystem/mount_api.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 #include "runtime/process/proc.hpp"
@@ -61,6 +62,8 @@ const char *mount_op_name(MountOpKind k) {
         return "device";
     case MountOpKind::dev_link:
         return "dev-link";
+    case MountOpKind::dev_check:
+        return "dev-check";
     case MountOpKind::pivot:
         return "pivot";
     case MountOpKind::mask:
@@ -157,6 +160,83 @@ Result<std::vector<MountOp>> plan_shared(const oci::Spec &spec, const MountFacts
     return plan;
 }
 
+// After the pivot and after /proc and /sys are mounted: masks, then
+// read-only paths (a masked path inside a read-only one still gets its
+// mask), the sandbox policy, then /dev and the root turn read-only, and the
+// identity.
+void add_after_pivot(const oci::Spec &spec, const MountFacts &facts,
+                     const std::string &dev_readonly, std::vector<MountOp> &plan) {
+    const oci::Linux &lx = *spec.linux_;
+    // A path listed twice is masked once (a second mask over the first
+    // would only stack another mount).
+    std::vector<std::string> masked;
+    for (const auto &p : lx.masked_paths) {
+        if (std::find(masked.begin(), masked.end(), p) != masked.end()) continue;
+        masked.push_back(p);
+        plan.push_back(op(MountOpKind::mask, "maskedPaths " + p, p));
+    }
+    for (const auto &p : lx.readonly_paths)
+        plan.push_back(op(MountOpKind::readonly, "readonlyPaths " + p, p));
+    // The sandbox policy after the configuration's own masks, before the
+    // root turns read-only (its placeholders may need to be made).
+    if (facts.policy) {
+        for (const auto &p : facts.policy->deny)
+            plan.push_back(op(MountOpKind::deny, "annotations[dev.ocirun.deny] " + p, p));
+        for (const auto &p : facts.policy->deny_write)
+            plan.push_back(
+                op(MountOpKind::deny_write, "annotations[dev.ocirun.deny-write] " + p, p));
+        for (const auto &p : facts.policy->deny_rename)
+            plan.push_back(op(MountOpKind::pin, "annotations[dev.ocirun.deny-rename] " + p, p));
+    }
+    if (!dev_readonly.empty()) plan.push_back(op(MountOpKind::dev_readonly, dev_readonly, "/dev"));
+    if (spec.root->readonly) plan.push_back(op(MountOpKind::root_readonly, "root.readonly", "/"));
+    if (!lx.rootfs_propagation.empty()) {
+        MountOp p = op(MountOpKind::root_propagation, "linux.rootfsPropagation", "/");
+        p.options = parse_mount_options({lx.rootfs_propagation});
+        plan.push_back(std::move(p));
+    }
+    add_identity_ops(spec, plan);
+}
+
+// A cgroup mount shows the container's own cgroup (CgroupShow).
+void plan_cgroup(MountOp &o, const MountFacts &f) {
+    if (f.cgroups.empty()) {
+        o.cgroup_show = CgroupShow::host_tree;
+        return;
+    }
+    if (f.cgroups.size() == 1 && f.cgroups[0].version == 2) {
+        o.cgroup_show = f.cgroupns ? CgroupShow::cgroup2 : CgroupShow::bind_dir;
+        o.cgroup_parts.push_back({f.cgroups[0], f.cgroupns, {}});
+        return;
+    }
+    o.cgroup_show = CgroupShow::per_hierarchy;
+    for (const CgroupView &v : f.cgroups) {
+        CgroupPart part{v, f.cgroupns && (v.version == 2 || !f.in_userns), {}};
+        if (v.name.find(',') != std::string::npos)
+            for (const auto &one : split(v.name, ','))
+                part.aliases.push_back(one);
+        o.cgroup_parts.push_back(std::move(part));
+    }
+}
+
+const char *cgroup_show_name(CgroupShow s) {
+    switch (s) {
+    case CgroupShow::host_tree:
+        return "the host's /sys/fs/cgroup read-only (the container has no cgroup)";
+    case CgroupShow::cgroup2:
+        return "cgroup2 in its cgroup namespace";
+    case CgroupShow::bind_dir:
+        return "its cgroup directory bound";
+    case CgroupShow::per_hierarchy:
+        return "a tmpfs with its directory in each hierarchy";
+    }
+    return "?";
+}
+
+bool is_dev(const std::string &dest) {
+    return dest == "/dev" || dest == "/dev/";
+}
+
 } // namespace
 
 MountNs mount_ns_of(const oci::Linux &lx) {
@@ -168,11 +248,18 @@ bool shares_mount_ns(const std::vector<MountOp> &plan) {
     return !plan.empty() && plan[0].kind == MountOpKind::chroot;
 }
 
+bool dev_bound(const std::vector<MountOp> &plan) {
+    return std::any_of(plan.begin(), plan.end(),
+                       [](const MountOp &o) { return o.kind == MountOpKind::dev_check; });
+}
+
 Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts &facts) {
     if (facts.mount_ns != MountNs::own) return plan_shared(spec, facts);
     const oci::Linux &lx = *spec.linux_;
     std::vector<MountOp> plan;
     std::string dev_readonly; // the /dev mount that asks for ro, if any
+    bool devpts = false;      // a devpts on /dev/pts: /dev/ptmx links to its ptmx
+    bool dev_bound = false;   // /dev is a bind: nothing is made in it
     plan.push_back(op(MountOpKind::isolate, "rootfs"));
     for (size_t i = 0; i < spec.mounts.size(); i++) {
         const oci::Mount &m = spec.mounts[i];
@@ -213,11 +300,22 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         }
         if (o.options.tmpcopyup && o.type != "tmpfs")
             return fail(what + ": tmpcopyup needs a tmpfs mount");
+        if (o.type == "cgroup") plan_cgroup(o, facts);
+        // sysfs needs the network namespace's owner (the kernel's
+        // net_current_may_mount): a user namespace that is not gets the
+        // host's /sys read-only, as with runc.
+        if (o.type == "sysfs" && !o.bind && facts.in_userns && !facts.userns_owns_netns)
+            o.sysfs_from_host = true;
+        if (o.type == "devpts" && (m.destination == "/dev/pts" || m.destination == "/dev/pts/"))
+            devpts = true;
+        // A /dev bound from elsewhere (the host's) is used as it is: no
+        // node is made in it, nor a link (runc's needsSetupDev), since they
+        // would change the directory bound.
+        if (o.bind && is_dev(m.destination)) dev_bound = true;
         // A read-only /dev is made writable first and read-only at the end:
         // its device nodes, links, submounts and console go in it first (as
         // runc's finalizeRootfs).
-        if (!o.bind && (m.destination == "/dev" || m.destination == "/dev/") &&
-            (o.options.flags & MS_RDONLY)) {
+        if (!o.bind && is_dev(m.destination) && (o.options.flags & MS_RDONLY)) {
             o.options.flags &= ~MS_RDONLY;
             dev_readonly = "mounts[" + std::to_string(i) + "] /dev (ro)";
         }
@@ -236,6 +334,25 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         d.bind_host_node = facts.in_userns;
         plan.push_back(std::move(d));
     };
+    if (dev_bound) {
+        if (!lx.devices.empty())
+            return fail("config.json: linux.devices[0] " + lx.devices[0].path +
+                        ": /dev is a bind mount, which is used as it is (no device is made in it)");
+        // What it has of the default devices must be them (a symlink to a
+        // host file or a regular file at /dev/null is refused, not used).
+        for (const auto &d : kDevices) {
+            MountOp c = op(MountOpKind::dev_check, std::string("device /dev/") + d.name,
+                           std::string("/dev/") + d.name);
+            c.node_type = S_IFCHR;
+            c.major = d.major;
+            c.minor = d.minor;
+            plan.push_back(std::move(c));
+        }
+        plan.push_back(
+            op(MountOpKind::pivot, facts.no_pivot ? "MS_MOVE + chroot" : "pivot_root", "/"));
+        add_after_pivot(spec, facts, dev_readonly, plan);
+        return plan;
+    }
     for (const auto &d : kDevices) {
         // A default device the configuration lists itself is made as it says.
         bool configured = false;
@@ -256,44 +373,14 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
                d.gid.value_or(0), what);
     }
     for (const auto &l : kLinks) {
+        if (std::string(l.name) == "ptmx" && !devpts) continue;
         MountOp d =
             op(MountOpKind::dev_link, std::string("/dev/") + l.name, std::string("/dev/") + l.name);
         d.link_to = l.to;
         plan.push_back(std::move(d));
     }
     plan.push_back(op(MountOpKind::pivot, facts.no_pivot ? "MS_MOVE + chroot" : "pivot_root", "/"));
-    // After the pivot and after /proc and /sys are mounted: masks, then
-    // read-only paths (a masked path inside a read-only one still gets its
-    // mask), then the root itself.
-    // A path listed twice is masked once (a second mask over the first
-    // would only stack another mount).
-    std::vector<std::string> masked;
-    for (const auto &p : lx.masked_paths) {
-        if (std::find(masked.begin(), masked.end(), p) != masked.end()) continue;
-        masked.push_back(p);
-        plan.push_back(op(MountOpKind::mask, "maskedPaths " + p, p));
-    }
-    for (const auto &p : lx.readonly_paths)
-        plan.push_back(op(MountOpKind::readonly, "readonlyPaths " + p, p));
-    // The sandbox policy after the configuration's own masks, before the
-    // root turns read-only (its placeholders may need to be made).
-    if (facts.policy) {
-        for (const auto &p : facts.policy->deny)
-            plan.push_back(op(MountOpKind::deny, "annotations[dev.ocirun.deny] " + p, p));
-        for (const auto &p : facts.policy->deny_write)
-            plan.push_back(
-                op(MountOpKind::deny_write, "annotations[dev.ocirun.deny-write] " + p, p));
-        for (const auto &p : facts.policy->deny_rename)
-            plan.push_back(op(MountOpKind::pin, "annotations[dev.ocirun.deny-rename] " + p, p));
-    }
-    if (!dev_readonly.empty()) plan.push_back(op(MountOpKind::dev_readonly, dev_readonly, "/dev"));
-    if (spec.root->readonly) plan.push_back(op(MountOpKind::root_readonly, "root.readonly", "/"));
-    if (!lx.rootfs_propagation.empty()) {
-        MountOp p = op(MountOpKind::root_propagation, "linux.rootfsPropagation", "/");
-        p.options = parse_mount_options({lx.rootfs_propagation});
-        plan.push_back(std::move(p));
-    }
-    add_identity_ops(spec, plan);
+    add_after_pivot(spec, facts, dev_readonly, plan);
     return plan;
 }
 
@@ -381,6 +468,10 @@ Status open_bind_sources(std::vector<MountOp> &plan, const std::string &rootfs) 
         }
         op.source_fd = ::open(op.source.c_str(), O_PATH | O_CLOEXEC);
         if (op.source_fd < 0) return fail_errno(op.what + ": open the source " + op.source);
+        struct stat st;
+        if (::fstat(op.source_fd, &st) < 0)
+            return fail_errno(op.what + ": stat the source " + op.source);
+        op.bind_file = !S_ISDIR(st.st_mode);
     }
     return {};
 }
@@ -402,6 +493,14 @@ std::string describe_plan(const std::vector<MountOp> &plan) {
         if (o.kind == MountOpKind::mount)
             out += " (" + o.type + (o.source.empty() ? "" : " from " + o.source) + ")";
         if (o.kind == MountOpKind::sysctl) out += " = " + o.source + " (/proc/" + o.dest + ")";
+        if (o.kind == MountOpKind::mount && o.type == "cgroup") {
+            out += std::string(": ") + cgroup_show_name(o.cgroup_show);
+            for (const CgroupPart &c : o.cgroup_parts)
+                out += std::string(" [") + c.view.name + (c.mount_fs ? " mounted" : " bound") + "]";
+        }
+        if (o.sysfs_from_host)
+            out += ": the host's /sys read-only (no netns of its user namespace)";
+        if (o.bind_file) out += " (a file)";
         out += "\n";
     }
     return out;

@@ -21,6 +21,7 @@ enum class MountOpKind {
     mount,            // a config.json mount: bind or a filesystem
     device,           // a device node: mknod, or the host's node bound in a user namespace
     dev_link,         // /dev/fd, /dev/stdin, ... symlinks
+    dev_check,        // a default device in a /dev bound from elsewhere: that device, or absent
     pivot,            // pivot_root into the rootfs (or MS_MOVE + chroot)
     mask,             // a maskedPaths entry: empty read-only tmpfs or /dev/null
     readonly,         // a readonlyPaths entry: recursive read-only bind of itself
@@ -46,6 +47,31 @@ inline bool identity_op(MountOpKind k) {
 
 const char *mount_op_name(MountOpKind k);
 
+// One hierarchy of the container's cgroup, for the cgroup mount inside it.
+struct CgroupView {
+    int version = 1;
+    std::string name;    // the directory under /sys/fs/cgroup ("cpu,cpuacct", "unified")
+    std::string options; // v1 mount options ("cpu,cpuacct", "none,name=systemd")
+    std::string dir;     // the container's cgroup directory on the host
+};
+
+// What a cgroup mount shows: only the container's own cgroup, never the
+// host's tree. Pure v2: cgroup2 in a cgroup namespace (its root is the
+// container's cgroup), else a bind of the container's directory. v1 and
+// hybrid: a tmpfs with one directory per hierarchy (CgroupPart). A container
+// without a cgroup (rootless, no limits) gets the host's hierarchy read-only.
+enum class CgroupShow { host_tree, cgroup2, bind_dir, per_hierarchy };
+
+// One directory of the per_hierarchy tmpfs: in a cgroup namespace, that
+// hierarchy mounted (its root the container's cgroup), else (or v1 in a user
+// namespace, where v1 cannot be mounted) a bind of the container's directory;
+// joined controllers also get runc's symlinks ("cpu" -> "cpu,cpuacct").
+struct CgroupPart {
+    CgroupView view;
+    bool mount_fs = false; // mounted as a filesystem, else `view.dir` bound
+    std::vector<std::string> aliases;
+};
+
 struct MountOp {
     MountOpKind kind;
     std::string what; // names the config.json field in errors: "mounts[3] /proc"
@@ -69,6 +95,17 @@ struct MountOp {
     // mounts before it (runc's order: ["bind", host dir -> /mnt] then
     // ["bind", <rootfs>/mnt/sub -> /other] binds the host dir's sub).
     bool source_in_rootfs = false;
+    // A bind of a file (its destination is made a file), known once the
+    // source is opened (open_bind_sources); a source in the rootfs is looked
+    // at when its turn comes (it may be what an earlier mount put there).
+    bool bind_file = false;
+    // A sysfs mount in a user namespace that does not own the network
+    // namespace (where the kernel refuses sysfs): the host's /sys bound
+    // read-only instead (as runc).
+    bool sysfs_from_host = false;
+    // A cgroup mount (type "cgroup" or "cgroup2"): what it shows.
+    CgroupShow cgroup_show = CgroupShow::host_tree;
+    std::vector<CgroupPart> cgroup_parts; // per_hierarchy
     // device
     mode_t node_type = 0;
     unsigned major = 0, minor = 0;
@@ -76,7 +113,7 @@ struct MountOp {
     uid_t uid = 0;
     gid_t gid = 0;
     bool bind_host_node = false; // in a user namespace (no mknod): the host's node bound
-    // dev_link
+    // dev_link (/dev/ptmx is planned only over a devpts mount on /dev/pts)
     std::string link_to;
     // personality
     unsigned long persona = 0;
@@ -98,6 +135,13 @@ struct MountFacts {
     bool joined_userns = false;            // a user namespace joined by path: an idmap without
                                            // mappings uses it (its mappings are not in config.json)
     MountNs mount_ns = MountNs::own;
+    // The container's cgroup, one view per hierarchy (empty: it has none),
+    // and whether the init is in a cgroup namespace of its own.
+    std::vector<CgroupView> cgroups;
+    bool cgroupns = false;
+    // In a user namespace: whether it owns the network namespace (a new one,
+    // or one joined that it owns); sysfs can be mounted only then.
+    bool userns_owns_netns = false;
 };
 
 // The plan: the filesystem, then the identity (hostname, domainname,
@@ -111,6 +155,9 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
 
 // The plan of a container without a mount namespace of its own (one chroot).
 bool shares_mount_ns(const std::vector<MountOp> &plan);
+
+// The plan binds /dev from elsewhere (nothing is made in it).
+bool dev_bound(const std::vector<MountOp> &plan);
 
 // One line per operation, for --debug.
 std::string describe_plan(const std::vector<MountOp> &plan);

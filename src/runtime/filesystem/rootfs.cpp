@@ -173,44 +173,42 @@ Result<Fd> bind_and_remount(int rootfd, const std::string &dest, int open_flags,
     return now;
 }
 
-// The cgroup mount: only the container's own cgroup is visible, never the
-// host's tree. Pure v2: cgroup2 in a cgroup namespace (its root is the
-// container's cgroup), else a bind of the container's directory. v1 and
-// hybrid: a tmpfs with one directory per hierarchy holding, in a cgroup
-// namespace, that hierarchy mounted (its root the container's cgroup) or,
-// without one or in a user namespace (where v1 cannot be mounted), a bind of
-// the container's directory; joined controllers get runc's symlinks
-// ("cpu" -> "cpu,cpuacct"). Read-only unless the mount asks for rw. A
-// container without a cgroup (rootless, no limits) gets the host's
-// hierarchy read-only, as before.
-Status mount_cgroup(int rootfd, const std::string &destination, int dest, unsigned long flags,
-                    const RootfsContext &ctx, const std::string &what) {
+// The cgroup mount, as planned (runtime/filesystem/mount_plan.hpp CgroupShow):
+// read-only unless the mount asks for rw.
+Status mount_cgroup(int rootfd, const MountOp &op, int dest, unsigned long flags) {
+    const std::string &destination = op.dest, &what = op.what;
     std::string target = fd_path(dest);
     unsigned long ro = flags & MS_RDONLY;
     unsigned long base = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (ctx.cgroups.empty()) {
+    switch (op.cgroup_show) {
+    case CgroupShow::host_tree: {
         Fd now = OCI_TRY(bind_and_remount(rootfd, destination, 0, target, "/sys/fs/cgroup",
                                           "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
         return {};
     }
-    if (ctx.cgroups.size() == 1 && ctx.cgroups[0].version == 2) {
-        if (ctx.cgroupns) return do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
-        Fd now =
-            OCI_TRY(bind_and_remount(rootfd, destination, 0, target, ctx.cgroups[0].dir.c_str(),
-                                     ctx.cgroups[0].dir, false, base | ro, what));
+    case CgroupShow::cgroup2:
+        return do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
+    case CgroupShow::bind_dir: {
+        const std::string &dir = op.cgroup_parts.at(0).view.dir;
+        Fd now = OCI_TRY(bind_and_remount(rootfd, destination, 0, target, dir.c_str(), dir, false,
+                                          base | ro, what));
         return {};
+    }
+    case CgroupShow::per_hierarchy:
+        break;
     }
     OCI_CHECK(do_mount("tmpfs", target, "tmpfs", base, "mode=755", what + ": tmpfs"));
     Fd top(openat2_in_root(rootfd, destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
     if (!top.valid()) return fail_errno(what + ": reopen the tmpfs");
-    for (const auto &c : ctx.cgroups) {
+    for (const CgroupPart &part : op.cgroup_parts) {
+        const CgroupView &c = part.view;
         if (::mkdirat(top.get(), c.name.c_str(), 0755) < 0)
             return fail_errno(what + ": mkdir " + c.name);
         Fd sub(::openat(top.get(), c.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!sub.valid()) return fail_errno(what + ": open " + c.name);
         std::string sub_path = fd_path(sub.get());
         std::string w = what + ": " + c.name;
-        if (ctx.cgroupns && (c.version == 2 || !ctx.in_userns)) {
+        if (part.mount_fs) {
             if (c.version == 2)
                 OCI_CHECK(do_mount("cgroup2", sub_path, "cgroup2", base | ro, nullptr, w));
             else
@@ -222,17 +220,9 @@ Status mount_cgroup(int rootfd, const std::string &destination, int dest, unsign
             if (!now.valid()) return fail_errno(w + ": reopen");
             OCI_CHECK(remount_bind(fd_path(now.get()), base | ro, w + ": remount"));
         }
-        // "cpu,cpuacct" is also reachable as "cpu" and "cpuacct".
-        if (c.name.find(',') != std::string::npos) {
-            size_t start = 0;
-            while (start < c.name.size()) {
-                size_t end = c.name.find(',', start);
-                if (end == std::string::npos) end = c.name.size();
-                std::string one = c.name.substr(start, end - start);
-                ::symlinkat(c.name.c_str(), top.get(), one.c_str());
-                start = end + 1;
-            }
-        }
+        for (const auto &alias : part.aliases)
+            if (::symlinkat(c.name.c_str(), top.get(), alias.c_str()) < 0)
+                return fail_errno(w + ": symlink " + alias);
     }
     if (ro) OCI_CHECK(remount_bind(fd_path(top.get()), MS_RDONLY | base, what + ": read-only"));
     return {};
@@ -365,7 +355,6 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
     const MountOptions &o = op.options;
     const std::string &type = op.type;
     const bool bind = op.bind;
-    bool file = false;
     // A source under the rootfs, resolved now (after the mounts before this
     // one) and inside the root, never through a symlink out of it.
     Fd in_root_source;
@@ -380,10 +369,11 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
     } else if (bind && passed >= 0) {
         source = fd_path(passed);
     }
-    if (bind) {
+    bool file = op.bind_file;
+    if (bind && op.source_in_rootfs) {
+        // What is there now (an earlier mount may have put it there).
         struct stat st;
-        if (source_fd >= 0 ? ::fstat(source_fd, &st) < 0 : ::stat(source.c_str(), &st) < 0)
-            return fail_errno(what + ": stat the source " + op.source);
+        if (::fstat(source_fd, &st) < 0) return fail_errno(what + ": stat the source " + op.source);
         file = !S_ISDIR(st.st_mode);
     }
     // A kernel filesystem (procfs above all) mounted through a symlink could
@@ -449,7 +439,12 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
                                what + ": set propagation"));
         return {};
     }
-    if (type == "cgroup") return mount_cgroup(rootfd, op.dest, dest.get(), flags, ctx, what);
+    if (type == "cgroup") return mount_cgroup(rootfd, op, dest.get(), flags);
+    if (op.sysfs_from_host) {
+        Fd now = OCI_TRY(bind_and_remount(rootfd, op.dest, 0, target, "/sys", "/sys", true,
+                                          MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, what));
+        return {};
+    }
     const char *data = data_with_mode.empty() ? nullptr : data_with_mode.c_str();
     const char *src = op.source.empty() ? type.c_str() : op.source.c_str();
     // The directory the tmpfs will cover, held open to copy from afterwards.
@@ -458,15 +453,7 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
         under = Fd(::openat(dest.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (!under.valid()) return fail_errno(what + ": tmpcopyup: open the destination");
     }
-    auto r = do_mount(src, target, type.c_str(), flags, data, what + ": mount " + type);
-    if (!r && type == "sysfs" && ctx.in_userns && (r.error().code == EPERM)) {
-        // sysfs cannot be mounted in a user namespace without its own network
-        // namespace: bind the host's read-only, as runc does.
-        OCI_CHECK(bind_and_remount(rootfd, op.dest, 0, target, "/sys", "/sys", true,
-                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, what));
-        return {};
-    }
-    if (!r) return r;
+    OCI_CHECK(do_mount(src, target, type.c_str(), flags, data, what + ": mount " + type));
     if (o.tmpcopyup || o.rec_set || o.rec_clear || o.propagation) {
         // The new mount's root (the fd opened before it refers to what it covers).
         Fd top(openat2_in_root(rootfd, op.dest.c_str() + 1, O_RDONLY | O_DIRECTORY));
@@ -523,17 +510,31 @@ Status apply_device(int rootfd, const MountOp &op) {
     return {};
 }
 
-// /dev/fd, /dev/stdin, ...; /dev/ptmx only over a devpts.
+// A default device in a /dev bound from elsewhere: used as it is, if it is
+// that device (checked on what the name is, never followed).
+Status check_bound_device(int rootfd, const MountOp &op) {
+    Fd node(openat2_in_root(rootfd, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
+    if (!node.valid()) {
+        if (errno == ENOENT) return {};
+        return fail_errno(op.what + ": open");
+    }
+    struct stat st;
+    if (::fstat(node.get(), &st) < 0) return fail_errno(op.what + ": stat");
+    if ((st.st_mode & S_IFMT) != op.node_type || st.st_rdev != makedev(op.major, op.minor))
+        return fail(op.what + ": /dev is a bind mount, and what it has there is not the device " +
+                    "(char " + std::to_string(op.major) + ":" + std::to_string(op.minor) + ")");
+    return {};
+}
+
+// /dev/fd, /dev/stdin, ...; /dev/ptmx (planned over a devpts only)
+// replaces what the rootfs has there.
 Status apply_dev_link(int rootfd, const MountOp &op) {
     auto dev = open_dest(rootfd, "/dev", false);
     if (!dev) return forward(std::move(dev.error()), op.what);
     Fd devfd(*dev);
     std::string name = op.dest.substr(5);
-    if (name == "ptmx") {
-        struct stat st;
-        if (::fstatat(devfd.get(), "pts", &st, 0) < 0) return {};
-        ::unlinkat(devfd.get(), "ptmx", 0);
-    }
+    if (name == "ptmx" && ::unlinkat(devfd.get(), "ptmx", 0) < 0 && errno != ENOENT)
+        return fail_errno(op.what + ": remove what the rootfs has there");
     if (::symlinkat(op.link_to.c_str(), devfd.get(), name.c_str()) < 0 && errno != EEXIST)
         return fail_errno("symlink " + op.what);
     return {};
@@ -653,6 +654,9 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
         case MountOpKind::dev_link:
             OCI_CHECK(apply_dev_link(root.get(), op));
             break;
+        case MountOpKind::dev_check:
+            OCI_CHECK(check_bound_device(root.get(), op));
+            break;
         case MountOpKind::pivot:
         case MountOpKind::chroot:
             return {};
@@ -685,17 +689,31 @@ Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx, 
     return {};
 }
 
-Status bind_console(int peer) {
+Status bind_console(int peer, bool dev_bound) {
     Fd dev(::open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dev.valid()) return fail_errno("/dev/console: open /dev (a symlink is refused)");
-    if (::unlinkat(dev.get(), "console", 0) < 0 && errno != ENOENT)
-        return fail_errno("/dev/console: remove what the rootfs has there");
-    int f =
-        ::openat(dev.get(), "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (f < 0) return fail_errno("/dev/console: create the mount point");
-    ::close(f);
+    // A node or a file there is covered as it is (it may be the host's, in a
+    // /dev bound from it); anything else (a symlink) is replaced by a file,
+    // but not in a bound /dev, which would change the directory bound.
     Fd target(::openat(dev.get(), "console", O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    if (!target.valid()) return fail_errno("/dev/console: open");
+    struct stat st;
+    bool absent = !target.valid() && errno == ENOENT;
+    if (!target.valid() || ::fstat(target.get(), &st) < 0 ||
+        !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode))) {
+        if (dev_bound)
+            return fail(std::string("/dev/console: /dev is a bind mount, and it has ") +
+                        (absent ? "no console" : "something other than a node or file") +
+                        " there, which the runtime does not replace");
+        target.reset();
+        if (::unlinkat(dev.get(), "console", 0) < 0 && errno != ENOENT)
+            return fail_errno("/dev/console: remove what the rootfs has there");
+        int f = ::openat(dev.get(), "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+                         0600);
+        if (f < 0) return fail_errno("/dev/console: create the mount point");
+        ::close(f);
+        target = Fd(::openat(dev.get(), "console", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!target.valid()) return fail_errno("/dev/console: open");
+    }
     Fd tree = OCI_TRY(clone_mount(peer, false, "/dev/console"));
     return attach_mount(tree.get(), target.get(), "/dev/console");
 }

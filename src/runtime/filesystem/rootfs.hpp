@@ -15,21 +15,10 @@
 
 namespace ocirun {
 
-// One hierarchy of the container's cgroup, for the cgroup mount inside it.
-struct CgroupView {
-    int version = 1;
-    std::string name;    // the directory under /sys/fs/cgroup ("cpu,cpuacct", "unified")
-    std::string options; // v1 mount options ("cpu,cpuacct", "none,name=systemd")
-    std::string dir;     // the container's cgroup directory on the host
-};
-
 struct RootfsContext {
     std::string rootfs; // absolute host path
-    bool in_userns = false;
     bool no_pivot = false;
-    bool cgroupns = false;           // the init is in its own cgroup namespace
-    std::vector<CgroupView> cgroups; // empty: the container has no cgroup
-    int rootfs_fd = -1;              // the rootfs the runtime checked: what is bound must be it
+    int rootfs_fd = -1; // the rootfs the runtime checked: what is bound must be it
     const std::vector<ReachGuard> *guards = nullptr; // what no mount may reach
     // In a user namespace: the sources of the binds passes_source() names,
     // in plan order, opened by the runtime in this mount namespace.
@@ -47,9 +36,10 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
 Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx,
                     RootSys &sys = real_root_sys());
 // After pivot_root: bind the pty `peer` onto /dev/console, through fds only
-// (whatever the rootfs has there is replaced; a symlinked /dev is refused:
+// (a node or a file there is covered; anything else is replaced, or refused
+// in a /dev bound from elsewhere, `dev_bound`; a symlinked /dev is refused:
 // CVE-2025-52565).
-Status bind_console(int peer);
+Status bind_console(int peer, bool dev_bound);
 
 struct FsPlan;
 // The plan after the pivot: masked paths, read-only paths, the sandbox

@@ -391,12 +391,62 @@ struct CreatePlan {
     Fd rootfs_fd;
     std::vector<ReachGuard> reach_guard;
     bool has_hooks = false, want_shim = false;
+    // The container's cgroup (none when cgroup_dirs is empty): decided here,
+    // made by create_impl.
+    CgroupHost cgroup_host;
+    std::vector<CgroupWrite> cgroup_writes;
+    std::vector<std::string> cgroup_dirs;
 
     CreatePlan() = default;
     CreatePlan(const CreatePlan &) = delete;
     CreatePlan &operator=(const CreatePlan &) = delete;
     ~CreatePlan() { close_plan_fds(mounts); }
 };
+
+// The container's cgroup: its directories, what is written in them, and what
+// its cgroup mount shows of each hierarchy
+// (runtime/filesystem/mount_plan.hpp CgroupView).
+Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, CreatePlan &p) {
+    const oci::Linux &lx = *p.spec.linux_;
+    if (!wants_cgroup(p.spec, o.rootless)) return std::vector<CgroupView>{};
+    CgroupHost &host = p.cgroup_host;
+    host = OCI_TRY(detect_cgroup_host());
+    if (lx.resources) {
+        oci::Resources r = *lx.resources;
+        // An unprivileged user can neither load a device program nor make
+        // device nodes the rules would guard.
+        if (::geteuid() != 0) r.devices.clear();
+        p.cgroup_writes = OCI_TRY(plan_resources(r, host));
+    }
+    p.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+    if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(p.spec))
+        leave_out_v1_cpuset(host, p.cgroup_dirs);
+    std::vector<CgroupView> views;
+    for (const auto &d : p.cgroup_dirs) {
+        const Hierarchy &h = *hierarchy_of(host, d);
+        CgroupView v;
+        v.version = h.version;
+        v.dir = d;
+        v.name = h.mount.substr(h.mount.rfind('/') + 1);
+        for (const auto &c : h.controllers)
+            v.options += (v.options.empty() ? "" : ",") + c;
+        if (v.options.rfind("name=", 0) == 0) v.options = "none," + v.options;
+        views.push_back(std::move(v));
+    }
+    return views;
+}
+
+// In a user namespace: whether it owns the container's network namespace
+// (a new one is made in it; one joined by path is looked up).
+bool userns_owns_netns(const CreatePlan &p) {
+    if (p.flags & CLONE_NEWNET) return true;
+    if (p.user_ns_fd < 0) return false; // inherited or joined: older than a new user namespace
+    struct stat user;
+    if (::fstat(p.user_ns_fd, &user) < 0) return false;
+    for (const auto &[fd, type] : p.cfg.join_ns)
+        if (type == CLONE_NEWNET) return owned_within(fd, user);
+    return false;
+}
 
 // The bundle and its configuration, and what the runtime refuses of it at
 // once.
@@ -489,9 +539,16 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
         // report mode the container runs without it (and so without a way out).
         if (!host_facts.privileged) policy.net.publish.clear();
     }
-    mount_plan =
-        OCI_TRY(plan_mounts(spec, {cfg.in_userns, o.no_pivot, policy.present ? &policy : nullptr,
-                                   user_ns_fd >= 0, mount_ns_of(lx)}));
+    MountFacts facts;
+    facts.in_userns = cfg.in_userns;
+    facts.no_pivot = o.no_pivot;
+    facts.policy = policy.present ? &policy : nullptr;
+    facts.joined_userns = user_ns_fd >= 0;
+    facts.mount_ns = mount_ns_of(lx);
+    facts.cgroups = OCI_TRY(plan_container_cgroup(o, p));
+    facts.cgroupns = cfg.new_cgroupns;
+    facts.userns_owns_netns = cfg.in_userns && userns_owns_netns(p);
+    mount_plan = OCI_TRY(plan_mounts(spec, facts));
     if (shares_mount_ns(mount_plan) && holds_capability(spec, "CAP_SYS_CHROOT"))
         log::warning("config.json: linux.namespaces: no mount namespace of the container's own: "
                      "root.path is a chroot, which a process holding CAP_SYS_CHROOT can leave");
@@ -631,39 +688,15 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
 
     // The cgroup is made before the init exists, and recorded first, so that
     // a crash from here on leaves it where delete --force finds it.
-    CgroupHost host;
+    const CgroupHost &host = p.cgroup_host;
     Fd cgroup_fd;
-    if (wants_cgroup(spec, o.rootless)) {
-        host = OCI_TRY(detect_cgroup_host());
-        std::vector<CgroupWrite> writes;
-        if (lx.resources) {
-            oci::Resources r = *lx.resources;
-            // An unprivileged user can neither load a device program nor make
-            // device nodes the rules would guard.
-            if (::geteuid() != 0) r.devices.clear();
-            writes = OCI_TRY(plan_resources(r, host));
-        }
-        rec.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+    if (!p.cgroup_dirs.empty()) {
+        rec.cgroup_dirs = p.cgroup_dirs;
         rec.cgroups_path = lx.cgroups_path;
-        if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(spec))
-            leave_out_v1_cpuset(host, rec.cgroup_dirs);
         OCI_CHECK(dir.save(rec));
         fault_point("create:recorded");
-        OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, writes));
+        OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, p.cgroup_writes));
         fault_point("create:cgroup");
-        // What the container's cgroup mount shows: its own directory in each
-        // hierarchy it has one in (runtime/filesystem/rootfs.cpp mount_cgroup).
-        for (const auto &d : rec.cgroup_dirs) {
-            const Hierarchy &h = *hierarchy_of(host, d);
-            CgroupView v;
-            v.version = h.version;
-            v.dir = d;
-            v.name = h.mount.substr(h.mount.rfind('/') + 1);
-            for (const auto &c : h.controllers)
-                v.options += (v.options.empty() ? "" : ",") + c;
-            if (v.options.rfind("name=", 0) == 0) v.options = "none," + v.options;
-            cfg.cgroups.push_back(std::move(v));
-        }
         std::string u = unified_dir(host, rec.cgroup_dirs);
         if (!u.empty()) cgroup_fd.reset(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     }

@@ -158,7 +158,7 @@ Status setup_terminal(const InitConfig &cfg) {
                   "process.terminal");
     // /dev/console is a mount, made only in the container's own namespace.
     if (!shares_mount_ns(*cfg.mounts))
-        OCI_CHECK_CTX(bind_console(STDIN_FILENO), "process.terminal");
+        OCI_CHECK_CTX(bind_console(STDIN_FILENO, dev_bound(*cfg.mounts)), "process.terminal");
     ::close(cfg.console_fd);
     return {};
 }
@@ -389,8 +389,7 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     std::vector<int> passed;
     for (const Fd &s : sources)
         passed.push_back(s.get());
-    RootfsContext rootfs{cfg.rootfs,       cfg.in_userns,     cfg.no_pivot,
-                         cfg.new_cgroupns, cfg.cgroups,       cfg.rootfs_fd,
+    RootfsContext rootfs{cfg.rootfs,       cfg.no_pivot,      cfg.rootfs_fd,
                          cfg.reach_guards, std::move(passed), cfg.passes_sources};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
     sources.clear();

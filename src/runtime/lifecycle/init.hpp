@@ -45,7 +45,6 @@ struct InitConfig {
     bool no_new_keyring = false;
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     bool passes_sources = false;        // the runtime sends the binds' sources (Msg::bind_source)
-    std::vector<CgroupView> cgroups;    // the container's cgroup, for its cgroup mount
     bool lock_mounts = false;           // a sandbox policy masks paths: lock them (nested user ns)
     bool policy_strict = true;          // dev.ocirun.enforcement: another way to a rule's object
                                         // refuses the container (else it is reported)
