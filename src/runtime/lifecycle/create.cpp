@@ -388,6 +388,7 @@ struct CreatePlan {
     unsigned long flags = 0; // CLONE_NEW* of the new namespaces
     int pid_ns_fd = -1, user_ns_fd = -1;
     std::vector<MountOp> mounts;
+    int sync_fd = -1; // the runtime's end of the sync socket (in fds)
     Fd rootfs_fd;
     std::vector<ReachGuard> reach_guard;
     bool has_hooks = false, want_shim = false;
@@ -596,6 +597,194 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     return {};
 }
 
+// The channels between the runtime, the init and the caller: the exec fifo
+// and start fifo in the state directory (or run's start channel `here`),
+// the sync socket, the caller's console socket. The first side effects.
+Status open_channels(const CreateOptions &o, ContainerDir &dir, StartHere *here, CreatePlan &p) {
+    InitConfig &cfg = p.cfg;
+    Fds &fds = p.fds;
+    if (here) {
+        int rel[2], res[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rel) < 0)
+            return fail_errno("socketpair");
+        here->release.reset(rel[0]);
+        cfg.fifo_read_fd = fds.add(rel[1]);
+        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("pipe");
+        here->result.reset(res[0]);
+        cfg.start_result_fd = fds.add(res[1]);
+    } else {
+        std::string fifo = dir.path() + "/" + kFifo;
+        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
+        cfg.fifo_read_fd = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        cfg.fifo_write_fd = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
+        if (cfg.fifo_read_fd < 0 || cfg.fifo_write_fd < 0) return fail_errno("open " + fifo);
+        std::string start_fifo = dir.path() + "/" + kStartFifo;
+        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
+        cfg.start_result_fd = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (cfg.start_result_fd < 0) return fail_errno("open " + start_fifo);
+    }
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return fail_errno("socketpair");
+    p.sync_fd = fds.add(sv[0]);
+    cfg.sync_fd = fds.add(sv[1]);
+    cfg.console_fd = o.console_fd;
+    if (!o.console_socket.empty())
+        cfg.console_fd = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
+    fault_point("create:fifos");
+    cfg.report_pid = spawns_through_intermediate(cfg, p.user_ns_fd);
+    if (cfg.report_pid) {
+        int on = 1;
+        if (::setsockopt(p.sync_fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)
+            return fail_errno("sync socket: SO_PASSCRED");
+    }
+    return {};
+}
+
+ContainerRecord new_record(const CreateOptions &o, const CreatePlan &p) {
+    ContainerRecord rec;
+    rec.state.oci_version = oci::kSpecVersion;
+    rec.state.id = o.id;
+    rec.state.status = oci::ContainerStatus::creating;
+    rec.state.bundle = p.bundle;
+    rec.state.annotations = p.spec.annotations;
+    rec.created = oci::rfc3339_now();
+    rec.rootfs = p.rootfs;
+    rec.owner = ::geteuid();
+    rec.has_hooks = p.has_hooks;
+    rec.sandboxed = p.policy.present;
+    rec.trace = p.policy.trace;
+    return rec;
+}
+
+// The cgroup is made before the init exists, and recorded first, so that a
+// crash from here on leaves it where delete --force finds it. Returns the
+// v2 directory the init is cloned into, if any.
+Result<Fd> make_cgroup(ContainerDir &dir, const CreatePlan &p, ContainerRecord &rec) {
+    if (p.cgroup_dirs.empty()) return Fd();
+    rec.cgroup_dirs = p.cgroup_dirs;
+    rec.cgroups_path = p.spec.linux_->cgroups_path;
+    OCI_CHECK(dir.save(rec));
+    fault_point("create:recorded");
+    OCI_CHECK(create_cgroup(p.cgroup_host, rec.cgroup_dirs, p.cgroup_writes));
+    fault_point("create:cgroup");
+    std::string u = unified_dir(p.cgroup_host, rec.cgroup_dirs);
+    if (u.empty()) return Fd();
+    return Fd(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
+// What the runtime does to the spawned init before it lets it set up: its
+// oom_score_adj (before the init turns non-dumpable, after which only root
+// could write its /proc files), its ID maps, its cgroup, the netDevices, the
+// bind sources it cannot reach itself; then proceed.
+Status prepare_init(pid_t pid, const CreatePlan &p, const ContainerRecord &rec) {
+    const oci::Spec &spec = p.spec;
+    if (spec.process->oom_score_adj)
+        OCI_CHECK(write_proc_file(pid, "oom_score_adj",
+                                  std::to_string(*spec.process->oom_score_adj),
+                                  "process.oomScoreAdj"));
+    if (p.cfg.new_userns) OCI_CHECK(write_id_mappings(pid, *spec.linux_));
+    if (!rec.cgroup_dirs.empty()) OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
+    OCI_CHECK(move_net_devices(*spec.linux_, pid));
+    // (An unprivileged runtime's init reaches what the runtime does.)
+    if (p.cfg.passes_sources) OCI_CHECK(pass_bind_sources(p.sync_fd, pid, p.mounts));
+    fault_point("create:joined");
+    OCI_CHECK(sync::send(p.sync_fd, sync::Msg::proceed));
+    fault_point("create:proceeded");
+    return {};
+}
+
+// What the init asks of the runtime while it sets up (the time offsets, the
+// policy's filesystem notes, its listening sockets, the hooks before
+// pivot_root, the seccomp notify fd), until it is ready.
+// `hooks_started`: set once prestart began (a failure then runs poststop).
+Status serve_init(pid_t pid, CreatePlan &p, ContainerRecord &rec, std::vector<Fd> &listeners,
+                  bool &hooks_started) {
+    const oci::Spec &spec = p.spec;
+    for (;;) {
+        sync::Packet msg = OCI_TRY(sync::receive(p.sync_fd, "the container's init"));
+        switch (msg.type) {
+        case sync::Msg::ready:
+            fault_point("create:ready");
+            return {};
+        case sync::Msg::error:
+            return fail_code(msg.value, msg.text);
+        case sync::Msg::time_offsets: {
+            // The init's new time namespace, before anything entered it.
+            std::string file = "/proc/" + std::to_string(pid) + "/timens_offsets";
+            OCI_CHECK(write_existing_file(file, time_offsets_text(spec), "linux.timeOffsets"));
+            OCI_CHECK(sync::send(p.sync_fd, sync::Msg::proceed));
+            break;
+        }
+        case sync::Msg::fs_rule:
+        case sync::Msg::fs_way:
+        case sync::Msg::fs_made:
+            OCI_CHECK(record_fs_note(rec, msg));
+            break;
+        case sync::Msg::listener:
+            listeners.emplace_back(msg.fd);
+            if (!listeners.back().valid()) return fail("sync: a listening socket did not arrive");
+            break;
+        case sync::Msg::hooks: {
+            // Mounts done, before pivot_root: prestart and createRuntime run
+            // here, in the runtime's namespaces.
+            hooks_started = true;
+            fault_point("create:hooks");
+            std::string st = hook_state(rec, oci::ContainerStatus::creating);
+            OCI_CHECK(run_hooks(spec.hooks->prestart, "prestart", st));
+            OCI_CHECK(run_hooks(spec.hooks->create_runtime, "createRuntime", st));
+            OCI_CHECK(sync::send(p.sync_fd, sync::Msg::hooks_done, pid));
+            break;
+        }
+        case sync::Msg::seccomp_notify: {
+            // The init's seccomp notify fd, for the listener.
+            Fd notify(msg.fd);
+            if (!notify.valid()) return fail("sync: the seccomp notify fd did not arrive");
+            OCI_CHECK(send_seccomp_listener(*spec.linux_->seccomp, notify.get(), pid, rec.state));
+            break;
+        }
+        default:
+            return fail("sync: unexpected message from the container's init");
+        }
+    }
+}
+
+// The init is ready: the network helper, the record (created), the pid
+// file; then wait until the init has exec'd the exec stage.
+Status finish_create(const CreateOptions &o, ContainerDir &dir, StartHere *here, CreatePlan &p,
+                     pid_t pid, ContainerRecord &rec, std::vector<Fd> &listeners) {
+    if (p.want_shim) {
+        if (listeners.size() != p.cfg.listen_ports.size())
+            return fail("sync: the init sent " + std::to_string(listeners.size()) +
+                        " listening sockets, not " + std::to_string(p.cfg.listen_ports.size()));
+        ShimProcess shim = OCI_TRY(start_network_helper(
+            o.id, dir.path(), pid, listeners, p.policy.net, p.cgroup_host, rec.cgroup_dirs));
+        rec.shim_pid = shim.pid;
+        rec.shim_start_time = shim.start_time;
+        fault_point("create:shim");
+    }
+    listeners.clear();
+    rec.state.status = oci::ContainerStatus::created;
+    // run goes on to start under the same lock, which records it running:
+    // no one can see it created in between (a run that dies here leaves it
+    // creating, which delete --force removes).
+    if (!here) OCI_CHECK(dir.save(rec));
+    fault_point("create:created");
+    if (auto r = write_pid_file(o.pid_file, pid); !r) return forward(r.error().wrap("--pid-file"));
+    // Through the exec stage, the init runs the runtime's binary until it
+    // execs the stage, right after ready: create returns once it has (its
+    // end of the sync socket closes with that exec, or with the init), so
+    // nothing that joins the container's namespaces afterwards meets it.
+    if (!p.stage.empty()) {
+        for (;;) {
+            char b;
+            ssize_t n = ::recv(p.sync_fd, &b, 1, 0);
+            if (n == 0 || (n < 0 && errno != EINTR)) break;
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *here) {
@@ -614,92 +803,16 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         }
     }
     OCI_CHECK(plan_create(o, p));
-    oci::Spec &spec = p.spec;
-    const oci::Linux &lx = *spec.linux_;
-    const std::string &bundle = p.bundle, &rootfs = p.rootfs, &stage = p.stage;
-    SandboxPolicy &policy = p.policy;
-    Fds &fds = p.fds;
-    InitConfig &cfg = p.cfg;
-    unsigned long &flags = p.flags;
-    int &pid_ns_fd = p.pid_ns_fd, &user_ns_fd = p.user_ns_fd;
-    std::vector<MountOp> &mount_plan = p.mounts;
-    bool &has_hooks = p.has_hooks, &want_shim = p.want_shim;
-    int sv[2] = {-1, -1}; // the sync socket: ours, the init's
     // Every refusal is above: from here on the runtime makes things (the
     // fifos in the state directory, the connection to the caller's console
     // socket, the cgroup, the init).
-    int fifo_r, fifo_w = -1, start_result;
-    if (here) {
-        int rel[2], res[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rel) < 0)
-            return fail_errno("socketpair");
-        here->release.reset(rel[0]);
-        fifo_r = fds.add(rel[1]);
-        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("pipe");
-        here->result.reset(res[0]);
-        start_result = fds.add(res[1]);
-    } else {
-        std::string fifo = dir.path() + "/" + kFifo;
-        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
-        fifo_r = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-        fifo_w = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
-        if (fifo_r < 0 || fifo_w < 0) return fail_errno("open " + fifo);
-        std::string start_fifo = dir.path() + "/" + kStartFifo;
-        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
-        start_result = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-        if (start_result < 0) return fail_errno("open " + start_fifo);
-    }
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return fail_errno("socketpair");
-    fds.add(sv[0]);
-    fds.add(sv[1]);
-    int console = o.console_fd;
-    if (!o.console_socket.empty())
-        console = fds.add(OCI_TRY(sync::connect_unix(o.console_socket, "--console-socket")));
-    fault_point("create:fifos");
-    cfg.start_result_fd = start_result;
-    cfg.sync_fd = sv[1];
-    cfg.fifo_read_fd = fifo_r;
-    cfg.fifo_write_fd = fifo_w;
-    cfg.console_fd = console;
-    cfg.report_pid = spawns_through_intermediate(cfg, user_ns_fd);
+    OCI_CHECK(open_channels(o, dir, here, p));
     // A PID namespace joined by path takes the init only (left right after
     // the init is spawned).
     ChildPidNamespace child_pidns;
-    if (pid_ns_fd >= 0) OCI_CHECK(child_pidns.enter(pid_ns_fd));
-    if (cfg.report_pid) {
-        int on = 1;
-        if (::setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)
-            return fail_errno("sync socket: SO_PASSCRED");
-    }
-
-    ContainerRecord rec;
-    rec.state.oci_version = oci::kSpecVersion;
-    rec.state.id = o.id;
-    rec.state.status = oci::ContainerStatus::creating;
-    rec.state.bundle = bundle;
-    rec.state.annotations = spec.annotations;
-    rec.created = oci::rfc3339_now();
-    rec.rootfs = rootfs;
-    rec.owner = ::geteuid();
-    rec.has_hooks = has_hooks;
-    rec.sandboxed = policy.present;
-    rec.trace = policy.trace;
-
-    // The cgroup is made before the init exists, and recorded first, so that
-    // a crash from here on leaves it where delete --force finds it.
-    const CgroupHost &host = p.cgroup_host;
-    Fd cgroup_fd;
-    if (!p.cgroup_dirs.empty()) {
-        rec.cgroup_dirs = p.cgroup_dirs;
-        rec.cgroups_path = lx.cgroups_path;
-        OCI_CHECK(dir.save(rec));
-        fault_point("create:recorded");
-        OCI_CHECK(create_cgroup(host, rec.cgroup_dirs, p.cgroup_writes));
-        fault_point("create:cgroup");
-        std::string u = unified_dir(host, rec.cgroup_dirs);
-        if (!u.empty()) cgroup_fd.reset(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    }
+    if (p.pid_ns_fd >= 0) OCI_CHECK(child_pidns.enter(p.pid_ns_fd));
+    ContainerRecord rec = new_record(o, p);
+    Fd cgroup_fd = OCI_TRY(make_cgroup(dir, p, rec));
     struct CgroupGuard {
         const CgroupHost &host;
         const std::vector<std::string> &dirs;
@@ -707,12 +820,12 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         ~CgroupGuard() {
             if (!keep && !dirs.empty()) (void)destroy_cgroup(host, dirs);
         }
-    } cgroup_guard{host, rec.cgroup_dirs};
+    } cgroup_guard{p.cgroup_host, rec.cgroup_dirs};
 
-    cfg.cgroup_fd = cgroup_fd.get();
-    auto spawned = spawn_init(cfg, dir, fds, sv[0],
+    p.cfg.cgroup_fd = cgroup_fd.get();
+    auto spawned = spawn_init(p.cfg, dir, p.fds, p.sync_fd,
                               {here ? here->release.get() : -1, here ? here->result.get() : -1},
-                              user_ns_fd, flags, cgroup_fd.get());
+                              p.user_ns_fd, p.flags, cgroup_fd.get());
     if (auto r = child_pidns.leave(); !r) {
         if (spawned) kill_and_reap(*spawned);
         return forward(std::move(r.error()));
@@ -727,30 +840,10 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         stop_shim(rec.shim_pid, rec.shim_start_time, o.id, dir.path());
         // A failed create hook stops the container, which ends with the
         // poststop hooks (runtime-spec Lifecycle steps 3-5 -> 12-13).
-        if (hooks_started) run_poststop(spec, rec);
+        if (hooks_started) run_poststop(p.spec, rec);
         return forward(std::move(e));
     };
-
-    // Before proceed: the init turns non-dumpable once it has it, and from
-    // then on only root could write its /proc files.
-    if (spec.process->oom_score_adj) {
-        if (auto r =
-                write_proc_file(pid, "oom_score_adj", std::to_string(*spec.process->oom_score_adj),
-                                "process.oomScoreAdj");
-            !r)
-            return abort_child(r.error());
-    }
-    if (cfg.new_userns)
-        if (auto r = write_id_mappings(pid, lx); !r) return abort_child(r.error());
-    if (!rec.cgroup_dirs.empty())
-        if (auto r = enter_cgroup(rec.cgroup_dirs, pid); !r) return abort_child(r.error());
-    if (auto r = move_net_devices(lx, pid); !r) return abort_child(r.error());
-    // (An unprivileged runtime's init reaches what the runtime does.)
-    if (cfg.passes_sources)
-        if (auto r = pass_bind_sources(sv[0], pid, mount_plan); !r) return abort_child(r.error());
-    fault_point("create:joined");
-    if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
-    fault_point("create:proceeded");
+    if (auto r = prepare_init(pid, p, rec); !r) return abort_child(r.error());
     // While the init sets up (until then it dies with this process, which
     // leaves the record without a PID: delete --force knows that case).
     rec.state.pid = pid;
@@ -761,100 +854,24 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     fault_point("create:pid-saved");
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
-    if (auto r = oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(spec, false));
+    if (auto r =
+            oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(p.spec, false));
         !r)
         return abort_child(r.error());
-    if (here) here->spec = spec;
+    if (here) here->spec = p.spec;
     // (Not with filesystem rules either: the init reports them below.)
-    if (here && !want_shim && !cfg.lock_mounts) {
+    if (here && !p.want_shim && !p.cfg.lock_mounts) {
         ContainerRecord running = rec;
         mark_running(running);
         auto staged = dir.stage(running);
         if (!staged) return abort_child(staged.error());
         here->running.emplace(std::move(*staged));
     }
-    auto msg = sync::receive(sv[0], "the container's init");
     std::vector<Fd> listeners; // the init's sockets for the network helper
-    while (msg && (msg->type == sync::Msg::hooks || msg->type == sync::Msg::seccomp_notify ||
-                   msg->type == sync::Msg::listener || msg->type == sync::Msg::fs_rule ||
-                   msg->type == sync::Msg::fs_way || msg->type == sync::Msg::fs_made ||
-                   msg->type == sync::Msg::time_offsets)) {
-        if (msg->type == sync::Msg::time_offsets) {
-            // The init's new time namespace, before anything entered it.
-            std::string file = "/proc/" + std::to_string(pid) + "/timens_offsets";
-            if (auto r = write_existing_file(file, time_offsets_text(spec), "linux.timeOffsets");
-                !r)
-                return abort_child(r.error());
-            if (auto r = sync::send(sv[0], sync::Msg::proceed); !r) return abort_child(r.error());
-        } else if (msg->type == sync::Msg::fs_rule || msg->type == sync::Msg::fs_way ||
-                   msg->type == sync::Msg::fs_made) {
-            if (auto r = record_fs_note(rec, *msg); !r) return abort_child(r.error());
-        } else if (msg->type == sync::Msg::listener) {
-            listeners.emplace_back(msg->fd);
-            if (!listeners.back().valid())
-                return abort_child(Error{0, "sync: a listening socket did not arrive"});
-        } else if (msg->type == sync::Msg::hooks) {
-            // Mounts done, before pivot_root: prestart and createRuntime run
-            // here, in the runtime's namespaces.
-            hooks_started = true;
-            fault_point("create:hooks");
-            std::string st = hook_state(rec, oci::ContainerStatus::creating);
-            if (auto r = run_hooks(spec.hooks->prestart, "prestart", st); !r)
-                return abort_child(r.error());
-            if (auto r = run_hooks(spec.hooks->create_runtime, "createRuntime", st); !r)
-                return abort_child(r.error());
-            if (auto r = sync::send(sv[0], sync::Msg::hooks_done, pid); !r)
-                return abort_child(r.error());
-        } else {
-            // The init's seccomp notify fd, for the listener.
-            Fd notify(msg->fd);
-            if (!notify.valid())
-                return abort_child(Error{0, "sync: the seccomp notify fd did not arrive"});
-            if (auto r = send_seccomp_listener(*lx.seccomp, notify.get(), pid, rec.state); !r)
-                return abort_child(r.error());
-        }
-        msg = sync::receive(sv[0], "the container's init");
-    }
-    if (!msg) return abort_child(msg.error());
-    if (msg->type == sync::Msg::error) return abort_child(Error{msg->value, msg->text});
-    if (msg->type != sync::Msg::ready)
-        return abort_child(Error{0, "sync: unexpected message from the container's init"});
-    fault_point("create:ready");
-
-    if (want_shim) {
-        if (listeners.size() != cfg.listen_ports.size())
-            return abort_child(Error{0, "sync: the init sent " + std::to_string(listeners.size()) +
-                                            " listening sockets, not " +
-                                            std::to_string(cfg.listen_ports.size())});
-        auto shim = start_network_helper(o.id, dir.path(), pid, listeners, policy.net, host,
-                                         rec.cgroup_dirs);
-        if (!shim) return abort_child(shim.error());
-        rec.shim_pid = shim->pid;
-        rec.shim_start_time = shim->start_time;
-        fault_point("create:shim");
-    }
-    listeners.clear();
-
-    rec.state.status = oci::ContainerStatus::created;
-    // run goes on to start under the same lock, which records it running:
-    // no one can see it created in between (a run that dies here leaves it
-    // creating, which delete --force removes).
-    if (!here)
-        if (auto r = dir.save(rec); !r) return abort_child(r.error());
-    fault_point("create:created");
-    if (auto r = write_pid_file(o.pid_file, pid); !r)
-        return abort_child(r.error().wrap("--pid-file"));
-    // Through the exec stage, the init runs the runtime's binary until it
-    // execs the stage, right after ready: create returns once it has (its
-    // end of the sync socket closes with that exec, or with the init), so
-    // nothing that joins the container's namespaces afterwards meets it.
-    if (!stage.empty()) {
-        for (;;) {
-            char b;
-            ssize_t n = ::recv(sv[0], &b, 1, 0);
-            if (n == 0 || (n < 0 && errno != EINTR)) break;
-        }
-    }
+    if (auto r = serve_init(pid, p, rec, listeners, hooks_started); !r)
+        return abort_child(r.error());
+    if (auto r = finish_create(o, dir, here, p, pid, rec, listeners); !r)
+        return abort_child(r.error());
     cgroup_guard.keep = true;
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
     if (here) here->rec = rec;
