@@ -700,12 +700,9 @@ Test(mounts, runc_dev_bound_from_the_host_is_left_as_it_is) {
     bind_dev(t, dev);
     t.b.spec.process->terminal = true;
     t.b.save();
-    test::ConsoleSocket sock = test::make_console_socket();
-    test::Spawned cr = test::spawn_oci(
-        {"--root", t.root, "create", "--console-socket", sock.path, "--bundle", t.b.dir, t.id});
-    int master = test::receive_master(sock);
-    int create_status = test::wait_bounded(cr.pid, 5000);
-    std::string create_err = read_file(cr.err_path);
+    test::ConsoleCreate cr = test::create_with_console_socket(t.root, t.b.dir, t.id);
+    int master = cr.master, create_status = cr.status;
+    std::string create_err = cr.err;
     auto st = test::oci({"--root", t.root, "start", t.id});
     std::string tty = master >= 0 ? test::read_until(master, "done") : "";
     if (master >= 0) close(master);

@@ -41,12 +41,9 @@ Test(terminal, master_through_console_socket) {
     e.b.spec.process->terminal = true;
     e.b.spec.process->console_size = ocirun::oci::Box{30, 100};
     e.b.save();
-    test::ConsoleSocket sock = test::make_console_socket();
-    test::Spawned cr = test::spawn_oci(
-        {"--root", e.root, "create", "--console-socket", sock.path, "--bundle", e.b.dir, e.id});
-    int master = test::receive_master(sock);
-    int create_status = test::wait_bounded(cr.pid, 5000);
-    std::string create_err = test::read_file(cr.err_path);
+    test::ConsoleCreate cr = test::create_with_console_socket(e.root, e.b.dir, e.id);
+    int master = cr.master, create_status = cr.status;
+    std::string create_err = cr.err;
     auto st = oci({"--root", e.root, "start", e.id});
     std::string seen = master >= 0 ? read_until(master, "done") : "";
     if (master >= 0) close(master);

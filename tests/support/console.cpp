@@ -115,4 +115,16 @@ PtyChild spawn_oci_on_pty(const std::vector<std::string> &args, unsigned short r
     return c;
 }
 
+ConsoleCreate create_with_console_socket(const std::string &root, const std::string &bundle,
+                                         const std::string &id) {
+    ConsoleSocket sock = make_console_socket();
+    Spawned cr = spawn_oci(
+        {"--root", root, "create", "--console-socket", sock.path, "--bundle", bundle, id});
+    ConsoleCreate c;
+    c.master = receive_master(sock);
+    c.status = wait_bounded(cr.pid, 5000);
+    c.err = read_file(cr.err_path);
+    return c;
+}
+
 } // namespace test

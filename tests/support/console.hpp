@@ -20,6 +20,17 @@ ConsoleSocket make_console_socket();
 // timeout or error. Closes the listener.
 int receive_master(ConsoleSocket &s, int timeout_ms = 5000);
 
+// `oci-run --root ROOT create --console-socket S --bundle BUNDLE ID`, as a
+// client does: the pty master it sends (-1 if none came), and how create
+// ended.
+struct ConsoleCreate {
+    int master = -1;
+    int status = -1;
+    std::string err;
+};
+ConsoleCreate create_with_console_socket(const std::string &root, const std::string &bundle,
+                                         const std::string &id);
+
 // Read `fd` until `needle` appears, EOF/EIO, or the timeout; returns all read.
 std::string read_until(int fd, const std::string &needle, int timeout_ms = 5000);
 
