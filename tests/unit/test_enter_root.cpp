@@ -1,7 +1,9 @@
-// How the init enters the container's root (runtime/filesystem/rootfs.hpp
-// enter_rootfs), through a recording fake of its system calls: the order and
-// flags of pivot_root, --no-pivot and the chroot of a shared mount
-// namespace, without root.
+// How the init sets up and enters the container's root
+// (runtime/filesystem/rootfs.hpp prepare_rootfs, enter_rootfs,
+// finish_rootfs), through a recording fake of its system calls: the order
+// and flags of the rootfs's isolation, pivot_root, --no-pivot, the chroot of
+// a shared mount namespace and the root's read-only remount and
+// propagation, without root.
 #include "oci/spec_io.hpp"
 #include "runtime/filesystem/mount_plan.hpp"
 #include "runtime/filesystem/root_sys.hpp"
@@ -20,7 +22,8 @@ namespace {
 
 std::string flag_text(unsigned long f) {
     std::string out;
-    for (auto [bit, name] : {std::pair{MS_MOVE, "MS_MOVE"}, std::pair{MS_SLAVE, "MS_SLAVE"},
+    for (auto [bit, name] : {std::pair{MS_REMOUNT, "MS_REMOUNT"}, std::pair{MS_BIND, "MS_BIND"},
+                             std::pair{MS_MOVE, "MS_MOVE"}, std::pair{MS_SLAVE, "MS_SLAVE"},
                              std::pair{MS_REC, "MS_REC"}, std::pair{MS_RDONLY, "MS_RDONLY"},
                              std::pair{MS_NOSUID, "MS_NOSUID"}, std::pair{MS_NODEV, "MS_NODEV"},
                              std::pair{MS_NOEXEC, "MS_NOEXEC"}})
@@ -37,6 +40,7 @@ class Recorder final : public RootSys {
     std::string fail;
     int fail_errno = EPERM;
     bool same = true;
+    unsigned long vfs_flags = 0; // what statvfs reports
 
     int chdir(const char *p) override { return rec("chdir " + std::string(p)); }
     int fchdir(int fd) override { return rec("fchdir " + std::to_string(fd)); }
@@ -56,6 +60,11 @@ class Recorder final : public RootSys {
     }
     int umount2(const char *t, int f) override {
         return rec("umount2 " + std::string(t) + (f & MNT_DETACH ? " MNT_DETACH" : ""));
+    }
+    int statvfs(const char *p, struct statvfs *out) override {
+        *out = {};
+        out->f_flag = vfs_flags;
+        return rec("statvfs " + std::string(p));
     }
     bool same_object(int, int) override { return same; }
     Result<std::vector<MountEntry>> mounts() override { return table; }
@@ -177,4 +186,60 @@ Test(enter_root, shared_mount_namespace_is_a_checked_chroot) {
                   std::string::npos,
               "%s", refused.error().text().c_str());
     cr_assert(std::find(other.calls.begin(), other.calls.end(), "chroot .") == other.calls.end());
+}
+
+// Isolating the rootfs: / made rslave first (nothing done after may
+// propagate to the host), then the rootfs bound onto itself (pivot_root
+// needs a mount), opened, and checked to be the directory the runtime
+// checked; a plan without mounts stops at the pivot.
+Test(enter_root, the_rootfs_is_isolated_then_bound_and_checked) {
+    std::vector<MountOp> plan(2);
+    plan[0].kind = MountOpKind::isolate;
+    plan[1].kind = MountOpKind::pivot;
+    RootfsContext ctx;
+    ctx.rootfs = "/b/rootfs";
+    ctx.rootfs_fd = 3;
+    Recorder r;
+    auto st = prepare_rootfs(plan, ctx, r);
+    cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
+    unit::expect_eq(joined(r.calls), "mount - / - MS_SLAVE|MS_REC\n"
+                                     "mount /b/rootfs /b/rootfs - MS_BIND|MS_REC\n"
+                                     "open /b/rootfs\n"
+                                     "close 10\n");
+    Recorder swapped;
+    swapped.same = false;
+    auto refused = prepare_rootfs(plan, ctx, swapped);
+    cr_assert(!refused.has_value());
+    unit::expect_eq(refused.error().text(),
+                    "root.path /b/rootfs: changed after it was checked (what was bound is another "
+                    "directory)");
+    Recorder shared;
+    shared.fail = "mount - / -";
+    auto failed = prepare_rootfs(plan, ctx, shared);
+    cr_assert(!failed.has_value());
+    unit::expect_eq(failed.error().text(), "make / rslave: Operation not permitted");
+    unit::expect_eq(joined(shared.calls), "mount - / - MS_SLAVE|MS_REC\n");
+}
+
+// After the pivot: root.readonly remounts / read-only keeping the flags the
+// kernel locked (read back with statvfs), then linux.rootfsPropagation, in
+// the plan's order.
+Test(enter_root, root_read_only_keeps_locked_flags_then_propagation) {
+    oci::Spec s = oci::default_spec(false, 0, 0);
+    s.mounts.clear();
+    s.linux_->masked_paths.clear();
+    s.linux_->readonly_paths.clear();
+    s.root->readonly = true;
+    s.linux_->rootfs_propagation = "rslave";
+    auto plan = plan_mounts(s, {});
+    cr_assert(plan.has_value(), "%s", plan ? "" : plan.error().text().c_str());
+    Recorder r;
+    r.vfs_flags = ST_NOSUID | ST_NODEV;
+    auto st = finish_rootfs(*plan, nullptr, r);
+    cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
+    unit::expect_eq(joined(r.calls), "open /\n"
+                                     "statvfs /\n"
+                                     "mount - / - MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|MS_NODEV\n"
+                                     "mount - / - MS_SLAVE|MS_REC\n"
+                                     "close 10\n");
 }

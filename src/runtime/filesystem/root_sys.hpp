@@ -1,13 +1,15 @@
-// The system calls that change a mount namespace's root (pivot_root, the
-// --no-pivot move, the chroot of a container without a mount namespace of
-// its own), behind a narrow interface: the real calls, and a recording fake
-// the unit tests pass in (never swapped globally), so the order and flags of
-// these steps are tested without root. Each returns what the system call
-// does (-1 and errno on failure).
+// The system calls that set up and change a mount namespace's root (the
+// rootfs isolated and bound onto itself, pivot_root, the --no-pivot move,
+// the chroot of a container without a mount namespace of its own, the
+// root's read-only remount and propagation), behind a narrow interface: the real calls, and a
+// recording fake the unit tests pass in (never swapped globally), so the order and flags of these
+// steps are tested without root. Each returns what the system call does (-1 and errno on failure).
 #pragma once
 
 #include "oci/error.hpp"
 #include "runtime/filesystem/mount_table.hpp"
+
+#include <sys/statvfs.h>
 
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ class RootSys {
     virtual int mount(const char *source, const char *target, const char *type, unsigned long flags,
                       const char *data) = 0;
     virtual int umount2(const char *target, int flags) = 0;
+    virtual int statvfs(const char *path, struct statvfs *out) = 0;
     // Whether two fds are the same object (device and inode).
     virtual bool same_object(int a, int b) = 0;
     // This process's mount table.

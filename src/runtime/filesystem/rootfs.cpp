@@ -134,6 +134,51 @@ Result<int> open_dest(int rootfd, const std::string &dest, bool file) {
     }
 }
 
+// The same file: (st_dev, st_ino) of both fds.
+bool same_object(int a, int b) {
+    struct stat x, y;
+    return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
+}
+
+// An fd RootSys opened, closed through it.
+struct SysFd {
+    RootSys &sys;
+    int fd;
+    ~SysFd() {
+        if (fd >= 0) sys.close(fd);
+    }
+};
+
+class RealRootSys final : public RootSys {
+  public:
+    int chdir(const char *path) override { return ::chdir(path); }
+    int fchdir(int fd) override { return ::fchdir(fd); }
+    int open(const char *path, int flags) override { return ::open(path, flags); }
+    int close(int fd) override { return ::close(fd); }
+    int chroot(const char *path) override { return ::chroot(path); }
+    int pivot_root(const char *new_root, const char *put_old) override {
+        return static_cast<int>(::syscall(SYS_pivot_root, new_root, put_old));
+    }
+    int mount(const char *source, const char *target, const char *type, unsigned long flags,
+              const char *data) override {
+        return ::mount(source, target, type, flags, data);
+    }
+    int umount2(const char *target, int flags) override { return ::umount2(target, flags); }
+    int statvfs(const char *path, struct statvfs *out) override { return ::statvfs(path, out); }
+    bool same_object(int a, int b) override { return ocirun::same_object(a, b); }
+    Result<std::vector<MountEntry>> mounts() override { return own_mounts(); }
+};
+
+} // namespace
+
+RootSys &real_root_sys() {
+    static RealRootSys sys;
+    return sys;
+}
+
+namespace {
+
 Status do_mount(const char *src, const std::string &target, const char *type, unsigned long flags,
                 const char *data, const std::string &what) {
     if (::mount(src, target.c_str(), type, flags, data) < 0) return fail_errno(what);
@@ -142,10 +187,11 @@ Status do_mount(const char *src, const std::string &target, const char *type, un
 
 // Remount a bind mount with `flags`, keeping the flags the kernel locked
 // (nosuid, nodev, noexec, atime) on the source as they are.
-Status remount_bind(const std::string &target, unsigned long flags, const std::string &what) {
+Status remount_bind(const std::string &target, unsigned long flags, const std::string &what,
+                    RootSys &sys = real_root_sys()) {
     struct statvfs sv;
     unsigned long keep = 0;
-    if (::statvfs(target.c_str(), &sv) == 0) {
+    if (sys.statvfs(target.c_str(), &sv) == 0) {
         if (sv.f_flag & ST_NOSUID) keep |= MS_NOSUID;
         if (sv.f_flag & ST_NODEV) keep |= MS_NODEV;
         if (sv.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
@@ -153,7 +199,8 @@ Status remount_bind(const std::string &target, unsigned long flags, const std::s
         if (sv.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
         if (sv.f_flag & ST_RELATIME) keep |= MS_RELATIME;
     }
-    if (::mount(nullptr, target.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags | keep, nullptr) < 0)
+    if (sys.mount(nullptr, target.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags | keep, nullptr) <
+        0)
         return fail_errno(what);
     return {};
 }
@@ -327,13 +374,6 @@ Status set_recursive_attrs(int fd, const MountOptions &o, const std::string &wha
     MountAttrPlan p;
     p.tree = attr_plan(o).tree;
     return apply_attr_plan(fd, p, what);
-}
-
-// The same file: (st_dev, st_ino) of both fds.
-bool same_object(int a, int b) {
-    struct stat x, y;
-    return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
-           x.st_ino == y.st_ino;
 }
 
 // A bind whose source path led to another object than the one the runtime
@@ -564,15 +604,6 @@ Status hide_outside_kernel_filesystems(const std::string &rootfs, RootSys &sys) 
     return {};
 }
 
-// An fd RootSys opened, closed through it.
-struct SysFd {
-    RootSys &sys;
-    int fd;
-    ~SysFd() {
-        if (fd >= 0) sys.close(fd);
-    }
-};
-
 Status pivot(const std::string &rootfs, bool no_pivot, RootSys &sys) {
     if (sys.chdir(rootfs.c_str()) < 0) return fail_errno("chdir " + rootfs);
     if (no_pivot) {
@@ -597,44 +628,25 @@ Status pivot(const std::string &rootfs, bool no_pivot, RootSys &sys) {
     return {};
 }
 
-class RealRootSys final : public RootSys {
-  public:
-    int chdir(const char *path) override { return ::chdir(path); }
-    int fchdir(int fd) override { return ::fchdir(fd); }
-    int open(const char *path, int flags) override { return ::open(path, flags); }
-    int close(int fd) override { return ::close(fd); }
-    int chroot(const char *path) override { return ::chroot(path); }
-    int pivot_root(const char *new_root, const char *put_old) override {
-        return static_cast<int>(::syscall(SYS_pivot_root, new_root, put_old));
-    }
-    int mount(const char *source, const char *target, const char *type, unsigned long flags,
-              const char *data) override {
-        return ::mount(source, target, type, flags, data);
-    }
-    int umount2(const char *target, int flags) override { return ::umount2(target, flags); }
-    bool same_object(int a, int b) override { return ocirun::same_object(a, b); }
-    Result<std::vector<MountEntry>> mounts() override { return own_mounts(); }
-};
-
 } // namespace
 
 // The plan's operations up to the pivot, in order.
-Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx) {
-    Fd root;
+Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx, RootSys &sys) {
+    SysFd root{sys, -1};
     size_t next_passed = 0;
     for (const MountOp &op : plan) {
         switch (op.kind) {
         case MountOpKind::isolate:
             // Nothing done here may propagate back to the host.
-            if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
+            if (sys.mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) < 0)
                 return fail_errno("make / rslave");
             // pivot_root needs the rootfs to be a mount point.
-            if (::mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC,
-                        nullptr) < 0)
+            if (sys.mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC,
+                          nullptr) < 0)
                 return fail_errno("bind rootfs " + ctx.rootfs);
-            root = Fd(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-            if (!root.valid()) return fail_errno("open rootfs " + ctx.rootfs);
-            if (ctx.rootfs_fd >= 0 && !same_object(root.get(), ctx.rootfs_fd))
+            root.fd = sys.open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+            if (root.fd < 0) return fail_errno("open rootfs " + ctx.rootfs);
+            if (ctx.rootfs_fd >= 0 && !sys.same_object(root.fd, ctx.rootfs_fd))
                 return fail("root.path " + ctx.rootfs +
                             ": changed after it was checked (what was bound is another directory)");
             break;
@@ -645,17 +657,17 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
                     return fail(op.what + ": the runtime did not pass its source");
                 passed = ctx.passed_sources[next_passed++];
             }
-            OCI_CHECK(apply_mount(root.get(), op, ctx, passed));
+            OCI_CHECK(apply_mount(root.fd, op, ctx, passed));
             break;
         }
         case MountOpKind::device:
-            OCI_CHECK(apply_device(root.get(), op));
+            OCI_CHECK(apply_device(root.fd, op));
             break;
         case MountOpKind::dev_link:
-            OCI_CHECK(apply_dev_link(root.get(), op));
+            OCI_CHECK(apply_dev_link(root.fd, op));
             break;
         case MountOpKind::dev_check:
-            OCI_CHECK(check_bound_device(root.get(), op));
+            OCI_CHECK(check_bound_device(root.fd, op));
             break;
         case MountOpKind::pivot:
         case MountOpKind::chroot:
@@ -665,11 +677,6 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
         }
     }
     return {};
-}
-
-RootSys &real_root_sys() {
-    static RealRootSys sys;
-    return sys;
 }
 
 Status enter_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx, RootSys &sys) {
@@ -778,10 +785,10 @@ Result<Fd> open_target(int root, const MountOp &op) {
     return Fd();
 }
 
-Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
+Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs, RootSys &sys) {
     size_t next_rule = 0; // the policy's operations take fs->rules in order
-    Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (root.get() < 0) return fail_errno("open /");
+    SysFd root{sys, sys.open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)};
+    if (root.fd < 0) return fail_errno("open /");
     // /dev/null is opened and checked once, when the first file is masked; every
     // file mask binds that verified fd (CVE-2025-31133).
     Fd null;
@@ -794,13 +801,13 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
         if (!after_pivot || identity_op(op.kind)) continue;
         switch (op.kind) {
         case MountOpKind::mask: {
-            Fd t = OCI_TRY(open_target(root.get(), op));
+            Fd t = OCI_TRY(open_target(root.fd, op));
             if (!t.valid()) continue;
-            OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
+            OCI_CHECK(mask_target(root.fd, t.get(), null, op.what));
             break;
         }
         case MountOpKind::readonly: {
-            Fd t = OCI_TRY(open_target(root.get(), op));
+            Fd t = OCI_TRY(open_target(root.fd, op));
             if (!t.valid()) continue;
             OCI_CHECK(readonly_tree(
                 t.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, op.what));
@@ -823,12 +830,12 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
                     path_under(r.resolved, fs->rules[i].resolved))
                     covered = true;
             if (covered) continue;
-            Fd t(open_in_root(root.get(), r.resolved, O_PATH, RESOLVE_NO_SYMLINKS));
+            Fd t(open_in_root(root.fd, r.resolved, O_PATH, RESOLVE_NO_SYMLINKS));
             if (!t.valid()) return fail_errno(op.what + ": reopen " + r.resolved);
             if (!same_object(t.get(), object.get()))
                 return fail(op.what + ": " + r.resolved + " is no longer the object it named");
             if (op.kind == MountOpKind::deny)
-                OCI_CHECK(mask_target(root.get(), t.get(), null, op.what));
+                OCI_CHECK(mask_target(root.fd, t.get(), null, op.what));
             if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), 0, op.what));
             // A mount point cannot be renamed, removed or replaced; what is
             // inside stays as writable as it was. Every ancestor is pinned
@@ -836,8 +843,8 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
             // elsewhere; so are a placeholder's, or renaming a parent and
             // making the path again would defeat it.
             if (op.kind == MountOpKind::pin || r.made)
-                OCI_CHECK(pin_ancestors(root.get(), r.resolved, op.what));
-            if (op.kind == MountOpKind::pin) OCI_CHECK(pin_at(root.get(), r.resolved, op.what));
+                OCI_CHECK(pin_ancestors(root.fd, r.resolved, op.what));
+            if (op.kind == MountOpKind::pin) OCI_CHECK(pin_at(root.fd, r.resolved, op.what));
             break;
         }
         case MountOpKind::dev_readonly: {
@@ -848,10 +855,10 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs) {
             break;
         }
         case MountOpKind::root_readonly:
-            OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /"));
+            OCI_CHECK(remount_bind("/", MS_RDONLY, "root.readonly: remount /", sys));
             break;
         case MountOpKind::root_propagation:
-            if (::mount(nullptr, "/", nullptr, op.options.propagation, nullptr) < 0)
+            if (sys.mount(nullptr, "/", nullptr, op.options.propagation, nullptr) < 0)
                 return fail_errno(op.what);
             break;
         default:

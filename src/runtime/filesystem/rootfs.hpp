@@ -28,7 +28,10 @@ struct RootfsContext {
 
 // The plan (runtime/filesystem/mount_plan.hpp) up to the pivot: mounts, devices, /dev
 // links under ctx.rootfs.
-Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx);
+// `sys`: the calls that isolate the rootfs (the mounts themselves are made
+// directly).
+Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx,
+                      RootSys &sys = real_root_sys());
 // pivot_root into ctx.rootfs (MS_MOVE + chroot with no_pivot); in a mount
 // namespace not the container's own, chroot into it (it must be the object
 // ctx.rootfs_fd is).
@@ -45,6 +48,8 @@ struct FsPlan;
 // The plan after the pivot: masked paths, read-only paths, the sandbox
 // policy's rules on the objects `fs` resolved (runtime/filesystem/fs_policy.hpp; null
 // without a policy), read-only root, propagation.
-Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs);
+// `sys`: the calls on the root itself (read-only, propagation).
+Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs,
+                     RootSys &sys = real_root_sys());
 
 } // namespace ocirun
