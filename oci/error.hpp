@@ -17,7 +17,7 @@ struct Error {
     std::string msg; // context chain, outermost first
 
     // Prepend a context: "ctx: msg".
-    Error &wrap(std::string_view ctx) {
+    [[gnu::cold]] Error &wrap(std::string_view ctx) {
         std::string s(ctx);
         s += ": ";
         s += msg;
@@ -35,25 +35,28 @@ struct Error {
 template <class T> using Result = std::expected<T, Error>;
 using Status = std::expected<void, Error>;
 
-inline std::unexpected<Error> fail(std::string msg) {
+// The constructors of a failure are cold: the compiler moves the code that
+// leads to them (building the message above all) out of the hot text, which
+// keeps the pages a successful command touches fewer.
+[[gnu::cold]] inline std::unexpected<Error> fail(std::string msg) {
     return std::unexpected(Error{0, std::move(msg)});
 }
 
-inline std::unexpected<Error> fail_code(int code, std::string msg) {
+[[gnu::cold]] inline std::unexpected<Error> fail_code(int code, std::string msg) {
     return std::unexpected(Error{code, std::move(msg)});
 }
 
 // Capture errno at the call site: `return fail_errno("open " + path);`
-inline std::unexpected<Error> fail_errno(std::string msg) {
+[[gnu::cold]] inline std::unexpected<Error> fail_errno(std::string msg) {
     int e = errno;
     return std::unexpected(Error{e, std::move(msg)});
 }
 
-inline std::unexpected<Error> forward(Error e) {
+[[gnu::cold]] inline std::unexpected<Error> forward(Error e) {
     return std::unexpected(std::move(e));
 }
 
-inline std::unexpected<Error> forward(Error e, std::string_view ctx) {
+[[gnu::cold]] inline std::unexpected<Error> forward(Error e, std::string_view ctx) {
     e.wrap(ctx);
     return std::unexpected(std::move(e));
 }
@@ -65,20 +68,22 @@ inline std::unexpected<Error> forward(Error e, std::string_view ctx) {
 #define OCI_TRY(expr)                                                                              \
     ({                                                                                             \
         auto _oci_r = (expr);                                                                      \
-        if (!_oci_r) return ::std::unexpected(::std::move(_oci_r.error()));                        \
+        if (!_oci_r) [[unlikely]]                                                                  \
+            return ::std::unexpected(::std::move(_oci_r.error()));                                 \
         ::std::move(*_oci_r);                                                                      \
     })
 
 #define OCI_CHECK(expr)                                                                            \
     do {                                                                                           \
         auto _oci_r = (expr);                                                                      \
-        if (!_oci_r) return ::std::unexpected(::std::move(_oci_r.error()));                        \
+        if (!_oci_r) [[unlikely]]                                                                  \
+            return ::std::unexpected(::std::move(_oci_r.error()));                                 \
     } while (0)
 
 #define OCI_CHECK_CTX(expr, ctx)                                                                   \
     do {                                                                                           \
         auto _oci_r = (expr);                                                                      \
-        if (!_oci_r) {                                                                             \
+        if (!_oci_r) [[unlikely]] {                                                                \
             _oci_r.error().wrap(ctx);                                                              \
             return ::std::unexpected(::std::move(_oci_r.error()));                                 \
         }                                                                                          \
