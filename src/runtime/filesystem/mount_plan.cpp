@@ -257,6 +257,13 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     if (facts.mount_ns != MountNs::own) return plan_shared(spec, facts);
     const oci::Linux &lx = *spec.linux_;
     std::vector<MountOp> plan;
+    // Every operation in one allocation (no copy of a half-grown plan).
+    size_t policy_ops = facts.policy ? facts.policy->deny.size() + facts.policy->deny_write.size() +
+                                           facts.policy->deny_rename.size()
+                                     : 0;
+    plan.reserve(1 + spec.mounts.size() + std::size(kDevices) + lx.devices.size() +
+                 std::size(kLinks) + 1 + lx.masked_paths.size() + lx.readonly_paths.size() +
+                 policy_ops + 3 + 2 + lx.sysctl.size() + 1);
     std::string dev_readonly; // the /dev mount that asks for ro, if any
     bool devpts = false;      // a devpts on /dev/pts: /dev/ptmx links to its ptmx
     bool dev_bound = false;   // /dev is a bind: nothing is made in it
