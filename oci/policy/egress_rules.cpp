@@ -1,8 +1,7 @@
 #include "oci/policy/egress_rules.hpp"
+#include "oci/policy/idn.hpp"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
-#include <idn2.h>
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -98,64 +97,15 @@ Result<Host> ipv6_host(std::string_view raw) {
     return address_host(a);
 }
 
-#ifdef OCIRUN_IDN2_LINKED
-// The static oci-run links libidn2 and libunistring in: nothing to load, and
-// only the pages a conversion touches are read.
+// A UTF-8 name in ASCII (oci/policy/idn.hpp: libidn2, linked or loaded).
 Result<std::string> to_punycode(const std::string &s, std::string_view raw) {
-    char *out = nullptr;
-    int rc = ::idn2_to_ascii_8z(s.c_str(), &out, IDN2_NONTRANSITIONAL);
-    if (rc != IDN2_OK)
-        return fail("invalid internationalised name " + quote(raw) + ": " + ::idn2_strerror(rc));
-    std::string r = out;
-    ::idn2_free(out);
-    return r;
+    idn::Ascii a = idn::to_ascii(s);
+    if (a.missing)
+        return fail("internationalised name " + quote(raw) + " needs libidn2: " + a.error);
+    if (!a.error.empty())
+        return fail("invalid internationalised name " + quote(raw) + ": " + a.error);
+    return a.name;
 }
-#else
-// Elsewhere (the helper, a dynamically linked oci-run) libidn2, and the
-// 1.7 MB libunistring under it, are loaded on the first name that is not
-// ASCII: every create checks the domain patterns, and linking them would
-// cost every start two mappings and the relocations of both.
-struct Idn2 {
-    int (*to_ascii_8z)(const char *, char **, int) = nullptr;
-    const char *(*strerror)(int) = nullptr;
-    void (*free)(void *) = nullptr;
-    std::string error;
-};
-
-const Idn2 &idn2() {
-    static const Idn2 lib = [] {
-        Idn2 l;
-        void *h = ::dlopen("libidn2.so.0", RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            l.to_ascii_8z =
-                reinterpret_cast<decltype(l.to_ascii_8z)>(::dlsym(h, "idn2_to_ascii_8z"));
-            l.strerror = reinterpret_cast<decltype(l.strerror)>(::dlsym(h, "idn2_strerror"));
-            l.free = reinterpret_cast<decltype(l.free)>(::dlsym(h, "idn2_free"));
-        }
-        if (!l.to_ascii_8z || !l.strerror || !l.free) {
-            const char *e = ::dlerror();
-            l.error = e ? e : "libidn2.so.0: a symbol is missing";
-            l.to_ascii_8z = nullptr;
-        }
-        return l;
-    }();
-    return lib;
-}
-
-Result<std::string> to_punycode(const std::string &s, std::string_view raw) {
-    const Idn2 &lib = idn2();
-    if (!lib.to_ascii_8z)
-        return fail("internationalised name " + quote(raw) + " needs libidn2: " + lib.error);
-    char *out = nullptr;
-    int rc = lib.to_ascii_8z(s.c_str(), &out, IDN2_NONTRANSITIONAL);
-    if (rc != IDN2_OK) {
-        return fail("invalid internationalised name " + quote(raw) + ": " + lib.strerror(rc));
-    }
-    std::string r = out;
-    lib.free(out);
-    return r;
-}
-#endif
 
 // Labels of a name: none empty, none over 63 characters, none starting or
 // ending with "-".
