@@ -10,9 +10,14 @@
 #include "runtime/filesystem/rootfs.hpp"
 #include "unit_support.hpp"
 
+#include <fcntl.h>
+#include <linux/mount.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,11 +71,62 @@ class Recorder final : public RootSys {
         out->f_flag = vfs_flags;
         return rec("statvfs " + std::string(p));
     }
+    // The fd-based calls hand out real fds (of /dev/null: harmless to close
+    // or leak), recorded by a label; fstat answers from `kinds`, by the path
+    // an fd was opened for.
+    int open_in_root(int, const char *rel, int) override {
+        if (rec("open_in_root " + std::string(rel)) < 0) return -1;
+        if (!kinds.count(rel)) {
+            errno = ENOENT;
+            return -1;
+        }
+        return labelled(rel);
+    }
+    int fstat(int fd, struct stat *out) override {
+        *out = {};
+        auto k = kinds.find(label(fd));
+        if (k == kinds.end()) return rec("fstat " + label(fd));
+        out->st_mode = k->second.first;
+        out->st_rdev = k->second.second;
+        return rec("fstat " + label(fd));
+    }
+    int clone_tree(int fd, bool recursive) override {
+        if (rec("clone_tree " + label(fd) + (recursive ? " recursive" : "")) < 0) return -1;
+        return labelled("copy of " + label(fd));
+    }
+    int attach_tree(int tree, int target) override {
+        return rec("attach_tree " + label(tree) + " -> " + label(target));
+    }
+    int set_tree_attrs(int tree, uint64_t attrs, bool recursive) override {
+        std::string a;
+        for (auto [bit, name] :
+             {std::pair{MOUNT_ATTR_RDONLY, "RDONLY"}, std::pair{MOUNT_ATTR_NOSUID, "NOSUID"},
+              std::pair{MOUNT_ATTR_NODEV, "NODEV"}, std::pair{MOUNT_ATTR_NOEXEC, "NOEXEC"}})
+            if (attrs & bit) a += (a.empty() ? "" : "|") + std::string(name);
+        return rec("set_tree_attrs " + label(tree) + " " + a + (recursive ? " recursive" : ""));
+    }
+    int new_fs(const char *type, uint64_t attrs) override {
+        if (rec(std::string("new_fs ") + type + (attrs & MOUNT_ATTR_RDONLY ? " RDONLY" : "")) < 0)
+            return -1;
+        return labelled(std::string("new ") + type);
+    }
     bool same_object(int, int) override { return same; }
     Result<std::vector<MountEntry>> mounts() override { return table; }
 
+    std::map<std::string, std::pair<mode_t, dev_t>> kinds; // path -> (st_mode, st_rdev)
+
   private:
     int next_fd = 10;
+    std::map<int, std::string> labels;
+    int labelled(const std::string &what) {
+        int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        labels[fd] = what;
+        return fd;
+    }
+    std::string label(int fd) {
+        auto l = labels.find(fd);
+        return l == labels.end() ? std::to_string(fd) : l->second;
+    }
     int rec(std::string line) {
         calls.push_back(line);
         if (!fail.empty() && line.rfind(fail, 0) == 0) {
@@ -242,4 +298,62 @@ Test(enter_root, root_read_only_keeps_locked_flags_then_propagation) {
                                      "mount - / - MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|MS_NODEV\n"
                                      "mount - / - MS_SLAVE|MS_REC\n"
                                      "close 10\n");
+}
+
+// Masks and read-only paths after the pivot, on fds: a file masked by a copy
+// of /dev/null (opened once, checked to be char 1:3: CVE-2025-31133), a
+// directory by a new read-only tmpfs, a missing path skipped; a read-only
+// path is a recursive copy of itself made read-only, nosuid, nodev and
+// noexec before it goes on top. A fake /dev/null is refused before anything
+// is mounted with it.
+Test(enter_root, masks_and_read_only_paths_on_fds) {
+    oci::Spec s = oci::default_spec(false, 0, 0);
+    s.mounts.clear();
+    s.root->readonly = false;
+    s.linux_->masked_paths = {"/proc/kcore", "/proc/acpi", "/proc/missing", "/proc/keys"};
+    s.linux_->readonly_paths = {"/proc/sys"};
+    auto plan = plan_mounts(s, {});
+    cr_assert(plan.has_value(), "%s", plan ? "" : plan.error().text().c_str());
+    Recorder r;
+    r.kinds = {{"proc/kcore", {S_IFREG | 0400, 0}},
+               {"proc/keys", {S_IFREG | 0444, 0}},
+               {"proc/acpi", {S_IFDIR | 0555, 0}},
+               {"proc/sys", {S_IFDIR | 0555, 0}},
+               {"dev/null", {S_IFCHR | 0666, makedev(1, 3)}}};
+    auto st = finish_rootfs(*plan, nullptr, r);
+    cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
+    unit::expect_eq(joined(r.calls), "open /\n"
+                                     "open_in_root proc/kcore\n"
+                                     "fstat proc/kcore\n"
+                                     "open_in_root dev/null\n"
+                                     "fstat dev/null\n"
+                                     "clone_tree dev/null\n"
+                                     "attach_tree copy of dev/null -> proc/kcore\n"
+                                     "open_in_root proc/acpi\n"
+                                     "fstat proc/acpi\n"
+                                     "new_fs tmpfs RDONLY\n"
+                                     "attach_tree new tmpfs -> proc/acpi\n"
+                                     "open_in_root proc/missing\n"
+                                     "open_in_root proc/keys\n"
+                                     "fstat proc/keys\n"
+                                     "clone_tree dev/null\n"
+                                     "attach_tree copy of dev/null -> proc/keys\n"
+                                     "open_in_root proc/sys\n"
+                                     "clone_tree proc/sys recursive\n"
+                                     "set_tree_attrs copy of proc/sys "
+                                     "RDONLY|NOSUID|NODEV|NOEXEC recursive\n"
+                                     "attach_tree copy of proc/sys -> proc/sys\n"
+                                     "close 10\n");
+    for (mode_t fake : {mode_t(S_IFREG | 0666), mode_t(S_IFLNK | 0777)}) {
+        Recorder f;
+        f.kinds = r.kinds;
+        f.kinds["dev/null"] = {fake, 0};
+        auto refused = finish_rootfs(*plan, nullptr, f);
+        cr_assert(!refused.has_value());
+        unit::expect_eq(refused.error().text(),
+                        "maskedPaths /proc/kcore: /dev/null is not the null device (char 1:3)");
+        for (const auto &c : f.calls)
+            cr_assert(c.find("attach_tree copy of dev/null") == std::string::npos, "%s",
+                      joined(f.calls).c_str());
+    }
 }

@@ -9,7 +9,10 @@
 #include "oci/error.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+
+#include <cstdint>
 
 #include <string>
 #include <vector>
@@ -29,6 +32,18 @@ class RootSys {
                       const char *data) = 0;
     virtual int umount2(const char *target, int flags) = 0;
     virtual int statvfs(const char *path, struct statvfs *out) = 0;
+    // The fd-based calls of the masks and read-only paths (each returns a
+    // new fd, close-on-exec, or -1): `rel` opened inside `root` (openat2
+    // RESOLVE_IN_ROOT, no magic links), fstat, a detached copy of the mount
+    // tree at `fd` (open_tree OPEN_TREE_CLONE), attached onto `target`
+    // (move_mount), attributes set on a detached tree (mount_setattr), and
+    // a new detached filesystem without options (fsopen, fsmount).
+    virtual int open_in_root(int root, const char *rel, int flags) = 0;
+    virtual int fstat(int fd, struct stat *out) = 0;
+    virtual int clone_tree(int fd, bool recursive) = 0;
+    virtual int attach_tree(int tree, int target) = 0;
+    virtual int set_tree_attrs(int tree, uint64_t attrs, bool recursive) = 0;
+    virtual int new_fs(const char *type, uint64_t attrs) = 0;
     // Whether two fds are the same object (device and inode).
     virtual bool same_object(int a, int b) = 0;
     // This process's mount table.

@@ -166,6 +166,31 @@ class RealRootSys final : public RootSys {
     }
     int umount2(const char *target, int flags) override { return ::umount2(target, flags); }
     int statvfs(const char *path, struct statvfs *out) override { return ::statvfs(path, out); }
+    int open_in_root(int root, const char *rel, int flags) override {
+        return openat2_in_root(root, rel, flags);
+    }
+    int fstat(int fd, struct stat *out) override { return ::fstat(fd, out); }
+    int clone_tree(int fd, bool recursive) override {
+        return ::open_tree(fd, "",
+                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                               (recursive ? AT_RECURSIVE : 0));
+    }
+    int attach_tree(int tree, int target) override {
+        return ::move_mount(tree, "", target, "",
+                            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+    }
+    int set_tree_attrs(int tree, uint64_t attrs, bool recursive) override {
+        struct mount_attr a {};
+        a.attr_set = attrs;
+        return ::mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
+                               sizeof a);
+    }
+    int new_fs(const char *type, uint64_t attrs) override {
+        Fd fs(::fsopen(type, FSOPEN_CLOEXEC));
+        if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
+            return -1;
+        return ::fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs));
+    }
     bool same_object(int a, int b) override { return ocirun::same_object(a, b); }
     Result<std::vector<MountEntry>> mounts() override { return own_mounts(); }
 };
@@ -730,22 +755,26 @@ Status bind_console(int peer, bool dev_bound) {
 // file mask binds that fd: CVE-2025-31133). Through fds only: the paths under
 // /proc/self/fd are the container's now, and its configuration may have
 // mounted over them.
-Status mask_target(int root, int t, Fd &null, const std::string &what) {
+Status mask_target(int root, int t, Fd &null, const std::string &what, RootSys &sys) {
     struct stat st;
-    if (::fstat(t, &st) < 0) return fail_errno(what);
+    if (sys.fstat(t, &st) < 0) return fail_errno(what);
+    Fd cover;
     if (S_ISDIR(st.st_mode)) {
-        Fd fs = OCI_TRY(detached_fs("tmpfs", MOUNT_ATTR_RDONLY, what));
-        return attach_mount(fs.get(), t, what);
+        cover = Fd(sys.new_fs("tmpfs", MOUNT_ATTR_RDONLY));
+        if (!cover.valid()) return fail_errno(what + ": a read-only tmpfs");
+    } else {
+        if (null.get() < 0) {
+            null = Fd(sys.open_in_root(root, "dev/null", O_PATH | O_NOFOLLOW));
+            struct stat ns;
+            if (null.get() < 0 || sys.fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
+                major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
+                return fail(what + ": /dev/null is not the null device (char 1:3)");
+        }
+        cover = Fd(sys.clone_tree(null.get(), false));
+        if (!cover.valid()) return fail_errno(what + ": open_tree");
     }
-    if (null.get() < 0) {
-        null = Fd(openat2_in_root(root, "dev/null", O_PATH | O_NOFOLLOW));
-        struct stat ns;
-        if (null.get() < 0 || ::fstat(null.get(), &ns) < 0 || !S_ISCHR(ns.st_mode) ||
-            major(ns.st_rdev) != 1 || minor(ns.st_rdev) != 3)
-            return fail(what + ": /dev/null is not the null device (char 1:3)");
-    }
-    Fd tree = OCI_TRY(clone_mount(null.get(), false, what));
-    return attach_mount(tree.get(), t, what);
+    if (sys.attach_tree(cover.get(), t) < 0) return fail_errno(what + ": move_mount");
+    return {};
 }
 
 // The mount tree at `t`, recursively read-only, on top of it, with `attrs`
@@ -753,10 +782,13 @@ Status mask_target(int root, int t, Fd &null, const std::string &what) {
 // interfaces under /proc); none for dev.ocirun.deny-write, which means
 // read-only and nothing else (each mount's exec, suid and dev as they were:
 // deny-write=/usr still runs /usr/bin).
-Status readonly_tree(int t, uint64_t attrs, const std::string &what) {
-    Fd tree = OCI_TRY(clone_mount(t, true, what));
-    OCI_CHECK(set_mount_attrs(tree.get(), MOUNT_ATTR_RDONLY | attrs, true, what));
-    return attach_mount(tree.get(), t, what);
+Status readonly_tree(int t, uint64_t attrs, const std::string &what, RootSys &sys) {
+    Fd tree(sys.clone_tree(t, true));
+    if (!tree.valid()) return fail_errno(what + ": open_tree");
+    if (sys.set_tree_attrs(tree.get(), MOUNT_ATTR_RDONLY | attrs, true) < 0)
+        return fail_errno(what + ": mount_setattr");
+    if (sys.attach_tree(tree.get(), t) < 0) return fail_errno(what + ": move_mount");
+    return {};
 }
 
 // `path` (a directory, no symlinks) bound onto itself.
@@ -778,8 +810,8 @@ Status pin_ancestors(int root, const std::string &path, const std::string &what)
 // The path a maskedPaths or readonlyPaths entry applies to, as an O_PATH fd
 // (the entry itself, never followed out of the root); a missing path is
 // skipped (an empty Fd).
-Result<Fd> open_target(int root, const MountOp &op) {
-    Fd t(openat2_in_root(root, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
+Result<Fd> open_target(int root, const MountOp &op, RootSys &sys) {
+    Fd t(sys.open_in_root(root, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
     if (t.valid()) return t;
     if (errno != ENOENT) return fail_errno(op.what);
     return Fd();
@@ -801,16 +833,16 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs, RootSys
         if (!after_pivot || identity_op(op.kind)) continue;
         switch (op.kind) {
         case MountOpKind::mask: {
-            Fd t = OCI_TRY(open_target(root.fd, op));
+            Fd t = OCI_TRY(open_target(root.fd, op, sys));
             if (!t.valid()) continue;
-            OCI_CHECK(mask_target(root.fd, t.get(), null, op.what));
+            OCI_CHECK(mask_target(root.fd, t.get(), null, op.what, sys));
             break;
         }
         case MountOpKind::readonly: {
-            Fd t = OCI_TRY(open_target(root.fd, op));
+            Fd t = OCI_TRY(open_target(root.fd, op, sys));
             if (!t.valid()) continue;
             OCI_CHECK(readonly_tree(
-                t.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, op.what));
+                t.get(), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, op.what, sys));
             break;
         }
         case MountOpKind::deny:
@@ -835,8 +867,9 @@ Status finish_rootfs(const std::vector<MountOp> &plan, const FsPlan *fs, RootSys
             if (!same_object(t.get(), object.get()))
                 return fail(op.what + ": " + r.resolved + " is no longer the object it named");
             if (op.kind == MountOpKind::deny)
-                OCI_CHECK(mask_target(root.fd, t.get(), null, op.what));
-            if (op.kind == MountOpKind::deny_write) OCI_CHECK(readonly_tree(t.get(), 0, op.what));
+                OCI_CHECK(mask_target(root.fd, t.get(), null, op.what, sys));
+            if (op.kind == MountOpKind::deny_write)
+                OCI_CHECK(readonly_tree(t.get(), 0, op.what, sys));
             // A mount point cannot be renamed, removed or replaced; what is
             // inside stays as writable as it was. Every ancestor is pinned
             // too (top-down), or renaming a parent would carry the directory
