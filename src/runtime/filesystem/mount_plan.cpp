@@ -233,8 +233,26 @@ const char *cgroup_show_name(CgroupShow s) {
     return "?";
 }
 
+// A destination as the path it names ("//dev/./" -> "/dev"; ".." above the
+// root stays at the root, as inside it).
+std::string lexical(const std::string &dest) {
+    std::vector<std::string> parts;
+    for (const auto &p : split(dest, '/')) {
+        if (p.empty() || p == ".") continue;
+        if (p == "..") {
+            if (!parts.empty()) parts.pop_back();
+            continue;
+        }
+        parts.push_back(p);
+    }
+    std::string out;
+    for (const auto &p : parts)
+        out += "/" + p;
+    return out.empty() ? "/" : out;
+}
+
 bool is_dev(const std::string &dest) {
-    return dest == "/dev" || dest == "/dev/";
+    return lexical(dest) == "/dev";
 }
 
 } // namespace
@@ -313,8 +331,7 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         // host's /sys read-only, as with runc.
         if (o.type == "sysfs" && !o.bind && facts.in_userns && !facts.userns_owns_netns)
             o.sysfs_from_host = true;
-        if (o.type == "devpts" && (m.destination == "/dev/pts" || m.destination == "/dev/pts/"))
-            devpts = true;
+        if (o.type == "devpts" && lexical(m.destination) == "/dev/pts") devpts = true;
         // A /dev bound from elsewhere (the host's) is used as it is: no
         // node is made in it, nor a link (runc's needsSetupDev), since they
         // would change the directory bound.
