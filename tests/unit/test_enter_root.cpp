@@ -150,6 +150,23 @@ std::vector<MountOp> default_plan() {
     return *p;
 }
 
+// The default configuration without mounts, masks, read-only paths or a
+// read-only root: each test adds what it looks at.
+oci::Spec bare_spec() {
+    oci::Spec s = oci::default_spec(false, 0, 0);
+    s.mounts.clear();
+    s.linux_->masked_paths.clear();
+    s.linux_->readonly_paths.clear();
+    s.root->readonly = false;
+    return s;
+}
+
+std::vector<MountOp> plan_of(const oci::Spec &s, MountFacts f = {}) {
+    auto p = plan_mounts(s, f);
+    cr_assert(p.has_value(), "%s", p ? "" : p.error().text().c_str());
+    return *p;
+}
+
 MountEntry entry(const char *point, const char *fstype) {
     MountEntry m;
     m.point = point;
@@ -218,11 +235,7 @@ Test(enter_root, no_pivot_hides_kernel_filesystems_outside_the_rootfs) {
 // Without a mount namespace of its own: nothing mounted, the rootfs opened
 // and checked to be the object the runtime checked, then the chroot.
 Test(enter_root, shared_mount_namespace_is_a_checked_chroot) {
-    oci::Spec s = oci::default_spec(false, 0, 0);
-    s.mounts.clear();
-    s.linux_->masked_paths.clear();
-    s.linux_->readonly_paths.clear();
-    s.root->readonly = false;
+    oci::Spec s = bare_spec();
     MountFacts f;
     f.mount_ns = MountNs::joined;
     auto plan = plan_mounts(s, f);
@@ -281,17 +294,13 @@ Test(enter_root, the_rootfs_is_isolated_then_bound_and_checked) {
 // kernel locked (read back with statvfs), then linux.rootfsPropagation, in
 // the plan's order.
 Test(enter_root, root_read_only_keeps_locked_flags_then_propagation) {
-    oci::Spec s = oci::default_spec(false, 0, 0);
-    s.mounts.clear();
-    s.linux_->masked_paths.clear();
-    s.linux_->readonly_paths.clear();
+    oci::Spec s = bare_spec();
     s.root->readonly = true;
     s.linux_->rootfs_propagation = "rslave";
-    auto plan = plan_mounts(s, {});
-    cr_assert(plan.has_value(), "%s", plan ? "" : plan.error().text().c_str());
+    auto plan = plan_of(s);
     Recorder r;
     r.vfs_flags = ST_NOSUID | ST_NODEV;
-    auto st = finish_rootfs(*plan, nullptr, r);
+    auto st = finish_rootfs(plan, nullptr, r);
     cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
     unit::expect_eq(joined(r.calls), "open /\n"
                                      "statvfs /\n"
@@ -307,20 +316,17 @@ Test(enter_root, root_read_only_keeps_locked_flags_then_propagation) {
 // noexec before it goes on top. A fake /dev/null is refused before anything
 // is mounted with it.
 Test(enter_root, masks_and_read_only_paths_on_fds) {
-    oci::Spec s = oci::default_spec(false, 0, 0);
-    s.mounts.clear();
-    s.root->readonly = false;
+    oci::Spec s = bare_spec();
     s.linux_->masked_paths = {"/proc/kcore", "/proc/acpi", "/proc/missing", "/proc/keys"};
     s.linux_->readonly_paths = {"/proc/sys"};
-    auto plan = plan_mounts(s, {});
-    cr_assert(plan.has_value(), "%s", plan ? "" : plan.error().text().c_str());
+    auto plan = plan_of(s);
     Recorder r;
     r.kinds = {{"proc/kcore", {S_IFREG | 0400, 0}},
                {"proc/keys", {S_IFREG | 0444, 0}},
                {"proc/acpi", {S_IFDIR | 0555, 0}},
                {"proc/sys", {S_IFDIR | 0555, 0}},
                {"dev/null", {S_IFCHR | 0666, makedev(1, 3)}}};
-    auto st = finish_rootfs(*plan, nullptr, r);
+    auto st = finish_rootfs(plan, nullptr, r);
     cr_assert(st.has_value(), "%s", st ? "" : st.error().text().c_str());
     unit::expect_eq(joined(r.calls), "open /\n"
                                      "open_in_root proc/kcore\n"
@@ -348,7 +354,7 @@ Test(enter_root, masks_and_read_only_paths_on_fds) {
         Recorder f;
         f.kinds = r.kinds;
         f.kinds["dev/null"] = {fake, 0};
-        auto refused = finish_rootfs(*plan, nullptr, f);
+        auto refused = finish_rootfs(plan, nullptr, f);
         cr_assert(!refused.has_value());
         unit::expect_eq(refused.error().text(),
                         "maskedPaths /proc/kcore: /dev/null is not the null device (char 1:3)");
