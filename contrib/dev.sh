@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 what=${1:?usage: contrib/dev.sh demo|test}
 
 packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
-    libidn2-dev libunistring-dev libcriterion-dev scdoc busybox-static jq uidmap strace"
+    libidn2-dev libunistring-dev libnftables-dev libcriterion-dev scdoc busybox-static jq uidmap
+    strace"
 # The client suites (tests/clients) drive oci-run through real Podman and
 # containerd; they skip themselves where these are missing. valgrind checks
 # the CLI paths (tests/integration/test_valgrind.cpp); gcc's libasan and
@@ -65,7 +66,8 @@ test)
             -Dcpp_args='-g1 -fno-sanitize-recover=undefined' \
             -Dcpp_link_args='-fno-sanitize-recover=undefined -no-pie'
     fi
-    ninja -C "$asan" src/oci-run src/oci-run-exec-stage shim/oci-run-shim tests/unit-tests
+    ninja -C "$asan" src/oci-run src/oci-run-exec-stage shim/oci-run-shim shim/oci-run-firewall \
+        tests/unit-tests
     # The libFuzzer targets (tests/fuzz): clang 16 (libstdc++ 12's <expected>
     # is beyond Debian's default clang 14), only the targets built.
     fuzz=${OCI_RUN_FUZZ_BUILD:-build-fuzz}

@@ -145,6 +145,7 @@ Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::s
         return bad(name.c_str(), "not a network key");
     }
     p.set_keys.push_back(name);
+    p.given[name] = v;
     return {};
 }
 
@@ -187,12 +188,117 @@ Status finish_network_policy(NetworkPolicy &p) {
     return {};
 }
 
+namespace {
+
+// An allow-list entry as the proxy matches it (not as it was spelt).
+std::string pattern_key(const egress::Pattern &p) {
+    std::string k = std::to_string(static_cast<int>(p.kind)) + "|" + p.name + "|" +
+                    egress::to_string(p.net) + "/" + std::to_string(p.prefix);
+    for (uint16_t port : p.ports)
+        k += ":" + std::to_string(port);
+    return k;
+}
+
+std::vector<std::string> pattern_keys(const std::vector<egress::Pattern> &v) {
+    std::vector<std::string> out;
+    for (const auto &p : v)
+        out.push_back(pattern_key(p));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+int need_rank(const std::string &mode) {
+    if (mode == "none") return 0;
+    if (mode == "local") return 1;
+    if (mode == "https") return 2;
+    return 3; // full, or no network key: the namespace as it is
+}
+
+// Whether every element of `a` is in `b` (both sorted).
+bool subset(const std::vector<std::string> &a, const std::vector<std::string> &b) {
+    return std::includes(b.begin(), b.end(), a.begin(), a.end());
+}
+
+} // namespace
+
+Result<NetworkPolicy> inherit_network(const NetworkPolicy &pod, const NetworkPolicy &own) {
+    if (own.set_keys.empty()) return pod;
+    std::string pod_mode = pod.mode.empty() ? "full" : pod.mode;
+    std::string own_mode = own.mode.empty() ? "full" : own.mode;
+    auto looser = [&](const char *name, const std::string &why) {
+        return bad(name, "asks for more than its pod allows: " + why +
+                             " (a container may only tighten its pod's network policy)");
+    };
+    if (need_rank(own_mode) > need_rank(pod_mode))
+        return looser("network", own_mode + ", and the pod's is " + pod_mode);
+    if (own_mode == "none") return own;
+    for (const auto &f : own.local_ports) {
+        bool found = false;
+        for (const auto &g : pod.local_ports)
+            found = found || (g.container_port == f.container_port && g.host_port == f.host_port);
+        if (!found)
+            return looser("local-ports", "port " + std::to_string(f.container_port) +
+                                             " is not one the pod forwards");
+    }
+    for (const auto &f : own.publish) {
+        bool found = false;
+        for (const auto &g : pod.publish)
+            found = found || (g.host_port == f.host_port && g.host_addr == f.host_addr &&
+                              g.container_port == f.container_port);
+        if (!found)
+            return looser("publish", "host port " + std::to_string(f.host_port) +
+                                         " is not one the pod publishes");
+    }
+    auto own_allow = pattern_keys(own.allow), pod_allow = pattern_keys(pod.allow);
+    auto own_deny = pattern_keys(own.deny), pod_deny = pattern_keys(pod.deny);
+    if (!subset(own_allow, pod_allow))
+        return looser("domains", "\"" + own.domains + "\" names what the pod's \"" + pod.domains +
+                                     "\" does not");
+    if (!subset(pod_deny, own_deny))
+        return looser("deny-domains", "\"" + own.deny_domains +
+                                          "\" leaves out some of the pod's \"" + pod.deny_domains +
+                                          "\"");
+    if (own.observe && !pod.observe) return looser("network-mode", "observe, and the pod enforces");
+    if (own.max_connections > pod.max_connections)
+        return looser("proxy-max-connections",
+                      "more than the pod's " + std::to_string(pod.max_connections));
+    if (own.forward_max_connections > pod.forward_max_connections)
+        return looser("forward-max-connections",
+                      "more than the pod's " + std::to_string(pod.forward_max_connections));
+    if (own.total_max_connections > pod.total_max_connections)
+        return looser("max-connections",
+                      "more than the pod's " + std::to_string(pod.total_max_connections));
+    // Not looser; anything narrower is the pod's to set.
+    const char *narrower = nullptr;
+    if (own_mode != pod_mode)
+        narrower = "network";
+    else if (own.local_ports.size() != pod.local_ports.size())
+        narrower = "local-ports";
+    else if (own.publish.size() != pod.publish.size())
+        narrower = "publish";
+    else if (own_allow != pod_allow)
+        narrower = "domains";
+    else if (own_deny != pod_deny)
+        narrower = "deny-domains";
+    else if (own.observe != pod.observe)
+        narrower = "network-mode";
+    else if (own.max_connections != pod.max_connections)
+        narrower = "proxy-max-connections";
+    else if (own.forward_max_connections != pod.forward_max_connections)
+        narrower = "forward-max-connections";
+    else if (own.total_max_connections != pod.total_max_connections)
+        narrower = "max-connections";
+    if (narrower)
+        return bad(narrower, "narrower than its pod's network policy, which one container cannot "
+                             "be held to alone: the pod's firewall, proxy and forwards serve all "
+                             "its containers (set it on the pod, or use dev.ocirun.network=none)");
+    return pod;
+}
+
 Result<NetworkPolicy> parse_network_policy(const oci::StringMap &a) {
     NetworkPolicy p;
-    // In the order the keys were checked before the table: the mode first.
-    for (const char *name :
-         {"network", "local-ports", "publish", "domains", "deny-domains", "network-mode",
-          "proxy-max-connections", "forward-max-connections", "max-connections"})
+    for (const char *name : kNetworkKeys)
         if (const std::string *v = find(a, name)) OCI_CHECK(parse_network_key(p, name, *v));
     OCI_CHECK(finish_network_policy(p));
     return p;

@@ -57,6 +57,7 @@ struct NetworkPolicy {
     int total_max_connections = kDefaultMaxConnections;
     bool mode_set = false;             // dev.ocirun.network itself was given
     std::vector<std::string> set_keys; // the network keys given (without the prefix)
+    oci::StringMap given;              // each given key (without the prefix): its value
 
     // The runtime builds the namespace: loopback only, plus what the helper adds.
     bool own_namespace() const { return mode == "none" || mode == "local" || mode == "https"; }
@@ -89,6 +90,18 @@ struct SocketFamilies {
 };
 SocketFamilies socket_families(const NetworkPolicy &p);
 
+// The network keys (after the dev.ocirun. prefix), in the order they are
+// checked: the mode first.
+inline constexpr const char *kNetworkKeys[] = {"network",
+                                               "local-ports",
+                                               "publish",
+                                               "domains",
+                                               "deny-domains",
+                                               "network-mode",
+                                               "proxy-max-connections",
+                                               "forward-max-connections",
+                                               "max-connections"};
+
 // One network key's value (`name` after the dev.ocirun. prefix), into `p`;
 // the sandbox policy's key table (sandbox_policy.cpp) calls it per key.
 Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::string &value);
@@ -99,6 +112,17 @@ Status finish_network_policy(NetworkPolicy &p);
 // The network keys of `annotations`, checked each and together; errors name
 // the annotation.
 Result<NetworkPolicy> parse_network_policy(const oci::StringMap &annotations);
+
+// The network keys a container in a pod's network namespace is held to:
+// `pod`'s (the container whose create installed the namespace's firewall and
+// started its helper), which `own` (the container's own keys) may only
+// tighten. Without network keys of its own, the pod's. dev.ocirun.network=
+// none is the one tightening a container gets alone: its socket families
+// leave it no way to the pod's helper. Anything else narrower than the pod's
+// (fewer domains, fewer ports, lower limits) is refused, as the firewall,
+// the proxy and the forwards are the namespace's, shared by all its
+// containers: it is the pod's to set. Loosening is refused, naming the key.
+Result<NetworkPolicy> inherit_network(const NetworkPolicy &pod, const NetworkPolicy &own);
 
 // The proxy variables added to the environment of the container's process
 // and of every process exec'd into it (replacing any of the same name).

@@ -104,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // the mount plan (pure; what mounts reach of the host is read from it and left out).
     const oci::Spec &spec = base_spec();
     (void)check_policy_gaps(*policy, spec, HostFacts{});
-    (void)check_policy_gaps(*policy, spec, HostFacts{true, true, true, true});
+    (void)check_policy_gaps(*policy, spec, HostFacts{true, true, true, true, true});
     auto plan = plan_mounts(spec, {false, false, &*policy});
     if (plan) (void)describe_plan(*plan);
     return 0;

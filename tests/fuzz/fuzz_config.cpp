@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (policy->present) {
         (void)check_policy_gaps(*policy, *spec, HostFacts{});
-        (void)check_policy_gaps(*policy, *spec, HostFacts{true, true, true, true});
+        (void)check_policy_gaps(*policy, *spec, HostFacts{true, true, true, true, true});
     }
     for (bool in_userns : {false, true}) {
         auto plan = plan_mounts(*spec, {in_userns, false, policy->present ? &*policy : nullptr});

@@ -317,7 +317,8 @@ Test(sandbox, strict_refuses_what_it_cannot_enforce_report_runs) {
     cleanup_all();
     cr_assert_eq(strict.status, 1);
     cr_assert(contains(strict.err, "(dev.ocirun.enforcement=strict): cannot enforce: "
-                                   "dev.ocirun.network=none needs a new network namespace"),
+                                   "dev.ocirun.network=none needs a network namespace other than "
+                                   "the host's"),
               "%s", strict.err.c_str());
     cr_assert_eq(test::count_lines(strict.err), 1u);
     cr_assert(left.empty());
@@ -715,7 +716,7 @@ Test(sandbox, network_none_is_loopback_only) {
         outs[i] = read_file(c.out_path);
         cleanup_all();
     }
-    // Without a network namespace of its own, refused.
+    // In the host's network namespace, refused.
     Env f = make_env("sbnet2", {"true"});
     f.b.spec.annotations["dev.ocirun.network"] = "none";
     std::erase_if(f.b.spec.linux_->namespaces,
@@ -746,7 +747,8 @@ Test(sandbox, network_none_is_loopback_only) {
                                 "only)\""),
               "%s", reps[1].c_str());
     cr_assert_eq(refused.status, 1);
-    cr_assert(contains(refused.err, "needs a new network namespace"), "%s", refused.err.c_str());
+    cr_assert(contains(refused.err, "needs a network namespace other than the host's"), "%s",
+              refused.err.c_str());
     cr_assert_eq(local.status, 1);
     cr_assert(contains(local.err, "annotations[dev.ocirun.local-ports]: dev.ocirun.network=none "
                                   "allows loopback only"),

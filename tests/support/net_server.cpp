@@ -104,6 +104,42 @@ void own_network(std::initializer_list<const char *> addrs) {
     cr_assert(std::system(cmd.c_str()) == 0, "%s", cmd.c_str());
 }
 
+PodNetns::~PodNetns() {
+    if (pid > 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+}
+
+void make_pod_netns(PodNetns &p) {
+    int ready[2];
+    cr_assert(::pipe(ready) == 0);
+    p.pid = ::fork();
+    cr_assert(p.pid >= 0);
+    if (p.pid == 0) {
+        ::close(ready[0]);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        char ok = ::unshare(CLONE_NEWNET) == 0 ? '1' : '0';
+        (void)!::write(ready[1], &ok, 1);
+        ::close(ready[1]);
+        for (;;)
+            ::pause();
+    }
+    ::close(ready[1]);
+    char ok = 0;
+    cr_assert(::read(ready[0], &ok, 1) == 1 && ok == '1', "unshare(CLONE_NEWNET) in the holder");
+    ::close(ready[0]);
+    p.path = "/proc/" + std::to_string(p.pid) + "/ns/net";
+    std::string pid = std::to_string(p.pid);
+    std::string cmd = "ip link add ocpod0 type veth peer name eth0 netns " + pid +
+                      " && ip addr add 10.77.0.1/24 dev ocpod0 && ip link set ocpod0 up"
+                      " && nsenter --net=" +
+                      p.path +
+                      " sh -c 'ip link set lo up && ip addr add 10.77.0.2/24 dev eth0"
+                      " && ip link set eth0 up && ip route add default via 10.77.0.1'";
+    cr_assert(std::system(cmd.c_str()) == 0, "%s", cmd.c_str());
+}
+
 long refusals_in(const std::string &log, const std::string &needle) {
     long n = 0;
     size_t start = 0;

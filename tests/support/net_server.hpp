@@ -32,6 +32,19 @@ void serve(Server &srv, const char *addr, const std::string &tag, int backlog = 
 // go when the test's process ends.
 void own_network(std::initializer_list<const char *> addrs);
 
+// A network namespace made before the container, as CNI, netavark or `ip
+// netns` make a pod's: held by a child of the test (killed by its PID when
+// the object goes) and joined to the test's own namespace (own_network
+// first) by a veth pair: 10.77.0.2/24 there, with lo up and a default route
+// to the test's 10.77.0.1, so the test's "outside" addresses are reached
+// from it. `path` is /proc/PID/ns/net, for linux.namespaces.
+struct PodNetns {
+    pid_t pid = -1;
+    std::string path;
+    ~PodNetns();
+};
+void make_pod_netns(PodNetns &p);
+
 // `n` connections to 127.0.0.1:port from inside the network namespace of
 // `pid` (a forwarded port, the proxy's 3128), all connected before any
 // request is sent, then held open until release(): what each got back first

@@ -199,12 +199,30 @@ Test(sandbox_policy, network_gaps) {
     cr_assert(e.error().text().find("dev.ocirun.publish needs root") != std::string::npos);
     h.shim = h.privileged = true;
     cr_assert(check_policy_gaps(p, s, h).has_value());
+    // Joined by path: the namespace's firewall, which needs its program and
+    // no CAP_NET_ADMIN in the bounding set.
+    for (auto &n : s.linux_->namespaces)
+        if (n.type == oci::NsType::network) n.path = "/run/netns/pod";
+    e = check_policy_gaps(p, s, h);
+    cr_assert(!e.has_value());
+    cr_assert(e.error().text().find("needs the firewall program oci-run-firewall") !=
+                  std::string::npos,
+              "%s", e.error().text().c_str());
+    h.firewall = true;
+    cr_assert(check_policy_gaps(p, s, h).has_value());
+    s.process->capabilities->bounding.push_back("CAP_NET_ADMIN");
+    e = check_policy_gaps(p, s, h);
+    cr_assert(!e.has_value());
+    cr_assert(e.error().text().find("bounding holds CAP_NET_ADMIN") != std::string::npos, "%s",
+              e.error().text().c_str());
+    // None at all: the host's.
     std::erase_if(s.linux_->namespaces,
                   [](const auto &n) { return n.type == oci::NsType::network; });
     e = check_policy_gaps(p, s, h);
     cr_assert(!e.has_value());
-    cr_assert(e.error().text().find("dev.ocirun.network=local needs a new network namespace") !=
-              std::string::npos);
+    cr_assert(e.error().text().find("dev.ocirun.network=local needs a network namespace other "
+                                    "than the host's") != std::string::npos,
+              "%s", e.error().text().c_str());
 }
 
 // The proxy variables replace any the process had.

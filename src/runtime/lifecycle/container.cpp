@@ -15,6 +15,7 @@
 #include "runtime/lifecycle/exec_stage.hpp"
 #include "runtime/lifecycle/hooks.hpp"
 #include "runtime/lifecycle/init.hpp"
+#include "runtime/lifecycle/pod_network.hpp"
 #include "runtime/lifecycle/store.hpp"
 #include "runtime/lifecycle/sync.hpp"
 #include "runtime/lifecycle/tty_relay.hpp"
@@ -277,6 +278,10 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
     // The network helper leaves with the init; make sure it has.
     if (rec) stop_shim(rec->shim_pid, rec->shim_start_time, id, dir.path());
     fault_point("delete:shim");
+    if (rec) {
+        const std::string &path = dir.path(); // ROOT/ID
+        remove_network_firewall(path.substr(0, path.size() - id.size() - 1), path, *rec);
+    }
     std::optional<oci::Spec> spec;
     if (rec && rec->has_hooks && known) {
         spec = *known;

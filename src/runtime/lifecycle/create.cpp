@@ -15,10 +15,12 @@
 #include "runtime/lifecycle/exec_stage.hpp"
 #include "runtime/lifecycle/hooks.hpp"
 #include "runtime/lifecycle/init.hpp"
+#include "runtime/lifecycle/pod_network.hpp"
 #include "runtime/lifecycle/store.hpp"
 #include "runtime/lifecycle/sync.hpp"
 #include "runtime/lifecycle/tty_relay.hpp"
 #include "runtime/log.hpp"
+#include "runtime/network/firewall.hpp"
 #include "runtime/network/netlink.hpp"
 #include "runtime/network/shim_launch.hpp"
 #include "runtime/process/caps.hpp"
@@ -30,12 +32,14 @@
 #include "runtime/security/sandbox_policy.hpp"
 
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -392,6 +396,14 @@ struct CreatePlan {
     Fd rootfs_fd;
     std::vector<ReachGuard> reach_guard;
     bool has_hooks = false, want_shim = false;
+    // A network namespace joined by path (in fds) and its identity; whether
+    // this container installs its firewall, or else whose network policy it
+    // is held to there, and that policy's keys.
+    int net_fd = -1;
+    uint64_t netns_dev = 0, netns_ino = 0;
+    bool install_firewall = false;
+    std::string network_owner;
+    oci::StringMap network_keys;
     // The container's cgroup (none when cgroup_dirs is empty): decided here,
     // made by create_impl.
     CgroupHost cgroup_host;
@@ -447,6 +459,38 @@ bool userns_owns_netns(const CreatePlan &p) {
     for (const auto &[fd, type] : p.cfg.join_ns)
         if (type == CLONE_NEWNET) return owned_within(fd, user);
     return false;
+}
+
+// A network namespace joined by path: held to the policy of the container
+// that installed its firewall, when one runs there (a pod's), or else this
+// container's firewall to install, for a network need
+// (runtime/lifecycle/pod_network.hpp).
+Status plan_joined_network(const CreateOptions &o, CreatePlan &p) {
+    for (const auto &[fd, type] : p.cfg.join_ns)
+        if (type == CLONE_NEWNET) p.net_fd = fd;
+    if (p.net_fd < 0) return {};
+    const std::string what = "config.json: linux.namespaces: the network namespace's path";
+    if (::ioctl(p.net_fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+        return fail_errno(what + " is not a network namespace");
+    struct stat st;
+    if (::fstat(p.net_fd, &st) < 0) return fail_errno(what + ": fstat");
+    p.netns_dev = st.st_dev;
+    p.netns_ino = st.st_ino;
+    auto owner = OCI_TRY(find_network_owner(o.root, o.id, p.net_fd));
+    if (!owner) {
+        p.install_firewall = p.policy.net.own_namespace();
+        return {};
+    }
+    auto held = inherit_network(owner->net, p.policy.net);
+    if (!held)
+        return forward(std::move(held.error()),
+                       "config.json: in the network namespace of container \"" + owner->id +
+                           "\" (its pod's)");
+    p.policy.net = std::move(*held);
+    p.policy.present = true;
+    p.network_owner = owner->id;
+    p.network_keys = p.policy.net.given;
+    return {};
 }
 
 // The bundle and its configuration, and what the runtime refuses of it at
@@ -532,10 +576,12 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     cfg.passes_sources = cfg.in_userns && ::geteuid() == 0;
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
+    OCI_CHECK(plan_joined_network(o, p));
     host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
         OCI_CHECK(check_policy_pid_namespace(policy, spec));
         OCI_CHECK(check_policy_gaps(policy, spec, host_facts));
+        if (!host_facts.firewall) p.install_firewall = false;
         // What the helper cannot do here was refused above in strict mode; in
         // report mode the container runs without it (and so without a way out).
         if (!host_facts.privileged) policy.net.publish.clear();
@@ -576,11 +622,13 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     cfg.lock_mounts = policy.masks();
     cfg.policy_strict = policy.strict;
     // A new network namespace gets its loopback up, as with runc and crun.
-    cfg.loopback_up = policy.net.own_namespace() || (flags & CLONE_NEWNET) != 0;
-    if (policy.net.own_namespace()) cfg.listen_ports = policy.net.listen_ports();
+    // In a pod's namespace, its owner has done that, and runs the helper.
+    const bool owns_net = policy.net.own_namespace() && p.network_owner.empty();
+    cfg.loopback_up = owns_net || (flags & CLONE_NEWNET) != 0;
+    if (owns_net) cfg.listen_ports = policy.net.listen_ports();
     // The proxy is the only way out: the process is told where it is.
     if (policy.net.proxy()) add_proxy_env(spec.process->env);
-    want_shim = policy.net.helper() && host_facts.shim;
+    want_shim = policy.net.helper() && host_facts.shim && p.network_owner.empty();
     // The host interfaces to move in (after the clone): there now.
     if (!lx.net_devices.empty() && policy.net.own_namespace())
         return fail("config.json: linux.netDevices: dev.ocirun.network=" + policy.net.mode +
@@ -654,7 +702,22 @@ ContainerRecord new_record(const CreateOptions &o, const CreatePlan &p) {
     rec.has_hooks = p.has_hooks;
     rec.sandboxed = p.policy.present;
     rec.trace = p.policy.trace;
+    rec.netns_dev = p.netns_dev;
+    rec.netns_ino = p.netns_ino;
+    rec.network_owner = p.network_owner;
+    rec.network_keys = p.network_keys;
     return rec;
+}
+
+// The firewall of a joined network namespace: recorded first (delete
+// --force removes it after a crash), then installed.
+Status install_network_firewall(ContainerDir &dir, const CreatePlan &p, ContainerRecord &rec) {
+    rec.firewall = true;
+    OCI_CHECK(dir.save(rec));
+    fault_point("create:firewall-recorded");
+    OCI_CHECK(install_firewall(p.net_fd, rec.state.id, p.policy.net.mode));
+    fault_point("create:firewall");
+    return {};
 }
 
 // The cgroup is made before the init exists, and recorded first, so that a
@@ -822,6 +885,18 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         }
     } cgroup_guard{p.cgroup_host, rec.cgroup_dirs};
 
+    // Before the init exists: nothing of the bundle's (createContainer
+    // hooks included) runs in the namespace without it.
+    if (p.install_firewall) OCI_CHECK(install_network_firewall(dir, p, rec));
+    struct FirewallGuard {
+        const CreatePlan &p;
+        const std::string &id;
+        bool keep = false;
+        ~FirewallGuard() {
+            if (!keep && p.install_firewall) (void)remove_firewall(p.net_fd, id);
+        }
+    } firewall_guard{p, o.id};
+
     p.cfg.cgroup_fd = cgroup_fd.get();
     auto spawned = spawn_init(p.cfg, dir, p.fds, p.sync_fd,
                               {here ? here->release.get() : -1, here ? here->result.get() : -1},
@@ -873,6 +948,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     if (auto r = finish_create(o, dir, here, p, pid, rec, listeners); !r)
         return abort_child(r.error());
     cgroup_guard.keep = true;
+    firewall_guard.keep = true;
     log::debug("created container " + o.id + " with init " + std::to_string(pid));
     if (here) here->rec = rec;
     return pid;

@@ -357,7 +357,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
         filter = std::move(*f);
     }
     // A container with a sandbox policy: its exec'd processes get the guard too.
-    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
+    SandboxPolicy policy = OCI_TRY(container_policy(rec, *spec));
     // Its way out is the egress proxy, as for the container's process.
     if (policy.net.proxy()) add_proxy_env(proc.env);
     std::optional<SeccompFilter> guard;

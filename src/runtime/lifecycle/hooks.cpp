@@ -38,8 +38,11 @@ std::string last_line(const std::string &out) {
 
 } // namespace
 
-Status run_program(const oci::Hook &h, const std::string &what, const std::string &state,
-                   const std::string &cwd) {
+namespace {
+
+// Run it; a timeout or a signal is an error, the exit status is the caller's.
+Status run_impl(const oci::Hook &h, const std::string &what, const std::string &state,
+                const std::string &cwd, const std::vector<int> &pass, ProgramRun &ran) {
     int in[2], out[2];
     // stdin is a socket so that a hook which never reads it cannot raise
     // SIGPIPE in the runtime (send with MSG_NOSIGNAL).
@@ -58,6 +61,7 @@ Status run_program(const oci::Hook &h, const std::string &what, const std::strin
     spec.in = in[1];
     spec.out = spec.err = out[1];
     spec.cwd = cwd;
+    spec.pass = pass;
     auto spawned = spawn_program(spec, what);
     ::close(in[1]);
     ::close(out[1]);
@@ -130,10 +134,30 @@ Status run_program(const oci::Hook &h, const std::string &what, const std::strin
                                         std::to_string(*h.timeout) + " s" + said);
     if (WIFSIGNALED(status))
         return fail(what + ": killed by SIG" + ::sigabbrev_np(WTERMSIG(status)) + said);
-    if (WEXITSTATUS(status) != 0)
-        return fail(what + ": exited with status " + std::to_string(WEXITSTATUS(status)) + said);
+    ran.status = WEXITSTATUS(status);
+    ran.output = std::move(output);
+    return {};
+}
+
+} // namespace
+
+Status run_program(const oci::Hook &h, const std::string &what, const std::string &state,
+                   const std::string &cwd) {
+    ProgramRun ran;
+    OCI_CHECK(run_impl(h, what, state, cwd, {}, ran));
+    std::string said = last_line(ran.output);
+    if (!said.empty()) said = ": " + said;
+    if (ran.status != 0)
+        return fail(what + ": exited with status " + std::to_string(ran.status) + said);
     log::debug(what + ": ok" + said);
     return {};
+}
+
+Result<ProgramRun> run_program_status(const oci::Hook &h, const std::string &what,
+                                      const std::vector<int> &pass) {
+    ProgramRun ran;
+    OCI_CHECK(run_impl(h, what, "", "", pass, ran));
+    return ran;
 }
 
 namespace {

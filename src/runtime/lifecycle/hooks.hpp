@@ -33,4 +33,14 @@ void run_hooks_warning(const std::vector<oci::Hook> &hooks, const char *kind,
 Status run_program(const oci::Hook &program, const std::string &what, const std::string &input,
                    const std::string &cwd = "");
 
+// The same with nothing on stdin and `pass` as fds 3, 4, ...; the exit
+// status and what it printed (stdout and stderr, the last 4 KiB) are the
+// caller's to judge. A timeout or a signal is an error.
+struct ProgramRun {
+    int status = 0;
+    std::string output;
+};
+Result<ProgramRun> run_program_status(const oci::Hook &program, const std::string &what,
+                                      const std::vector<int> &pass);
+
 } // namespace ocirun

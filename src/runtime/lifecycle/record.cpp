@@ -48,6 +48,13 @@ std::string write_record(const ContainerRecord &rec) {
         w.kv_u64("shimPid", static_cast<uint64_t>(rec.shim_pid));
         w.kv_u64("shimStartTime", rec.shim_start_time);
     }
+    if (rec.netns_ino) {
+        w.kv_u64("netnsDevice", rec.netns_dev);
+        w.kv_u64("netnsInode", rec.netns_ino);
+    }
+    if (rec.firewall) w.kv_bool("firewall", true);
+    w.opt_str("networkOwner", rec.network_owner);
+    if (!rec.network_owner.empty()) w.kv_map("networkKeys", rec.network_keys);
     w.end_object();
     return std::string(w.view());
 }
@@ -100,6 +107,11 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_bool(top, p, "trace", rec.trace));
     OCI_CHECK(json::get_uint(top, p, "shimPid", rec.shim_pid, INT32_MAX));
     OCI_CHECK(json::get_uint(top, p, "shimStartTime", rec.shim_start_time, UINT64_MAX));
+    OCI_CHECK(json::get_uint(top, p, "netnsDevice", rec.netns_dev, UINT64_MAX));
+    OCI_CHECK(json::get_uint(top, p, "netnsInode", rec.netns_ino, UINT64_MAX));
+    OCI_CHECK(json::get_bool(top, p, "firewall", rec.firewall));
+    OCI_CHECK(json::get_string(top, p, "networkOwner", rec.network_owner));
+    OCI_CHECK(json::get_string_map(top, p, "networkKeys", rec.network_keys));
     return rec;
 }
 

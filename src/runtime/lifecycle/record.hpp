@@ -54,6 +54,14 @@ struct ContainerRecord {
     bool trace = false;                          // dev.ocirun.trace: start attaches strace
     int32_t shim_pid = 0;                        // the network helper (oci-run-shim), or 0
     uint64_t shim_start_time = 0;                // its /proc/PID/stat field 22
+    // A network namespace joined by path (a pod's): its identity, whether
+    // this container's create installed its firewall (and so is the pod's
+    // network owner), or else the owner whose network policy it holds, and
+    // the network keys (dev.ocirun.* without the prefix) it is held to.
+    uint64_t netns_dev = 0, netns_ino = 0;
+    bool firewall = false;
+    std::string network_owner;
+    oci::StringMap network_keys;
 };
 
 std::string write_record(const ContainerRecord &rec);

@@ -143,7 +143,7 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         spec = *here->spec;
     else if (rec.sandboxed || rec.has_hooks)
         spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
-    if (rec.sandboxed) policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
+    if (rec.sandboxed) policy = OCI_TRY(container_policy(rec, *spec));
     auto not_enforced = [&](const ReportRow &r) {
         return "sandbox policy of " + dir.id() + ": " + r.dimension + " is not enforced (" +
                r.detail + ")";
@@ -217,7 +217,7 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
     // A sandbox policy is measured once the process runs: what contradicts
     // it is an error in the log (and shows in `report`).
     if (rec.sandboxed) {
-        if (auto rows = measure_container(rec, *spec, policy, !fs_measured)) {
+        if (auto rows = measure_container(dir, rec, *spec, policy, !fs_measured)) {
             for (const auto &r : *rows)
                 if (r.state == "degraded") log::error(not_enforced(r));
         }

@@ -21,19 +21,22 @@
 
 namespace ocirun {
 
-std::string shim_path() {
-    const char *env = std::getenv("OCI_RUN_SHIM");
-    if (env && *env) return env;
+std::string helper_path(const std::string &name, const char *installed) {
     // Next to this binary: the same directory, the build tree (src/ and
     // shim/ side by side), or a prefix (bin/ or sbin/ beside libexec/).
     std::string self = own_binary_path();
     if (size_t slash = self.rfind('/'); slash != std::string::npos) {
         std::string dir = self.substr(0, slash + 1);
-        for (const char *rel :
-             {"oci-run-shim", "../shim/oci-run-shim", "../libexec/oci-run/oci-run-shim"})
+        for (const std::string &rel : {name, "../shim/" + name, "../libexec/oci-run/" + name})
             if (std::string p = dir + rel; ::access(p.c_str(), X_OK) == 0) return p;
     }
-    return OCIRUN_SHIM_PATH;
+    return installed;
+}
+
+std::string shim_path() {
+    const char *env = std::getenv("OCI_RUN_SHIM");
+    if (env && *env) return env;
+    return helper_path("oci-run-shim", OCIRUN_SHIM_PATH);
 }
 
 Result<ShimProcess> spawn_shim(const ShimLaunch &l) {

@@ -14,7 +14,11 @@
 
 namespace ocirun {
 
-// $OCI_RUN_SHIM, else the installed helper ($libexecdir/oci-run/oci-run-shim).
+// A helper program of the runtime: next to this binary (the same directory,
+// ../shim/ in the build tree, ../libexec/oci-run/ of a prefix), else
+// `installed` (the configured $libexecdir/oci-run/NAME).
+std::string helper_path(const std::string &name, const char *installed);
+// $OCI_RUN_SHIM, else helper_path("oci-run-shim").
 std::string shim_path();
 
 struct ShimLaunch {

@@ -9,7 +9,9 @@
 #include "oci/text.hpp"
 #include "runtime/filesystem/fs_probe.hpp"
 #include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/lifecycle/pod_network.hpp"
 #include "runtime/lifecycle/store.hpp"
+#include "runtime/network/firewall.hpp"
 #include "runtime/network/shim_launch.hpp"
 #include "runtime/process/proc.hpp"
 #include "runtime/security/sandbox_policy.hpp"
@@ -113,7 +115,8 @@ std::string connection_limits(const NetworkPolicy &net) {
     return out;
 }
 
-std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy) {
+std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy,
+                              const std::string &pod = "") {
     const oci::Linux &lx = *spec.linux_;
     std::vector<Promise> out;
     // The masks are locked in a user namespace the runtime nests inside the
@@ -149,7 +152,14 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
     rules(policy.deny_write, "deny-write", "recursive read-only bind");
     rules(policy.deny_rename, "deny-rename", "bind onto itself");
     const NetworkPolicy &net = policy.net;
-    if (net.own_namespace())
+    const oci::Namespace *netns = lx.find_namespace(oci::NsType::network);
+    if (net.own_namespace() && !pod.empty())
+        out.push_back({Dim::network, "network " + net.mode,
+                       "its pod's firewall (container " + pod + "): nftables, loopback only"});
+    else if (net.own_namespace() && netns && !netns->path.empty())
+        out.push_back({Dim::network, "network " + net.mode,
+                       "firewall of the joined network namespace: nftables, loopback only"});
+    else if (net.own_namespace())
         out.push_back(
             {Dim::network, "network " + net.mode, "network namespace with loopback only"});
     if (net.helper())
@@ -195,7 +205,7 @@ Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, cons
                                                 const SandboxPolicy &policy) {
     std::vector<ReportRow> rows;
     auto tried = OCI_TRY(probe_fs_rules(rec.state.pid, *spec.linux_, policy.masks(), rec.fs_rules));
-    for (const Promise &p : promises(spec, policy)) {
+    for (const Promise &p : promises(spec, policy, rec.network_owner)) {
         if (p.dim != Dim::fs_rule) continue;
         const RuleTried *t = nullptr;
         for (const auto &x : tried)
@@ -219,11 +229,12 @@ Result<std::vector<ReportRow>> container_report(const std::string &root, const s
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
                                                  const ContainerRecord &rec) {
     oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
-    SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
-    return measure_container(rec, spec, policy, true);
+    SandboxPolicy policy = OCI_TRY(container_policy(rec, spec));
+    return measure_container(dir, rec, spec, policy, true);
 }
 
-Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, const oci::Spec &spec,
+Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
+                                                 const ContainerRecord &rec, const oci::Spec &spec,
                                                  const SandboxPolicy &policy, bool with_fs) {
     const std::string &id = rec.state.id;
     if (!process_alive(rec.state.pid, rec.init_start_time))
@@ -241,9 +252,16 @@ Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, con
         return link_of(proc + "/ns/" + ns) != link_of(std::string("/proc/self/ns/") + ns);
     };
     const NetworkPolicy &net = policy.net;
-    bool alive = rec.shim_pid > 0 && process_alive(rec.shim_pid, rec.shim_start_time);
+    // In a pod's network namespace, the helper is its owner's.
+    std::optional<ContainerRecord> pod;
+    if (!rec.network_owner.empty()) {
+        const std::string &path = dir.path(); // ROOT/ID
+        pod = network_owner_record(path.substr(0, path.size() - id.size() - 1), rec);
+    }
+    const ContainerRecord &helper = pod ? *pod : rec;
+    bool alive = helper.shim_pid > 0 && process_alive(helper.shim_pid, helper.shim_start_time);
     const std::string inside = proc + "/net/tcp";
-    for (const Promise &p : promises(spec, policy)) {
+    for (const Promise &p : promises(spec, policy, rec.network_owner)) {
         auto row = [&](bool seen, std::string detail) {
             rows.push_back({p.dimension,
                             !p.wanted ? "off"
@@ -272,30 +290,51 @@ Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, con
             if (with_fs && next_fs < fs.size()) rows.push_back(fs[next_fs++]);
             break;
         case Dim::network: {
-            // Its own netns, holding nothing but lo.
             std::string ifaces;
             for (const auto &d : net_devices(rec.state.pid))
                 ifaces += (ifaces.empty() ? "" : ",") + d.name;
-            row(own_ns("net") && ifaces == "lo",
-                "netns " + link_of(proc + "/ns/net") + ", interfaces " + ifaces);
+            std::string where = "netns " + link_of(proc + "/ns/net") + ", interfaces " + ifaces;
+            if (rec.netns_ino == 0) { // its own netns, holding nothing but lo
+                row(own_ns("net") && ifaces == "lo", where);
+                break;
+            }
+            // A joined one: the firewall as the kernel lists it, the owner's.
+            if (!rec.firewall && !pod) {
+                row(false,
+                    where + "; its pod's container " + rec.network_owner + " is not running");
+                break;
+            }
+            auto ns = open_namespace(rec.state.pid, "net");
+            auto seen = ns ? check_firewall(ns->get(), helper.state.id, net.mode)
+                           : Result<FirewallSeen>(std::unexpected(ns.error()));
+            if (!seen)
+                row(false, where + "; " + seen.error().text());
+            else
+                row(seen->exact, where + "; table inet oci_run " +
+                                     (seen->exact     ? "as installed"
+                                      : seen->present ? "changed"
+                                                      : "absent"));
             break;
         }
         case Dim::helper: {
             // Charged to the container: listed in each of its helper cgroups.
             int listed = 0, made = 0;
-            for (const auto &d : rec.cgroup_dirs) {
+            for (const auto &d : helper.cgroup_dirs) {
                 auto procs = oci::read_file(d + "/" + kHelperCgroup + "/cgroup.procs");
                 if (!procs) continue;
                 made++;
                 for (auto w : words(*procs))
-                    if (w == std::to_string(rec.shim_pid)) listed++;
+                    if (w == std::to_string(helper.shim_pid)) listed++;
             }
-            bool charged = rec.cgroup_dirs.empty() || (made > 0 && listed == made);
-            row(alive && charged, (alive ? "pid " + std::to_string(rec.shim_pid) : "not running") +
-                                      (rec.cgroup_dirs.empty() ? ""
-                                       : charged               ? ", in the container's cgroup"
-                                                 : ", not in the container's cgroup") +
-                                      "; " + connection_limits(net));
+            bool charged = helper.cgroup_dirs.empty() || (made > 0 && listed == made);
+            std::string whose = pod ? "the pod's (container " + pod->state.id + ")"
+                                    : std::string("the container's");
+            row(alive && charged,
+                (alive ? "pid " + std::to_string(helper.shim_pid) : "not running") +
+                    (helper.cgroup_dirs.empty() ? ""
+                     : charged                  ? ", in " + whose + " cgroup"
+                                                : ", not in " + whose + " cgroup") +
+                    "; " + connection_limits(net));
             break;
         }
         case Dim::local_port: {
@@ -307,7 +346,7 @@ Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, con
         case Dim::publish: {
             const PortPublish &pp = net.publish[p.index];
             bool l = alive &&
-                     tcp_listening("/proc/" + std::to_string(rec.shim_pid) +
+                     tcp_listening("/proc/" + std::to_string(helper.shim_pid) +
                                        (pp.host_addr.family == AF_INET6 ? "/net/tcp6" : "/net/tcp"),
                                    pp.host_addr, pp.host_port);
             row(l, l ? "listening on the host" : "no listener");
@@ -412,7 +451,7 @@ Result<std::vector<ReportRow>> bundle_report(const std::string &bundle) {
             break;
         case Dim::network: {
             const oci::Namespace *ns = lx.find_namespace(oci::NsType::network);
-            possible = ns && ns->path.empty();
+            possible = ns && (ns->path.empty() || host.firewall);
             break;
         }
         case Dim::helper:

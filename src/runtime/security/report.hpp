@@ -28,11 +28,13 @@ struct SandboxPolicy;
 // The same, for a container whose directory the caller holds locked.
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
                                                  const ContainerRecord &rec);
-// The same from its config.json as parsed (`policy` from its annotations);
+// The same from its config.json as parsed (`policy`: container_policy);
 // without `with_fs`, no row of the filesystem rules (start has just
 // measured them: measure_fs_rules).
-Result<std::vector<ReportRow>> measure_container(const ContainerRecord &rec, const oci::Spec &spec,
+Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
+                                                 const ContainerRecord &rec, const oci::Spec &spec,
                                                  const SandboxPolicy &policy, bool with_fs);
+
 // The rows of the sandbox policy's filesystem rules alone, each tried from
 // inside the container's namespaces (runtime/filesystem/fs_probe.hpp).
 Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, const oci::Spec &spec,

@@ -3,7 +3,9 @@
 #include "oci/spec_io.hpp"
 #include "oci/text.hpp"
 #include "runtime/filesystem/mount_options.hpp"
+#include "runtime/lifecycle/record.hpp"
 #include "runtime/log.hpp"
+#include "runtime/network/firewall.hpp"
 #include "runtime/network/shim_launch.hpp"
 #include "sandbox_guard.h"
 
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ocirun {
@@ -78,6 +81,7 @@ HostFacts detect_host_facts() {
     HostFacts h;
     h.strace = ::access("/usr/bin/strace", X_OK) == 0;
     h.shim = ::access(shim_path().c_str(), X_OK) == 0;
+    h.firewall = ::access(firewall_path().c_str(), X_OK) == 0;
     h.privileged = ::geteuid() == 0;
     // An empty change on no fd: only a kernel without the call says ENOSYS.
     struct mount_attr a {};
@@ -109,9 +113,21 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     std::vector<std::string> gaps;
     if (policy.net.own_namespace()) {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
-        if (!net || !net->path.empty())
-            gaps.push_back("dev.ocirun.network=" + policy.net.mode +
-                           " needs a new network namespace in linux.namespaces");
+        const std::string need = "dev.ocirun.network=" + policy.net.mode;
+        const auto &caps = spec.process->capabilities;
+        if (!net)
+            gaps.push_back(need + " needs a network namespace other than the host's in "
+                                  "linux.namespaces (a new one, or a pod's joined by path)");
+        else if (!net->path.empty() && !host.firewall)
+            gaps.push_back(need + " in a network namespace joined by path needs the firewall "
+                                  "program oci-run-firewall (not found: install it)");
+        else if (!net->path.empty() && caps &&
+                 std::find(caps->bounding.begin(), caps->bounding.end(), "CAP_NET_ADMIN") !=
+                     caps->bounding.end())
+            gaps.push_back(need + " in a network namespace joined by path: "
+                                  "process.capabilities.bounding holds CAP_NET_ADMIN, with which "
+                                  "the container could change that namespace's firewall, routes "
+                                  "and traffic control");
     }
     if (policy.net.helper() && !host.shim)
         gaps.push_back("dev.ocirun.network=" + policy.net.mode +
@@ -135,6 +151,18 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
         return fail("sandbox policy (dev.ocirun.enforcement=strict): cannot enforce: " + all);
     log::warning("sandbox policy (dev.ocirun.enforcement=report): not enforced: " + all);
     return {};
+}
+
+Result<SandboxPolicy> container_policy(const ContainerRecord &rec, const oci::Spec &spec) {
+    if (rec.network_owner.empty()) return parse_sandbox_policy(spec.annotations);
+    oci::StringMap a = spec.annotations;
+    for (const char *name : kNetworkKeys)
+        a.erase(std::string(kAnnotationPrefix) + name);
+    for (const auto &[name, value] : rec.network_keys)
+        a[std::string(kAnnotationPrefix) + name] = value;
+    auto p = parse_sandbox_policy(a);
+    if (!p) return forward(std::move(p.error()), "the network policy of its pod");
+    return p;
 }
 
 } // namespace ocirun

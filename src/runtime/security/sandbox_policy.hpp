@@ -34,6 +34,7 @@ struct HostFacts {
     bool mount_setattr = false; // the new mount API (kernel 5.12+), for masks and locking
     bool shim = false;          // the network helper (oci-run-shim), for forwards and the proxy
     bool privileged = false;    // euid 0: the helper can open sockets in the container's netns
+    bool firewall = false;      // oci-run-firewall, for a network need in a joined netns
 };
 HostFacts detect_host_facts();
 
@@ -42,6 +43,17 @@ HostFacts detect_host_facts();
 // files whatever the mount namespace. Refused in both enforcement modes.
 Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &spec);
 
+// What the policy needs that the host or the configuration does not give:
+// refused in strict mode, a warning in report mode. A network need in a
+// network namespace joined by path is held by that namespace's firewall,
+// which a process with CAP_NET_ADMIN there could change (its traffic
+// control too): the bounding set must not hold it.
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, const HostFacts &host);
+
+struct ContainerRecord;
+// The sandbox policy a created container runs under: its annotations', with
+// the network keys its pod holds it to (ContainerRecord::network_keys) in
+// place of its own network keys.
+Result<SandboxPolicy> container_policy(const ContainerRecord &rec, const oci::Spec &spec);
 
 } // namespace ocirun

@@ -1,0 +1,52 @@
+#include "oci/policy/firewall_rules.hpp"
+
+#include <initializer_list>
+
+namespace ocirun {
+
+namespace {
+
+constexpr std::string_view kCommentStart = "\tcomment \"oci-run container ";
+constexpr std::string_view kCommentNeed = " network ";
+
+} // namespace
+
+std::string firewall_table(const std::string &id, const std::string &need) {
+    std::string t = std::string("table ") + kFirewallFamily + " " + kFirewallTable + " {\n";
+    t += std::string(kCommentStart) + id + std::string(kCommentNeed) + need + "\"\n";
+    // raw (-300): before conntrack and any other table's filter.
+    auto chain = [&](const char *name, std::initializer_list<const char *> rules) {
+        t += std::string("\tchain ") + name + " {\n\t\ttype filter hook " + name +
+             " priority raw; policy drop;\n";
+        for (const char *r : rules)
+            t += std::string("\t\t") + r + "\n";
+        t += "\t}\n";
+    };
+    chain("input", {"iif \"lo\" accept"});
+    t += "\n";
+    chain("forward", {});
+    t += "\n";
+    // Answered, not dropped: a dropped SYN leaves connect(2) retrying for
+    // minutes; a reset or an ICMP error fails it at once.
+    chain("output", {"oif \"lo\" accept", "meta l4proto tcp reject with tcp reset",
+                     "reject with icmpx admin-prohibited"});
+    t += "}\n";
+    return t;
+}
+
+std::optional<FirewallOwner> firewall_owner(std::string_view listing) {
+    size_t at = listing.find(kCommentStart);
+    if (at == std::string_view::npos) return std::nullopt;
+    std::string_view rest = listing.substr(at + kCommentStart.size());
+    size_t end = rest.find("\"\n");
+    size_t need = rest.find(kCommentNeed);
+    if (end == std::string_view::npos || need == std::string_view::npos || need > end)
+        return std::nullopt;
+    FirewallOwner o;
+    o.id = std::string(rest.substr(0, need));
+    o.need = std::string(rest.substr(need + kCommentNeed.size(), end - need - kCommentNeed.size()));
+    if (o.id.empty() || o.need.empty()) return std::nullopt;
+    return o;
+}
+
+} // namespace ocirun
