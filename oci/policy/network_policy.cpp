@@ -223,12 +223,17 @@ bool subset(const std::vector<std::string> &a, const std::vector<std::string> &b
 } // namespace
 
 Result<NetworkPolicy> inherit_network(const NetworkPolicy &pod, const NetworkPolicy &own) {
+    return held_to(pod, own, false, "its pod");
+}
+
+Result<NetworkPolicy> held_to(const NetworkPolicy &pod, const NetworkPolicy &own, bool narrower_ok,
+                              const char *whose) {
     if (own.set_keys.empty()) return pod;
     std::string pod_mode = pod.mode.empty() ? "full" : pod.mode;
     std::string own_mode = own.mode.empty() ? "full" : own.mode;
     auto looser = [&](const char *name, const std::string &why) {
-        return bad(name, "asks for more than its pod allows: " + why +
-                             " (a container may only tighten its pod's network policy)");
+        return bad(name, std::string("asks for more than ") + whose + " allows: " + why +
+                             " (annotations may only tighten " + whose + "'s network policy)");
     };
     if (need_rank(own_mode) > need_rank(pod_mode))
         return looser("network", own_mode + ", and the pod's is " + pod_mode);
@@ -270,6 +275,7 @@ Result<NetworkPolicy> inherit_network(const NetworkPolicy &pod, const NetworkPol
         return looser("max-connections",
                       "more than the pod's " + std::to_string(pod.total_max_connections));
     // Not looser; anything narrower is the pod's to set.
+    if (narrower_ok) return own;
     const char *narrower = nullptr;
     if (own_mode != pod_mode)
         narrower = "network";

@@ -123,6 +123,10 @@ Result<NetworkPolicy> parse_network_policy(const oci::StringMap &annotations);
 // the proxy and the forwards are the namespace's, shared by all its
 // containers: it is the pod's to set. Loosening is refused, naming the key.
 Result<NetworkPolicy> inherit_network(const NetworkPolicy &pod, const NetworkPolicy &own);
+// The same check against a ceiling, `whose` in the errors ("its pod", "the
+// runtime configuration"); with `narrower_ok`, a narrower policy is `own`.
+Result<NetworkPolicy> held_to(const NetworkPolicy &ceiling, const NetworkPolicy &own,
+                              bool narrower_ok, const char *whose);
 
 // The proxy variables added to the environment of the container's process
 // and of every process exec'd into it (replacing any of the same name).

@@ -4,6 +4,7 @@
 #include "oci/spec_io.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
+#include "runtime/security/sandbox_policy.hpp"
 #include "version.h"
 
 #include <fcntl.h>
@@ -75,6 +76,8 @@ std::string default_root() {
 
 int main(int argc, char **argv) {
     cli::Globals g;
+    // The operator's configuration for the name it was installed under.
+    ocirun::set_runtime_name(argc > 0 ? argv[0] : nullptr);
     enum { ROOT = 256, LOG, LOG_FORMAT, DEBUG, SYSTEMD, ROOTLESS, CRIU };
     static const struct option opts[] = {
         {"root", required_argument, nullptr, ROOT},

@@ -403,7 +403,10 @@ struct CreatePlan {
     uint64_t netns_dev = 0, netns_ino = 0;
     bool install_firewall = false;
     std::string network_owner;
-    oci::StringMap network_keys;
+    // The dev.ocirun.* keys the policy is made of, recorded when they are
+    // not config.json's (the runtime configuration, the pod).
+    bool record_policy = false;
+    oci::StringMap policy_keys;
     // The container's cgroup (none when cgroup_dirs is empty): decided here,
     // made by create_impl.
     CgroupHost cgroup_host;
@@ -489,7 +492,11 @@ Status plan_joined_network(const CreateOptions &o, CreatePlan &p) {
     p.policy.net = std::move(*held);
     p.policy.present = true;
     p.network_owner = owner->id;
-    p.network_keys = p.policy.net.given;
+    for (const char *name : kNetworkKeys)
+        p.policy_keys.erase(std::string(kAnnotationPrefix) + name);
+    for (const auto &[name, v] : p.policy.net.given)
+        p.policy_keys[kAnnotationPrefix + name] = v;
+    p.record_policy = true;
     return {};
 }
 
@@ -533,7 +540,16 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     }
     // The sandbox policy from the annotations: checked below, then part of
     // the plan.
-    policy = OCI_TRY(parse_sandbox_policy(spec.annotations));
+    // Under the operator's baseline, which the bundle's keys may only tighten.
+    const RuntimeConfig &config = *OCI_TRY(runtime_config());
+    {
+        auto a = apply_runtime_config(config, spec.annotations);
+        if (!a) return forward(std::move(a.error()), "config.json");
+        policy = OCI_TRY(parse_sandbox_policy(*a));
+        for (const auto &[k, v] : *a)
+            if (k.rfind(kAnnotationPrefix, 0) == 0) p.policy_keys[k] = v;
+        p.record_policy = !config.path.empty();
+    }
     if (spec.process->capabilities)
         capability_notes(*spec.process->capabilities, "config.json: process.capabilities");
 
@@ -705,7 +721,8 @@ ContainerRecord new_record(const CreateOptions &o, const CreatePlan &p) {
     rec.netns_dev = p.netns_dev;
     rec.netns_ino = p.netns_ino;
     rec.network_owner = p.network_owner;
-    rec.network_keys = p.network_keys;
+    rec.policy_recorded = p.record_policy;
+    if (p.record_policy) rec.policy_keys = p.policy_keys;
     return rec;
 }
 

@@ -4,6 +4,7 @@
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
+#include "runtime/security/sandbox_policy.hpp"
 #include "runtime/security/seccomp.hpp"
 #include "runtime/support.hpp"
 #include "version.h"
@@ -105,6 +106,12 @@ std::string features_json() {
     w.kv("dev.ocirun.version", OCIRUN_VERSION);
     w.kv("dev.ocirun.commit", OCIRUN_COMMIT);
     w.end_object();
+    // The annotations that change what the runtime does: the sandbox
+    // policy's keys a bundle may set under the runtime configuration (a
+    // configuration that does not load lets a bundle set none).
+    static const std::vector<std::string> none;
+    auto config = runtime_config();
+    w.kv_strings("potentiallyUnsafeConfigAnnotations", config ? (*config)->bundle_keys : none);
     w.end_object();
     std::string out(w.view());
     out += '\n';

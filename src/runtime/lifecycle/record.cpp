@@ -54,7 +54,7 @@ std::string write_record(const ContainerRecord &rec) {
     }
     if (rec.firewall) w.kv_bool("firewall", true);
     w.opt_str("networkOwner", rec.network_owner);
-    if (!rec.network_owner.empty()) w.kv_map("networkKeys", rec.network_keys);
+    if (rec.policy_recorded) w.kv_map("policyKeys", rec.policy_keys);
     w.end_object();
     return std::string(w.view());
 }
@@ -111,7 +111,8 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_uint(top, p, "netnsInode", rec.netns_ino, UINT64_MAX));
     OCI_CHECK(json::get_bool(top, p, "firewall", rec.firewall));
     OCI_CHECK(json::get_string(top, p, "networkOwner", rec.network_owner));
-    OCI_CHECK(json::get_string_map(top, p, "networkKeys", rec.network_keys));
+    rec.policy_recorded = json::member(top, "policyKeys") != nullptr;
+    OCI_CHECK(json::get_string_map(top, p, "policyKeys", rec.policy_keys));
     return rec;
 }
 

@@ -56,12 +56,15 @@ struct ContainerRecord {
     uint64_t shim_start_time = 0;                // its /proc/PID/stat field 22
     // A network namespace joined by path (a pod's): its identity, whether
     // this container's create installed its firewall (and so is the pod's
-    // network owner), or else the owner whose network policy it holds, and
-    // the network keys (dev.ocirun.* without the prefix) it is held to.
+    // network owner), or else the owner whose network policy it holds.
     uint64_t netns_dev = 0, netns_ino = 0;
     bool firewall = false;
     std::string network_owner;
-    oci::StringMap network_keys;
+    // The dev.ocirun.* annotations its policy was made of, when they are not
+    // config.json's alone (the runtime configuration's baseline, its pod's
+    // network policy): exec, start and report use these.
+    bool policy_recorded = false;
+    oci::StringMap policy_keys;
 };
 
 std::string write_record(const ContainerRecord &rec);

@@ -1,5 +1,6 @@
 #include "runtime/security/sandbox_policy.hpp"
 
+#include "build_config.h"
 #include "oci/spec_io.hpp"
 #include "oci/text.hpp"
 #include "runtime/filesystem/mount_options.hpp"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace ocirun {
 
@@ -153,16 +155,50 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     return {};
 }
 
+namespace {
+
+std::string runtime_name = "oci-run";
+
+} // namespace
+
+void set_runtime_name(const char *argv0) {
+    if (!argv0 || !*argv0) return;
+    std::string_view n = argv0;
+    if (size_t slash = n.rfind('/'); slash != std::string_view::npos) n = n.substr(slash + 1);
+    // A name a file can have in the configuration directory.
+    if (n.empty() || n[0] == '.' || n.size() > 200) return;
+    runtime_name = std::string(n);
+}
+
+Result<const RuntimeConfig *> runtime_config() {
+    static std::optional<Result<RuntimeConfig>> loaded;
+    if (!loaded) {
+        auto load = [&]() -> Result<RuntimeConfig> {
+            for (const std::string &name : {runtime_name, std::string("default")}) {
+                std::string path = std::string(OCIRUN_CONFIG_DIR) + "/" + name + ".json";
+                auto text = oci::read_file(path, O_NOFOLLOW, oci::kMaxConfigSize);
+                if (!text && text.error().code == ENOENT) continue;
+                if (!text) return forward(std::move(text.error()), "runtime configuration");
+                return parse_runtime_config(*text, path);
+            }
+            return RuntimeConfig{};
+        };
+        loaded.emplace(load());
+    }
+    if (!*loaded) return std::unexpected(loaded->error());
+    return &**loaded;
+}
+
 Result<SandboxPolicy> container_policy(const ContainerRecord &rec, const oci::Spec &spec) {
-    if (rec.network_owner.empty()) return parse_sandbox_policy(spec.annotations);
-    oci::StringMap a = spec.annotations;
-    for (const char *name : kNetworkKeys)
-        a.erase(std::string(kAnnotationPrefix) + name);
-    for (const auto &[name, value] : rec.network_keys)
-        a[std::string(kAnnotationPrefix) + name] = value;
-    auto p = parse_sandbox_policy(a);
-    if (!p) return forward(std::move(p.error()), "the network policy of its pod");
-    return p;
+    if (!rec.policy_recorded) return parse_sandbox_policy(spec.annotations);
+    // As create worked it out (the runtime configuration's baseline, the
+    // pod's network policy), not as the files say now.
+    oci::StringMap a;
+    for (const auto &[k, v] : spec.annotations)
+        if (k.rfind(kAnnotationPrefix, 0) != 0) a[k] = v;
+    for (const auto &[k, v] : rec.policy_keys)
+        a[k] = v;
+    return parse_sandbox_policy(a);
 }
 
 } // namespace ocirun

@@ -6,6 +6,7 @@
 
 #include "oci/error.hpp"
 #include "oci/policy/annotations.hpp"
+#include "oci/policy/runtime_config.hpp"
 #include "oci/spec.hpp"
 #include "runtime/security/seccomp.hpp"
 
@@ -49,6 +50,13 @@ Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &
 // which a process with CAP_NET_ADMIN there could change (its traffic
 // control too): the bounding set must not hold it.
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, const HostFacts &host);
+
+// The operator's runtime configuration (oci/policy/runtime_config.hpp) for
+// the name this process was run as: set once from argv[0], read on first
+// use. A file that is there but unreadable or malformed is an error for
+// every command that needs it.
+void set_runtime_name(const char *argv0);
+Result<const RuntimeConfig *> runtime_config();
 
 struct ContainerRecord;
 // The sandbox policy a created container runs under: its annotations', with
