@@ -18,6 +18,8 @@
 #include "support/harness.hpp"
 #include "support/process.hpp"
 
+#include "support/net_server.hpp"
+
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 
@@ -70,7 +72,14 @@ struct Layout {
     std::string runtime, argv_log, events_log;
     std::string image_lock, image_ready, created_paths;
     std::string cgroup_parent; // "/" + the directory's name
+    // The suite's CNI bridge network (its own bridge and subnet, no NAT, no
+    // host firewall rules; removed by the teardown).
+    std::string bridge, cni_data;
 };
+
+constexpr const char *kBridgeNetwork = "ocirun-test";
+constexpr const char *kBridgeSubnet = "10.89.77.0/24";
+constexpr const char *kBridgeGateway = "10.89.77.1";
 
 Layout layout_of(const std::string &dir) {
     Layout l;
@@ -90,6 +99,8 @@ Layout layout_of(const std::string &dir) {
     l.image_ready = dir + "/image.ready";
     l.created_paths = dir + "/host-paths-made";
     l.cgroup_parent = "/" + dir.substr(dir.rfind('/') + 1);
+    l.bridge = "ocrt" + dir.substr(dir.size() - std::min<size_t>(dir.size(), 6));
+    l.cni_data = dir + "/cni-ipam";
     return l;
 }
 
@@ -358,10 +369,21 @@ void write_setup(const Layout &l) {
     conf += "events_logfile_path = " + quoted(l.events_log) + "\n";
     conf += "tmp_dir = " + quoted(l.tmp) + "\n";
     conf += "lock_type = \"file\"\n"; // not the host-wide /dev/shm/libpod_lock
+    // Where a pod's infra container finds catatonit (Debian: /usr/bin).
+    conf += "helper_binaries_dir = [\"/usr/lib/podman\", \"/usr/bin\"]\n";
     conf += "[network]\n";
     conf += "network_backend = \"cni\"\n";
     conf += "network_config_dir = " + quoted(l.cni) + "\n";
     write_file(l.containers_conf, conf);
+    write_file(l.cni + "/" + kBridgeNetwork + ".conflist",
+               std::string("{\"cniVersion\": \"0.4.0\", \"name\": \"") + kBridgeNetwork +
+                   "\", \"plugins\": [{\"type\": \"bridge\", \"bridge\": \"" + l.bridge +
+                   "\", \"isGateway\": true, \"ipMasq\": false, \"ipam\": {\"type\": "
+                   "\"host-local\", \"dataDir\": " +
+                   quoted(l.cni_data) +
+                   ", \"routes\": [{\"dst\": \"0.0.0.0/0\"}], \"ranges\": "
+                   "[[{\"subnet\": \"" +
+                   kBridgeSubnet + "\", \"gateway\": \"" + kBridgeGateway + "\"}]]}}]}\n");
 
     std::string storage = "[storage]\n";
     storage += "driver = \"overlay\"\n";
@@ -477,6 +499,7 @@ void teardown(const Layout &l) {
         run_bounded(podman_argv(l, {"rm", "--all", "--force", "--time", "0"}));
         run_bounded(podman_argv(l, {"rmi", "--all", "--force"}));
     }
+    run_bounded({"ip", "link", "del", l.bridge});
     unmount_under(l.dir);
     for (const auto &m : cgroup_mounts())
         if (exists(m + l.cgroup_parent)) remove_cgroup_tree(m + l.cgroup_parent);
@@ -716,6 +739,106 @@ Test(podman, network_none_has_only_loopback) {
     cr_assert(seen == std::set<std::string>{"lo"}, "interfaces inside: %s", r.out.c_str());
     cr_assert_gt(interfaces(read_file("/proc/net/dev")).size(), 1u,
                  "the host has only lo: the check above shows nothing");
+}
+
+// ---- the default bridge network: network policy in Podman's namespace -------
+
+// The suite's bridge network up (a first container attaches the bridge and
+// gives it the gateway address), and a server on the gateway address: the
+// "outside" a container on the bridge reaches without a policy.
+std::string bridge_server(test::Server &srv) {
+    Ran up = podman_run("brup", {"--rm", "--network", kBridgeNetwork}, {"true"});
+    cr_assert_eq(up.status, 0, "podman run --network %s: %s", kBridgeNetwork, up.err.c_str());
+    test::serve(srv, kBridgeGateway, "PUB:");
+    return std::to_string(srv.port);
+}
+
+std::string direct_to(const std::string &port) {
+    return std::string("echo hi | nc -w 5 ") + kBridgeGateway + " " + port + "; echo tcp=$?; ";
+}
+
+std::string via_proxy_to(const std::string &port) {
+    return std::string("(printf 'CONNECT ") + kBridgeGateway + ":" + port +
+           " HTTP/1.1\\r\\n\\r\\nping\\n'; sleep 0.5) | nc -w 5 127.0.0.1 3128; echo; ";
+}
+
+// Podman's bridge network: the container joins the namespace Podman made
+// (CNI: a veth on the bridge, an address, a default route). Without a policy
+// it reaches the host's gateway address; with each need, nothing but
+// loopback, and under https the proxy (whose address entry allows the
+// gateway) is the way out.
+Test(podman, bridge_network_needs_are_enforced) {
+    test::Server srv;
+    std::string port = bridge_server(srv);
+    Ran plain =
+        podman_run("brplain", {"--rm", "--network", kBridgeNetwork}, {"sh", "-c", direct_to(port)});
+    cr_assert_eq(plain.status, 0, "%s", plain.err.c_str());
+    cr_assert(contains(plain.out, "PUB:hi"), "the bridge does not reach the host: %s",
+              plain.out.c_str());
+    for (const char *need : {"none", "local", "https"}) {
+        std::vector<std::string> flags{"--rm", "--network", kBridgeNetwork, "--annotation",
+                                       std::string("dev.ocirun.network=") + need};
+        if (std::string(need) == "https") {
+            flags.push_back("--annotation");
+            flags.push_back(std::string("dev.ocirun.domains=") + kBridgeGateway + ":" + port);
+        }
+        Ran r = podman_run(need, flags, {"sh", "-c", direct_to(port) + via_proxy_to(port)});
+        std::string all = r.out + r.err;
+        cr_assert_eq(r.status, 0, "%s: %s", need, all.c_str());
+        cr_assert(contains(all, "tcp=1") && !contains(all, "PUB:hi"), "%s: %s", need, all.c_str());
+        if (std::string(need) == "https")
+            cr_assert(contains(all, "PUB:ping"), "proxy: %s", all.c_str());
+        else
+            cr_assert(!contains(all, "PUB:ping"), "%s: %s", need, all.c_str());
+    }
+}
+
+// Two containers sharing one network namespace, as in a Podman pod: the
+// first with a need installs it, the second (--network container:) is held
+// to it, and asking for more than the first is refused.
+Test(podman, shared_namespace_is_held_to_its_first_containers_policy) {
+    test::Server srv;
+    std::string port = bridge_server(srv);
+    std::string owner =
+        start_detached("brown", {"--network", kBridgeNetwork, "--annotation",
+                                 "dev.ocirun.network=https", "--annotation",
+                                 std::string("dev.ocirun.domains=") + kBridgeGateway + ":" + port});
+    Ran held = podman_run(
+        "brheld", {"--rm", "--network", "container:" + owner},
+        {"sh", "-c", "echo proxy=$HTTPS_PROXY; " + direct_to(port) + via_proxy_to(port)});
+    Ran more = podman_run(
+        "brmore",
+        {"--rm", "--network", "container:" + owner, "--annotation", "dev.ocirun.network=full"},
+        {"true"});
+    cr_assert_eq(held.status, 0, "%s", held.err.c_str());
+    cr_assert(contains(held.out, "proxy=http://127.0.0.1:3128") && contains(held.out, "tcp=1") &&
+                  !contains(held.out, "PUB:hi") && contains(held.out, "PUB:ping"),
+              "%s", held.out.c_str());
+    cr_assert_neq(more.status, 0);
+    cr_assert(contains(more.err, "dev.ocirun.network") && contains(more.err, "more than its pod"),
+              "%s", more.err.c_str());
+}
+
+// A Podman pod on the bridge network (its infra container holds the
+// namespace): the pod's first container with a need installs the policy,
+// the next one is held to it.
+Test(podman, pod_containers_share_the_policy) {
+    test::Server srv;
+    std::string port = bridge_server(srv);
+    std::string pod = new_name("pod");
+    Ran made = podman({"pod", "create", "--name", pod, "--network", kBridgeNetwork}, 60000);
+    cr_assert_eq(made.status, 0, "podman pod create: %s", made.err.c_str());
+    std::string owner = start_detached(
+        "podown", {"--pod", pod, "--annotation", "dev.ocirun.network=https", "--annotation",
+                   std::string("dev.ocirun.domains=") + kBridgeGateway + ":" + port});
+    Ran held = podman_run("podheld", {"--rm", "--pod", pod},
+                          {"sh", "-c", direct_to(port) + via_proxy_to(port)});
+    Ran gone = podman({"pod", "rm", "--force", "--time", "0", pod}, 60000);
+    cr_assert_eq(held.status, 0, "%s", held.err.c_str());
+    cr_assert(contains(held.out, "tcp=1") && !contains(held.out, "PUB:hi") &&
+                  contains(held.out, "PUB:ping"),
+              "%s", held.out.c_str());
+    cr_assert_eq(gone.status, 0, "podman pod rm: %s", gone.err.c_str());
 }
 
 // --network none: loopback is up and usable, as runc and crun leave a new

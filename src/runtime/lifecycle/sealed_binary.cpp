@@ -31,6 +31,9 @@ namespace {
 // Set by reexec_sealed for the overlay view only, read and removed by
 // running_sealed: a memfd proves itself by its seals, an overlay file cannot.
 constexpr const char *kOverlayMark = "_OCI_RUN_SEALED_VIEW";
+// Set by reexec_sealed: the binary it was, where its helpers are found
+// (helper_path). The sealed copy's /proc/self/exe is a memfd or a view.
+constexpr const char *kBinaryMark = "_OCI_RUN_BINARY";
 
 // The second lower layer the overlay needs (with no upper layer it wants at
 // least two). Any directory works that is neither above nor below the
@@ -143,14 +146,22 @@ bool running_sealed() {
     bool overlay = mark && std::strcmp(mark, "overlay") == 0;
     g_came_through_overlay = overlay;
     ::unsetenv(kOverlayMark);
+    const char *was = std::getenv(kBinaryMark);
+    std::string binary = was && *was == '/' ? was : "";
+    ::unsetenv(kBinaryMark);
     Fd fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) return false;
     int seals = ::fcntl(fd.get(), F_GET_SEALS);
-    if (seals >= 0 && (seals & sealed_binary_seals()) == sealed_binary_seals()) return true;
+    if (seals >= 0 && (seals & sealed_binary_seals()) == sealed_binary_seals()) {
+        if (!binary.empty()) set_own_binary_path(binary);
+        return true;
+    }
     struct statfs sf;
-    return overlay && ::fstatfs(fd.get(), &sf) == 0 &&
-           static_cast<unsigned long>(sf.f_type) == OVERLAYFS_SUPER_MAGIC &&
-           (sf.f_flags & ST_RDONLY) != 0;
+    bool view = overlay && ::fstatfs(fd.get(), &sf) == 0 &&
+                static_cast<unsigned long>(sf.f_type) == OVERLAYFS_SUPER_MAGIC &&
+                (sf.f_flags & ST_RDONLY) != 0;
+    if (view && !binary.empty()) set_own_binary_path(binary);
+    return view;
 }
 
 static bool memfd_forced() {
@@ -169,6 +180,9 @@ Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name) {
 }
 
 Error reexec_sealed(char *const argv[]) {
+    // Where this binary is (the sealed one's /proc/self/exe is not there).
+    if (std::string self = own_binary_path(); !self.empty() && self[0] == '/')
+        ::setenv(kBinaryMark, self.c_str(), 1);
     if (!g_came_through_overlay && !memfd_forced()) {
         Fd view = overlay_view(own_binary_path(), true);
         if (view.valid()) {

@@ -235,7 +235,18 @@ Status ChildPidNamespace::leave() {
     return {};
 }
 
+namespace {
+
+std::string recorded_binary_path;
+
+} // namespace
+
+void set_own_binary_path(const std::string &path) {
+    recorded_binary_path = path;
+}
+
 std::string own_binary_path() {
+    if (!recorded_binary_path.empty()) return recorded_binary_path;
     char buf[4096];
     ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n <= 0 || static_cast<size_t>(n) >= sizeof buf - 1) return "";

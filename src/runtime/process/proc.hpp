@@ -86,7 +86,8 @@ Status write_proc_file(pid_t pid, const char *file, const std::string &value,
 Status write_pid_file(const std::string &path, pid_t pid);
 
 // The path of this process's binary (/proc/self/exe), or "" when it has
-// none.
+// none; in a sealed copy, the binary it was made from (set_own_binary_path).
 std::string own_binary_path();
+void set_own_binary_path(const std::string &path);
 
 } // namespace ocirun

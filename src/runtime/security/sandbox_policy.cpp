@@ -121,8 +121,10 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
             gaps.push_back(need + " needs a network namespace other than the host's in "
                                   "linux.namespaces (a new one, or a pod's joined by path)");
         else if (!net->path.empty() && !host.firewall)
-            gaps.push_back(need + " in a network namespace joined by path needs the firewall "
-                                  "program oci-run-firewall (not found: install it)");
+            gaps.push_back(need +
+                           " in a network namespace joined by path needs the firewall "
+                           "program oci-run-firewall (not found: " +
+                           firewall_path() + ")");
         else if (!net->path.empty() && caps &&
                  std::find(caps->bounding.begin(), caps->bounding.end(), "CAP_NET_ADMIN") !=
                      caps->bounding.end())
