@@ -43,6 +43,7 @@ use_build() {
     fi
     export OCI_RUN="${OCI_RUN:-$1/src/oci-run}"
     export OCI_RUN_BUNDLE_MAKER="${OCI_RUN_BUNDLE_MAKER:-$src/contrib/make-bundle.sh}"
+    export OCI_RUN_CRI_CLIENT="${OCI_RUN_CRI_CLIENT:-$src/tests/clients/cri/client.py}"
     export OCI_RUN_ARCH_BYPASS="${OCI_RUN_ARCH_BYPASS:-$1/tests/arch-bypass}"
     export OCI_RUN_SYSCALL_PROBE="${OCI_RUN_SYSCALL_PROBE:-$1/tests/syscall-probe}"
     export OCI_RUN_EXEC_HIJACK="${OCI_RUN_EXEC_HIJACK:-$1/tests/exec-hijack}"

@@ -22,6 +22,7 @@
 #include "support/bundle.hpp"
 #include "support/console.hpp"
 #include "support/container_env.hpp"
+#include "support/containerd.hpp"
 #include "support/harness.hpp"
 #include "support/process.hpp"
 
@@ -198,26 +199,9 @@ bool called(const std::string &needle, const std::string &also = "") {
 }
 
 // The container's cgroup directories (v1 hierarchies, the v2 mount).
-std::vector<std::string> cgroup_mounts() {
-    std::vector<std::string> out;
-    std::istringstream in(read_file("/proc/self/mountinfo"));
-    std::string line;
-    while (std::getline(in, line)) {
-        size_t dash = line.find(" - ");
-        if (dash == std::string::npos) continue;
-        std::istringstream pre(line.substr(0, dash)), post(line.substr(dash + 3));
-        std::string f, mnt, type;
-        for (int i = 0; i < 5 && pre >> f; i++)
-            mnt = f;
-        post >> type;
-        if (type == "cgroup" || type == "cgroup2") out.push_back(mnt);
-    }
-    return out;
-}
-
 std::vector<std::string> container_cgroups(const std::string &id) {
     std::vector<std::string> out;
-    for (const auto &m : cgroup_mounts())
+    for (const auto &m : test::cgroup_mounts())
         if (exists(m + "/" + g.ns + "/" + id)) out.push_back(m + "/" + g.ns + "/" + id);
     return out;
 }
@@ -259,88 +243,13 @@ Ran run_on_pty(const std::vector<std::string> &argv, unsigned short rows, unsign
 
 // ---- the image: an OCI layout of a busybox rootfs ----------------------------------
 
-std::string sha256_of(const std::string &path) {
-    test::Output o = test::run(Argv{"sha256sum", path});
-    return o.status == 0 ? o.out.substr(0, 64) : "";
-}
-
-off_t size_of(const std::string &path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
-}
-
-// Move `file` into the layout's blobs; returns "sha256:<hex>" ("" on failure)
-// and its size in `size`.
-std::string add_blob(const std::string &layout, const std::string &file, off_t &size) {
-    std::string hex = sha256_of(file);
-    size = size_of(file);
-    if (hex.empty() || size < 0) return "";
-    if (rename(file.c_str(), (layout + "/blobs/sha256/" + hex).c_str()) != 0) return "";
-    return "sha256:" + hex;
-}
-
-std::string add_json_blob(const std::string &layout, const std::string &name,
-                          const std::string &json, off_t &size) {
-    write_file(layout + "/" + name, json);
-    return add_blob(layout, layout + "/" + name, size);
-}
-
-// The OCI archive (a tar of an OCI image layout) of the make-bundle.sh rootfs,
-// one uncompressed layer, named kImage; "" and `why` on failure.
+// The OCI archive of the make-bundle.sh rootfs, named kImage; "" and `why`
+// on failure.
 std::string build_image(std::string &why) {
     test::Bundle b = test::make_bundle("ctr-rootfs");
     test::track_dir(b.dir);
     write_file(b.rootfs + "/etc/hostname", kImageHostname);
-    std::string work = g.dir + "/image";
-    std::string layout = work + "/layout";
-    mkdir(work.c_str(), 0700);
-    mkdir(layout.c_str(), 0700);
-    mkdir((layout + "/blobs").c_str(), 0700);
-    mkdir((layout + "/blobs/sha256").c_str(), 0700);
-
-    std::string layer = layout + "/layer.tar";
-    test::Output t = test::run(Argv{"tar", "--numeric-owner", "--owner=0", "--group=0", "-C",
-                                    b.rootfs, "-cf", layer, "."});
-    if (t.status != 0) {
-        why = "tar of the rootfs: " + t.err;
-        return "";
-    }
-    // An uncompressed layer: its digest is also its diff_id.
-    off_t layer_size, config_size, manifest_size;
-    std::string layer_digest = add_blob(layout, layer, layer_size);
-    std::string config_digest =
-        add_json_blob(layout, "config.json",
-                      R"({"architecture":"amd64","os":"linux","config":{"Env":)"
-                      R"(["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],)"
-                      R"("Cmd":["sh"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":[")" +
-                          layer_digest + R"("]}})",
-                      config_size);
-    std::string manifest_digest = add_json_blob(
-        layout, "manifest.json",
-        R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
-        R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" +
-            config_digest + R"(","size":)" + std::to_string(config_size) +
-            R"(},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":")" +
-            layer_digest + R"(","size":)" + std::to_string(layer_size) + "}]}",
-        manifest_size);
-    if (layer_digest.empty() || config_digest.empty() || manifest_digest.empty()) {
-        why = "writing the layout's blobs failed";
-        return "";
-    }
-    write_file(layout + "/index.json",
-               R"({"schemaVersion":2,"manifests":[{"mediaType":)"
-               R"("application/vnd.oci.image.manifest.v1+json","digest":")" +
-                   manifest_digest + R"(","size":)" + std::to_string(manifest_size) +
-                   R"(,"annotations":{"org.opencontainers.image.ref.name":")" + kImage +
-                   R"("}}]})");
-    write_file(layout + "/oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
-    std::string archive = work + "/image.tar";
-    t = test::run(Argv{"tar", "-C", layout, "-cf", archive, "."});
-    if (t.status != 0) {
-        why = "tar of the layout: " + t.err;
-        return "";
-    }
-    return archive;
+    return test::oci_archive(g.dir + "/image", b.rootfs, kImage, R"(["sh"])", why);
 }
 
 // ---- the daemon ---------------------------------------------------------------------
@@ -367,29 +276,6 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
     for (size_t at; (at = t.find('@')) != std::string::npos;)
         t.replace(at, 1, dir);
     return t;
-}
-
-// containerd in a private mount namespace with a tmpfs on /run, dying with
-// this process if it is killed before .fini.
-pid_t start_daemon(const std::string &config, const std::string &log) {
-    std::string bin = test::find_in_path("containerd");
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int in = open("/dev/null", O_RDONLY);
-        if (out < 0 || in < 0 || unshare(CLONE_NEWNS) != 0 ||
-            mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-            mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        close_range(3, ~0U, 0);
-        execl(bin.c_str(), bin.c_str(), "--config", config.c_str(), static_cast<char *>(nullptr));
-        _exit(127);
-    }
-    return pid;
 }
 
 bool daemon_answers(int timeout_ms) {
@@ -444,7 +330,7 @@ void suite_init() {
     chmod(g.runtime.c_str(), 0755);
     write_file(g.dir + "/config.toml", config_toml(g.dir));
 
-    g.pid = start_daemon(g.dir + "/config.toml", g.dir + "/containerd.log");
+    g.pid = test::start_containerd(g.dir + "/config.toml", g.dir + "/containerd.log");
     if (g.pid < 0 || !daemon_answers(15000)) {
         g.failure = "containerd did not start: " + read_file(g.dir + "/containerd.log");
         return;
@@ -463,7 +349,7 @@ void suite_init() {
 // containers' cgroups under our namespace (thawed first: a frozen process
 // does not die).
 void kill_leftover_containers() {
-    for (const auto &m : cgroup_mounts()) {
+    for (const auto &m : test::cgroup_mounts()) {
         std::string parent = m + "/" + g.ns;
         for (const auto &id : test::dir_entries(parent)) {
             std::string cg = parent + "/" + id;
@@ -505,7 +391,7 @@ void suite_fini() {
         kill_leftover_shims();
     }
     if (!g.ns.empty())
-        for (const auto &m : cgroup_mounts()) {
+        for (const auto &m : test::cgroup_mounts()) {
             std::string parent = m + "/" + g.ns;
             for (const auto &id : test::dir_entries(parent)) {
                 std::string cg = parent + "/" + id;
@@ -663,15 +549,15 @@ Test(containerd, pause_and_resume) {
     Ran p = ctr({"task", "pause", "frz"});
     std::string paused = task_row("frz").status;
     test::Output st = oci_run_cmd({"state", "frz"});
-    off_t t1 = size_of(tick);
+    off_t t1 = test::size_of(tick);
     usleep(300000);
-    off_t t2 = size_of(tick);
+    off_t t2 = test::size_of(tick);
     Ran r = ctr({"task", "resume", "frz"});
     std::string running = task_row("frz").status;
     long end = now_ms() + 3000;
-    while (size_of(tick) == t2 && now_ms() < end)
+    while (test::size_of(tick) == t2 && now_ms() < end)
         usleep(20000);
-    off_t t3 = size_of(tick);
+    off_t t3 = test::size_of(tick);
     cr_assert(ticking, "the counter never appeared at %s", tick.c_str());
     cr_assert_eq(p.status, 0, "pause: %s", p.err.c_str());
     cr_assert_str_eq(paused.c_str(), "PAUSED");
