@@ -298,10 +298,12 @@ void cri_init() {
     test::Bundle b = test::make_bundle("cri-rootfs");
     test::track_dir(b.dir);
     std::string why;
+    int images = 0;
     for (const auto &[ref, cmd] :
          {std::pair<const char *, const char *>{kPause, R"(["sleep", "1000000"])"},
-          {kImage, R"(["sh"])"}}) {
-        std::string archive = test::oci_archive(g.dir + "/image-" + std::to_string(ref == kPause),
+          {kImage, R"(["sh"])"},
+          {"docker.io/library/busybox:stable", R"(["sh"])"}}) {
+        std::string archive = test::oci_archive(g.dir + "/image-" + std::to_string(images++),
                                                 b.rootfs, ref, cmd, why);
         if (archive.empty()) {
             g.failure = "building " + std::string(ref) + ": " + why;
@@ -458,4 +460,60 @@ Test(cri, pod_network_policy_is_enforced) {
     cr_assert(!ok(strict) && contains(strict, "dev.ocirun.network") &&
                   contains(strict, "runtime configuration"),
               "%s", strict.c_str());
+}
+
+// contrib/kubernetes/pod.yaml as kubelet would run it (its annotations, its
+// RuntimeClass's handler, its container's command and memory limit): the
+// pod's policy holds in its container.
+Test(cri, contrib_pod_yaml_runs_as_written) {
+    need_cri();
+    const char *src = std::getenv("OCI_RUN_CRI_CLIENT");
+    std::string dir = src && *src ? std::string(src).substr(0, std::string(src).rfind('/'))
+                                  : std::string("tests/clients/cri");
+    std::string manifest = dir + "/../../../contrib/kubernetes/pod.yaml";
+    auto parsed =
+        test::run(std::vector<std::string>{"/usr/bin/python3", dir + "/pod_yaml.py", manifest});
+    cr_assert_eq(parsed.status, 0, "%s", parsed.err.c_str());
+    auto doc = ocirun::json::Document::parse(parsed.out);
+    cr_assert(doc.has_value());
+    yajl_val top = doc->root();
+    std::vector<std::pair<std::string, std::string>> ann;
+    yajl_val a = ocirun::json::member(top, "annotations");
+    for (size_t i = 0; a && i < a->u.object.len; i++)
+        ann.push_back({a->u.object.keys[i], YAJL_GET_STRING(a->u.object.values[i])});
+    std::string handler = YAJL_GET_STRING(ocirun::json::member(top, "runtimeClassName"));
+    yajl_val c0 = YAJL_GET_ARRAY(ocirun::json::member(top, "containers"))->values[0];
+    std::string image = YAJL_GET_STRING(ocirun::json::member(c0, "image"));
+    yajl_val cmd = ocirun::json::member(c0, "command");
+    std::string command = "[";
+    for (size_t i = 0; i < YAJL_GET_ARRAY(cmd)->len; i++)
+        command += (i ? ", " : "") + quoted(YAJL_GET_STRING(YAJL_GET_ARRAY(cmd)->values[i]));
+    command += "]";
+    std::string memory = YAJL_GET_NUMBER(ocirun::json::member(c0, "memory"));
+    std::string pod = run_pod("agent-sandbox", ann, handler);
+    cr_assert(ok(pod), "RunPodSandbox: %s", pod.c_str());
+    std::string pid = field(pod, "pod_sandbox_id");
+    std::string config =
+        "{\"metadata\": {\"name\": \"agent\"}, \"image\": {\"image\": " +
+        quoted("docker.io/library/" + image) + "}, \"command\": " + command +
+        ", \"log_path\": \"agent.log\", \"annotations\": " + annotations_json(ann) +
+        ", \"linux\": {\"resources\": {\"memory_limit_in_bytes\": " + memory + "}}}";
+    std::string c = call("CreateContainer",
+                         "{\"pod_sandbox_id\": " + quoted(pid) + ", \"config\": " + config +
+                             ", \"sandbox_config\": " + pod_config("agent-sandbox", ann) + "}");
+    cr_assert(ok(c), "CreateContainer: %s", c.c_str());
+    std::string cid = field(c, "container_id");
+    std::string s = call("StartContainer", id_req("container_id", cid));
+    cr_assert(ok(s), "StartContainer: %s", s.c_str());
+    std::string log = g.dir + "/logs/agent-sandbox/agent.log";
+    std::string seen;
+    for (int i = 0; i < 200 && !contains(seen, "direct refused"); i++) {
+        ::usleep(50000);
+        seen = read_file(log);
+    }
+    auto report = test::oci({"--root", g.state + "/k8s.io", "report", cid});
+    cr_assert(contains(seen, "read-only") && contains(seen, "direct refused"), "%s", seen.c_str());
+    cr_assert(!contains(report.out, "degraded") && contains(report.out, "deny /root/.ssh") &&
+                  contains(report.out, "its pod's firewall"),
+              "%s%s", report.out.c_str(), report.err.c_str());
 }
