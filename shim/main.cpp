@@ -18,6 +18,7 @@
 //
 // is another job, run and waited for by create: moving a linux.netDevices
 // interface into the container (netdev.hpp).
+#include "dns_stub.hpp"
 #include "egress_log.hpp"
 #include "egress_proxy.hpp"
 #include "forward.hpp"
@@ -256,6 +257,7 @@ int main(int argc, char **argv) {
 
     std::unique_ptr<Resolver> resolver;
     std::unique_ptr<EgressProxy> proxy;
+    std::unique_ptr<DnsStub> dns;
     if (c.proxy_fd >= 0) {
         ProxyConfig pc;
         pc.allow = c.allow;
@@ -271,6 +273,13 @@ int main(int argc, char **argv) {
             std::make_unique<EgressProxy>(pool, budget, log, *resolver, std::move(pc), c.proxy_fd);
         if (!loop.watch(c.proxy_fd, EPOLLIN, proxy.get()))
             die(std::string("epoll: ") + std::strerror(errno));
+        if (c.dns_fd >= 0) {
+            if (::fcntl(c.dns_fd, F_SETFL, ::fcntl(c.dns_fd, F_GETFL) | O_NONBLOCK) < 0)
+                die(std::string("DNS stub: ") + std::strerror(errno));
+            dns = std::make_unique<DnsStub>(*resolver, proxy->config(), c.dns_fd);
+            if (!loop.watch(c.dns_fd, EPOLLIN, dns.get()))
+                die(std::string("epoll: ") + std::strerror(errno));
+        }
     }
 
     drop_privileges(!c.publish.empty());

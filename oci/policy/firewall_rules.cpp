@@ -1,5 +1,7 @@
 #include "oci/policy/firewall_rules.hpp"
 
+#include "oci/policy/network_policy.hpp"
+
 #include <initializer_list>
 
 namespace ocirun {
@@ -28,8 +30,34 @@ std::string firewall_table(const std::string &id, const std::string &need) {
     t += "\n";
     // Answered, not dropped: a dropped SYN leaves connect(2) retrying for
     // minutes; a reset or an ICMP error fails it at once.
-    chain("output", {"oif \"lo\" accept", "meta l4proto tcp reject with tcp reset",
-                     "reject with icmpx admin-prohibited"});
+    const std::initializer_list<const char *> refuse = {"oif \"lo\" accept",
+                                                        "meta l4proto tcp reject with tcp reset",
+                                                        "reject with icmpx admin-prohibited"};
+    if (need != "https") {
+        chain("output", refuse);
+    } else {
+        // DNS to any server goes on to the nat hook, which sends it to the
+        // helper's stub on loopback; after it (priority filter) whatever
+        // still would leave is refused.
+        std::string to = std::string("dnat ip to 127.0.0.1:") + std::to_string(kDnsStubPort);
+        chain("output",
+              {"oif \"lo\" accept", "udp dport 53 accept", "tcp dport 53 accept",
+               "meta l4proto tcp reject with tcp reset", "reject with icmpx admin-prohibited"});
+        t += "\n";
+        t += "\tchain dns {\n\t\ttype nat hook output priority -100; policy accept;\n";
+        t += "\t\toif != \"lo\" udp dport 53 " + to + "\n";
+        t += "\t\toif != \"lo\" tcp dport 53 " + to + "\n\t}\n\n";
+        // (The hook's output interface stays the one before the redirect.)
+        t += "\tchain output_after_dns {\n\t\ttype filter hook output priority filter; policy "
+             "drop;\n";
+        t += "\t\toif \"lo\" accept\n";
+        for (const char *proto : {"udp", "tcp"})
+            t += std::string("\t\tip daddr 127.0.0.1 ") + proto + " dport " +
+                 std::to_string(kDnsStubPort) + " accept\n";
+        for (const char *r : refuse)
+            if (std::string_view(r).rfind("oif", 0) != 0) t += std::string("\t\t") + r + "\n";
+        t += "\t}\n";
+    }
     t += "}\n";
     return t;
 }

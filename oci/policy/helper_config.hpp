@@ -48,6 +48,9 @@ struct HelperConfig {
     int netns_fd = -1; // the container's network namespace, for publish
     std::vector<PortPublish> publish;
     int proxy_fd = -1; // the proxy's listener inside the container, or -1: no proxy
+    // The DNS stub's UDP socket inside the container (a joined namespace's
+    // firewall sends DNS there), or -1; it answers the proxy's allowed names.
+    int dns_fd = -1;
     std::vector<egress::Pattern> allow, deny;
     bool observe = false;
     int max_connections = kDefaultProxyMaxConnections;

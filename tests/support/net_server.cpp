@@ -104,6 +104,26 @@ void own_network(std::initializer_list<const char *> addrs) {
     cr_assert(std::system(cmd.c_str()) == 0, "%s", cmd.c_str());
 }
 
+int bind_udp(const char *addr, uint16_t port) {
+    int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    cr_assert(s >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    cr_assert(::inet_pton(AF_INET, addr, &a.sin_addr) == 1);
+    cr_assert(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0, "bind udp %s:%u: %s",
+              addr, port, std::strerror(errno));
+    return s;
+}
+
+long udp_datagrams(int s) {
+    long n = 0;
+    char buf[2048];
+    while (::recv(s, buf, sizeof buf, MSG_DONTWAIT) >= 0)
+        n++;
+    return n;
+}
+
 PodNetns::~PodNetns() {
     if (pid > 0) {
         ::kill(pid, SIGKILL);

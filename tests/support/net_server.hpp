@@ -45,6 +45,11 @@ struct PodNetns {
 };
 void make_pod_netns(PodNetns &p);
 
+// A UDP socket bound to addr:port that only collects what arrives, and how
+// many datagrams are waiting there now (it reads them all).
+int bind_udp(const char *addr, uint16_t port);
+long udp_datagrams(int s);
+
 // `n` connections to 127.0.0.1:port from inside the network namespace of
 // `pid` (a forwarded port, the proxy's 3128), all connected before any
 // request is sent, then held open until release(): what each got back first

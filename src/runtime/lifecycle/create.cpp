@@ -642,6 +642,8 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     const bool owns_net = policy.net.own_namespace() && p.network_owner.empty();
     cfg.loopback_up = owns_net || (flags & CLONE_NEWNET) != 0;
     if (owns_net) cfg.listen_ports = policy.net.listen_ports();
+    // Under https in a joined namespace, its firewall sends DNS to the stub.
+    if (owns_net && p.install_firewall && policy.net.proxy()) cfg.dns_port = kDnsStubPort;
     // The proxy is the only way out: the process is told where it is.
     if (policy.net.proxy()) add_proxy_env(spec.process->env);
     want_shim = policy.net.helper() && host_facts.shim && p.network_owner.empty();
@@ -834,9 +836,10 @@ Status serve_init(pid_t pid, CreatePlan &p, ContainerRecord &rec, std::vector<Fd
 Status finish_create(const CreateOptions &o, ContainerDir &dir, StartHere *here, CreatePlan &p,
                      pid_t pid, ContainerRecord &rec, std::vector<Fd> &listeners) {
     if (p.want_shim) {
-        if (listeners.size() != p.cfg.listen_ports.size())
+        size_t want = p.cfg.listen_ports.size() + (p.cfg.dns_port ? 1 : 0);
+        if (listeners.size() != want)
             return fail("sync: the init sent " + std::to_string(listeners.size()) +
-                        " listening sockets, not " + std::to_string(p.cfg.listen_ports.size()));
+                        " listening sockets, not " + std::to_string(want));
         ShimProcess shim = OCI_TRY(start_network_helper(
             o.id, dir.path(), pid, listeners, p.policy.net, p.cgroup_host, rec.cgroup_dirs));
         rec.shim_pid = shim.pid;

@@ -361,6 +361,18 @@ Status pass_listeners(const InitConfig &cfg) {
             return fail_errno("dev.ocirun.network: listen on " + where);
         OCI_CHECK(sync::send_with_fd(cfg.sync_fd, sync::Msg::listener, s.get()));
     }
+    if (cfg.dns_port) {
+        Fd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        if (!s.valid()) return fail_errno("dev.ocirun.network: DNS stub: socket");
+        struct sockaddr_in a {};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(cfg.dns_port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::bind(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) < 0)
+            return fail_errno("dev.ocirun.network: DNS stub: bind udp 127.0.0.1:" +
+                              std::to_string(cfg.dns_port));
+        OCI_CHECK(sync::send_with_fd(cfg.sync_fd, sync::Msg::listener, s.get()));
+    }
     return {};
 }
 

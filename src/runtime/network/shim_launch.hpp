@@ -23,10 +23,12 @@ std::string shim_path();
 
 struct ShimLaunch {
     std::string id;
-    std::string state_dir;      // egress.jsonl and shim.log go here
-    pid_t init = 0;             // the helper exits when this process does
-    std::vector<int> listeners; // made by the init, in NetworkPolicy::listen_ports() order
-    int netns_fd = -1;          // the container's netns, for published ports
+    std::string state_dir; // egress.jsonl and shim.log go here
+    pid_t init = 0;        // the helper exits when this process does
+    // Made by the init, in NetworkPolicy::listen_ports() order, then the DNS
+    // stub's UDP socket when there is one.
+    std::vector<int> listeners;
+    int netns_fd = -1; // the container's netns, for published ports
     const NetworkPolicy *net = nullptr;
     // Made by the caller (helper_cgroup_dirs): the helper enters each before
     // it execs, so everything it allocates is charged to the container.
