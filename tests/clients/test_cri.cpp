@@ -280,6 +280,10 @@ void cri_init() {
     g.strict_file = "/etc/oci-run/" + g.strict_name + ".json";
     write_file(g.strict_file, R"({"policy": {"dev.ocirun.network": "none"}})");
     write_file(g.dir + "/config.toml", config_toml());
+    // Names the pods' helpers resolve (containerd, its shims and oci-run
+    // hand the environment on).
+    write_file(g.dir + "/hosts", std::string(kGateway) + " a.test\n");
+    ::setenv("OCI_RUN_RESOLVE_HOSTS", (g.dir + "/hosts").c_str(), 1);
     g.daemon = test::start_containerd(g.dir + "/config.toml", g.dir + "/containerd.log");
     auto ctr = [](std::vector<std::string> args, int ms) {
         std::vector<std::string> argv{"ctr", "--address", g.sock, "--namespace", "k8s.io"};
@@ -422,15 +426,15 @@ Test(cri, pod_and_container_lifecycle) {
 // asks for https.
 Test(cri, pod_network_policy_is_enforced) {
     need_cri();
-    std::vector<std::pair<std::string, std::string>> ann = {
-        {"dev.ocirun.network", "https"}, {"dev.ocirun.domains", std::string(kGateway) + ":1"}};
+    std::vector<std::pair<std::string, std::string>> ann = {{"dev.ocirun.network", "https"},
+                                                            {"dev.ocirun.domains", ""}};
     // The bridge and its gateway address come with the first pod.
     std::string first = run_pod("warm", {});
     cr_assert(ok(first), "%s", first.c_str());
     test::Server srv;
     test::serve(srv, kGateway, "PUB:");
     std::string port = std::to_string(srv.port);
-    ann[1].second = std::string(kGateway) + ":" + port;
+    ann[1].second = std::string(kGateway) + ":" + port + ",a.test:" + port;
     std::string pod = run_pod("net", ann);
     cr_assert(ok(pod), "RunPodSandbox: %s", pod.c_str());
     std::string pid = field(pod, "pod_sandbox_id");
@@ -446,6 +450,14 @@ Test(cri, pod_network_policy_is_enforced) {
     cr_assert(contains(out, "proxy=http://127.0.0.1:3128") && contains(out, "tcp=1") &&
                   !contains(out, "PUB:hi") && contains(out, "PUB:ping"),
               "%s", ex.c_str());
+    // DNS: the pod's resolv.conf names the cluster's server (10.89.78.53,
+    // from dns_config); the stub answers the allowed name only.
+    std::string dns = exec_sync(cid, "nslookup a.test; echo a=$?; nslookup leak.evil.test; echo "
+                                     "e=$?");
+    std::string answers = field(dns, "stdout") + field(dns, "stderr");
+    cr_assert(contains(answers, kGateway) && contains(answers, "a=0") &&
+                  contains(answers, "NXDOMAIN") && !contains(answers, "e=0"),
+              "%s", dns.c_str());
     auto report = test::oci({"--root", g.state + "/k8s.io", "report", cid});
     cr_assert(contains(report.out, "its pod's firewall") && !contains(report.out, "degraded"),
               "%s%s", report.out.c_str(), report.err.c_str());

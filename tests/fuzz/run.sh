@@ -19,7 +19,8 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(config annotations seccomp http_request egress_rules helper_config mount_options)
+    targets=(config annotations seccomp http_request egress_rules helper_config mount_options
+        dns_message)
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/oci-run-fuzz.XXXXXX")
