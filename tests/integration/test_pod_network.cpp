@@ -237,11 +237,12 @@ Test(podnet, pod_containers_are_held_to_the_pods_policy) {
     cr_assert(contains(x.out, "proxy=http://127.0.0.1:3128"), "%s", x.out.c_str());
     cr_assert(contains(x.out, "tcp=1") && !contains(x.out, "PUB:hi"), "%s", x.out.c_str());
     cr_assert(contains(x.out, "200") && contains(x.out, "PUB:ping"), "%s", x.out.c_str());
-    cr_assert(contains(rep.out, "its pod's firewall (container " + owner.id + ")"), "%s",
-              rep.out.c_str());
+    cr_assert(contains(rep.out, "its pod's firewall (container " + owner.id + ")") &&
+                  contains(rep.out, "answering on udp 127.0.0.1:3153"),
+              "%s", rep.out.c_str());
     for (auto line : lines(rep.out))
         if (line.rfind("network https", 0) == 0 || line.rfind("network helper", 0) == 0 ||
-            line.rfind("egress proxy", 0) == 0)
+            line.rfind("egress proxy", 0) == 0 || line.rfind("dns ", 0) == 0)
             cr_assert(contains(line, "enforced"), "%s", rep.out.c_str());
 
     cr_assert_neq(more.status, 0);

@@ -47,7 +47,9 @@ const egress::IpAddr kLoopback = {AF_INET, {127, 0, 0, 1}};
 
 // Whether a /proc/PID/net/tcp{,6} table has a listener on addr:port (the
 // table of that process's network namespace).
-bool tcp_listening(const std::string &table, const egress::IpAddr &addr, uint16_t port) {
+// `state` in /proc/net/{tcp,udp}: 0A a listening TCP socket, 07 a bound UDP one.
+bool socket_in(const std::string &table, const egress::IpAddr &addr, uint16_t port,
+               const char *state) {
     auto text = oci::read_file(table);
     if (!text) return false;
     // Local addresses are the kernel's words printed in hex, in host order.
@@ -61,9 +63,13 @@ bool tcp_listening(const std::string &table, const egress::IpAddr &addr, uint16_
     for_each_line(*text, [&](std::string_view line) {
         // SLOT LOCAL REMOTE STATE ...
         auto f = words(line);
-        if (f.size() >= 4 && f[1] == want && f[3] == "0A") found = true;
+        if (f.size() >= 4 && f[1] == want && f[3] == state) found = true;
     });
     return found;
+}
+
+bool tcp_listening(const std::string &table, const egress::IpAddr &addr, uint16_t port) {
+    return socket_in(table, addr, port, "0A");
 }
 
 uint64_t caps_mask(const std::vector<std::string> &caps) {
@@ -86,6 +92,7 @@ enum class Dim {
     local_port,
     publish,
     proxy,
+    dns,
     families,
     pids,
     rlimit,
@@ -181,6 +188,9 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
         out.push_back(
             {Dim::proxy, "egress proxy",
              std::string("HTTP CONNECT proxy, ") + (net.observe ? "observe mode" : "enforce")});
+    if (net.proxy() && netns && !netns->path.empty())
+        out.push_back(
+            {Dim::dns, "dns", "the namespace's DNS to the helper's stub: allowed names only"});
     if (socket_families(net).restricted)
         out.push_back(
             {Dim::families, "socket families", "sandbox guard: other families EAFNOSUPPORT"});
@@ -358,6 +368,12 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
                                 (net.domains.empty() ? std::string("nothing") : net.domains) +
                                 (net.deny_domains.empty() ? "" : "; deny " + net.deny_domains) +
                                 "; at most " + std::to_string(net.max_connections) + " tunnels");
+            break;
+        }
+        case Dim::dns: {
+            bool l = socket_in(proc + "/net/udp", kLoopback, kDnsStubPort, "07");
+            row(l && alive,
+                l ? "answering on udp 127.0.0.1:" + std::to_string(kDnsStubPort) : "no stub");
             break;
         }
         case Dim::families: {
