@@ -258,24 +258,7 @@ std::string build_image(std::string &why) {
 // (it asks for oom_score_adj -998, which needs CAP_SYS_RESOURCE, and ctr does
 // not use it); so are the snapshotters that cannot work here.
 std::string config_toml(const std::string &dir) {
-    std::string t = R"(version = 2
-root = "@/root"
-state = "@/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper"]
-[grpc]
-  address = "@/containerd.sock"
-[ttrpc]
-  address = "@/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "@/opt"
-)";
-    for (size_t at; (at = t.find('@')) != std::string::npos;)
-        t.replace(at, 1, dir);
-    return t;
+    return test::containerd_config(dir, false);
 }
 
 bool daemon_answers(int timeout_ms) {

@@ -61,20 +61,7 @@ bool exists(const std::string &p) {
 }
 
 std::string config_toml() {
-    std::string t = R"(version = 2
-root = "@/root"
-state = "@/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
-[grpc]
-  address = "@/containerd.sock"
-[ttrpc]
-  address = "@/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "@/opt"
-[plugins."io.containerd.grpc.v1.cri"]
+    std::string t = R"([plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "docker.io/library/ocirun-pause:test"
   # The sandbox's oom_score_adj of -998 needs CAP_SYS_RESOURCE: no lower
   # than containerd's own.
@@ -106,9 +93,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 )";
     for (size_t at; (at = t.find("%STRICT%")) != std::string::npos;)
         t.replace(at, 8, g.strict_name);
-    for (size_t at; (at = t.find('@')) != std::string::npos;)
-        t.replace(at, 1, g.dir);
-    return t;
+    return test::containerd_config(g.dir, true, t);
 }
 
 std::string cni_conflist() {

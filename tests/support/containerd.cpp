@@ -119,6 +119,29 @@ std::string oci_archive(const std::string &work, const std::string &rootfs, cons
     return archive;
 }
 
+std::string containerd_config(const std::string &dir, bool cri, const std::string &rest) {
+    std::string t = std::string(R"(version = 2
+root = "@/root"
+state = "@/state"
+disabled_plugins = [)") +
+                    (cri ? "" : "\"io.containerd.grpc.v1.cri\", ") +
+                    R"("io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper"]
+[grpc]
+  address = "@/containerd.sock"
+[ttrpc]
+  address = "@/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "@/opt"
+)" + rest;
+    for (size_t at; (at = t.find('@')) != std::string::npos;)
+        t.replace(at, 1, dir);
+    return t;
+}
+
 pid_t start_containerd(const std::string &config, const std::string &log) {
     std::string bin = find_in_path("containerd");
     pid_t pid = fork();

@@ -21,6 +21,11 @@ off_t size_of(const std::string &path);
 std::string oci_archive(const std::string &work, const std::string &rootfs, const std::string &ref,
                         const std::string &cmd_json, std::string &why);
 
+// A containerd config (version 2) with root, state, sockets and opt under
+// `dir`, the snapshotters that cannot work here disabled (and the CRI
+// plugin, unless `cri`), then `rest` (more TOML, "@" standing for `dir`).
+std::string containerd_config(const std::string &dir, bool cri, const std::string &rest = "");
+
 // containerd with `config`, in a private mount namespace with a tmpfs on
 // /run (what it and its shims put there stays there), stdout and stderr on
 // `log`, dying with the calling process.
