@@ -420,6 +420,10 @@ Test(cri, pod_network_policy_is_enforced) {
     test::serve(srv, kGateway, "PUB:");
     std::string port = std::to_string(srv.port);
     ann[1].second = std::string(kGateway) + ":" + port + ",a.test:" + port;
+    // A host loopback service (a model server, a database) through local-ports.
+    test::Server local;
+    test::serve(local, "127.0.0.1", "LOC:");
+    ann.push_back({"dev.ocirun.local-ports", "7000:" + std::to_string(local.port)});
     std::string pod = run_pod("net", ann);
     cr_assert(ok(pod), "RunPodSandbox: %s", pod.c_str());
     std::string pid = field(pod, "pod_sandbox_id");
@@ -431,6 +435,8 @@ Test(cri, pod_network_policy_is_enforced) {
         exec_sync(cid, std::string("echo proxy=$HTTPS_PROXY; echo hi | nc -w 5 ") + kGateway + " " +
                            port + "; echo tcp=$?; (printf 'CONNECT " + kGateway + ":" + port +
                            " HTTP/1.1\\r\\n\\r\\nping\\n'; sleep 0.5) | nc -w 5 127.0.0.1 3128");
+    std::string loc = exec_sync(cid, "echo hi | nc -w 5 127.0.0.1 7000");
+    cr_assert(contains(field(loc, "stdout"), "LOC:hi"), "local-ports: %s", loc.c_str());
     std::string out = field(ex, "stdout") + field(ex, "stderr");
     cr_assert(contains(out, "proxy=http://127.0.0.1:3128") && contains(out, "tcp=1") &&
                   !contains(out, "PUB:hi") && contains(out, "PUB:ping"),
