@@ -173,8 +173,12 @@ Test(podnet, firewall_is_reported_and_a_failed_create_leaves_none) {
     Env e = in_pod(p, "podrep", "sleep 30", "local");
     started(e);
     auto rep = test::oci({"--root", e.root, "report", e.id});
+    // exec cannot bring in what create refused.
+    auto admin = test::oci({"--root", e.root, "exec", "--cap", "CAP_NET_ADMIN", e.id, "true"});
     test::oci({"--root", e.root, "delete", "--force", e.id});
     cr_assert_eq(rep.status, 0, "%s", rep.err.c_str());
+    cr_assert_neq(admin.status, 0);
+    cr_assert(contains(admin.err, "CAP_NET_ADMIN"), "%s", admin.err.c_str());
     std::string row;
     for (auto line : lines(rep.out))
         if (line.rfind("network local", 0) == 0) row = line;

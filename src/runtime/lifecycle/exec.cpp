@@ -360,6 +360,15 @@ Result<int> exec_in_container(const ExecOptions &o) {
     SandboxPolicy policy = OCI_TRY(container_policy(rec, *spec));
     // Its way out is the egress proxy, as for the container's process.
     if (policy.net.proxy()) add_proxy_env(proc.env);
+    // In a joined namespace its firewall holds the need: no process there
+    // may change it (as create refuses for the container's process).
+    if (policy.net.own_namespace() && rec.netns_ino != 0 && proc.capabilities) {
+        const auto &b = proc.capabilities->bounding;
+        if (std::find(b.begin(), b.end(), "CAP_NET_ADMIN") != b.end())
+            return fail(
+                "exec: process.capabilities: CAP_NET_ADMIN: dev.ocirun.network=" + policy.net.mode +
+                " is held by the network namespace's firewall, which it could change");
+    }
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;
