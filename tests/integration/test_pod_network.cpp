@@ -214,6 +214,7 @@ Test(podnet, pod_containers_are_held_to_the_pods_policy) {
                        std::initializer_list<std::pair<const char *, std::string>> keys) {
         Env e = in_pod(p, tag, script, "");
         e.root = owner.root; // the same --root, as one client's pod
+        test::track(e.root, e.id);
         for (const auto &[k, v] : keys)
             e.b.spec.annotations[k] = v;
         return e;
@@ -279,6 +280,7 @@ Test(podnet, narrower_than_the_pod_is_refused_as_unenforceable) {
     started(owner);
     Env e = in_pod(p, "podnar2", "true", "https");
     e.root = owner.root;
+    test::track(e.root, e.id);
     e.b.spec.annotations["dev.ocirun.domains"] = "a.test:" + p.port;
     auto o = test::run(e);
     cleanup_all();
@@ -298,6 +300,7 @@ Test(podnet, report_mode_works_in_pods) {
     started(owner);
     Env e = in_pod(p, "podrm2", direct(p) + via_proxy(p), "");
     e.root = owner.root;
+    test::track(e.root, e.id);
     e.b.spec.annotations = owner.b.spec.annotations;
     auto o = test::run(e);
     cleanup_all();

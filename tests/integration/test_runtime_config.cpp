@@ -68,14 +68,17 @@ Test(opconfig, baseline_holds_and_annotations_only_tighten) {
     auto base = test::run(e);
     Env more = make_env("opmore", {"true"});
     more.root = e.root;
+    test::track(more.root, more.id);
     more.b.spec.annotations["dev.ocirun.network"] = "https";
     auto refused = test::run(more);
     Env key = make_env("opkey", {"true"});
     key.root = e.root;
+    test::track(key.root, key.id);
     key.b.spec.annotations["dev.ocirun.deny"] = "/tmp";
     auto not_allowed = test::run(key);
     Env tight = make_env("optight", {"sh", "-c", "echo x > /tmp/f; echo w=$?"});
     tight.root = e.root;
+    test::track(tight.root, tight.id);
     tight.b.spec.annotations["dev.ocirun.deny-write"] = "/tmp";
     auto tightened = test::run(tight);
     auto features = test::oci({"features"});
