@@ -4,6 +4,7 @@
 // a bundle set are read. Each test runs oci-run through a symlink of a name
 // of its own, whose file it writes and removes; other names are untouched.
 #include "support/container_env.hpp"
+#include "support/net_server.hpp"
 
 #include <criterion/criterion.h>
 
@@ -122,4 +123,41 @@ Test(opconfig, malformed_configuration_refuses_naming_the_file) {
     cr_assert(contains(o.err, file) && contains(o.err, "dev.ocirun.network"), "%s", o.err.c_str());
     cr_assert_eq(test::count_lines(o.err), 1u, "%s", o.err.c_str());
     cr_assert(left.empty(), "left behind in %s", e.root.c_str());
+}
+
+// A pod under the baseline: its first container's policy is the baseline's
+// (none, with no annotation asking for it), and the pod's next container is
+// held to that, as recorded at the first one's create, not to what the first
+// one's annotations alone would say (no policy, which its firewall does not
+// match).
+Test(opconfig, pod_is_held_to_its_first_containers_baseline) {
+    test::own_network({"8.8.8.8"});
+    test::Server srv;
+    test::serve(srv, "8.8.8.8", "PUB:");
+    test::PodNetns ns;
+    test::make_pod_netns(ns);
+    auto in_pod = [&](const char *tag, const std::string &script) {
+        Env e = make_env(tag, {"sh", "-c", script});
+        for (auto &x : e.b.spec.linux_->namespaces)
+            if (x.type == ocirun::oci::NsType::network) x.path = ns.path;
+        return e;
+    };
+    Env owner = in_pod("oppown", "sleep 60");
+    Named n;
+    run_as(n, owner, R"({"policy": {"dev.ocirun.network": "none"}})");
+    owner.b.save();
+    auto c = test::create(owner);
+    auto s = test::oci({"--root", owner.root, "start", owner.id});
+    Env app =
+        in_pod("oppapp", "echo hi | nc -w 5 8.8.8.8 " + std::to_string(srv.port) + "; echo tcp=$?");
+    app.root = owner.root;
+    test::track(app.root, app.id);
+    auto o = test::run(app);
+    cleanup_all();
+    n.remove();
+    cr_assert_eq(c.status, 0, "%s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "%s", s.err.c_str());
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s", all.c_str());
+    cr_assert(contains(all, "tcp=1") && !contains(all, "PUB:hi"), "%s", all.c_str());
 }

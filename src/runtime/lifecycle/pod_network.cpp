@@ -7,6 +7,7 @@
 #include "runtime/log.hpp"
 #include "runtime/network/firewall.hpp"
 #include "runtime/process/proc.hpp"
+#include "runtime/security/sandbox_policy.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -46,7 +47,9 @@ Result<std::optional<NetworkOwner>> find_network_owner(const std::string &root,
         if (!spec)
             return forward(std::move(spec.error()),
                            "the network namespace's owner, container \"" + id + "\"");
-        SandboxPolicy policy = OCI_TRY(parse_sandbox_policy(spec->annotations));
+        // As the owner's create worked it out (the operator's baseline
+        // included), not as its annotations alone say.
+        SandboxPolicy policy = OCI_TRY(container_policy(*rec, *spec));
         auto seen = OCI_TRY(check_firewall(netns_fd, id, policy.net.mode));
         if (!seen.exact)
             return fail("the network namespace's firewall, of container \"" + id + "\" (" +
