@@ -278,10 +278,7 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
     // The network helper leaves with the init; make sure it has.
     if (rec) stop_shim(rec->shim_pid, rec->shim_start_time, id, dir.path());
     fault_point("delete:shim");
-    if (rec) {
-        const std::string &path = dir.path(); // ROOT/ID
-        remove_network_firewall(path.substr(0, path.size() - id.size() - 1), path, *rec);
-    }
+    if (rec) remove_network_firewall(dir.root(), dir.path(), *rec);
     std::optional<oci::Spec> spec;
     if (rec && rec->has_hooks && known) {
         spec = *known;

@@ -38,13 +38,15 @@ static Status mkdir_p(const std::string &path, mode_t mode) {
 }
 
 ContainerDir::ContainerDir(ContainerDir &&o) noexcept
-    : path_(std::move(o.path_)), id_(std::move(o.id_)), fd_(o.fd_), busy_(o.busy_) {
+    : root_(std::move(o.root_)), path_(std::move(o.path_)), id_(std::move(o.id_)), fd_(o.fd_),
+      busy_(o.busy_) {
     o.fd_ = -1;
 }
 
 ContainerDir &ContainerDir::operator=(ContainerDir &&o) noexcept {
     if (this != &o) {
         if (fd_ >= 0) ::close(fd_);
+        root_ = std::move(o.root_);
         path_ = std::move(o.path_);
         id_ = std::move(o.id_);
         fd_ = o.fd_;
@@ -96,6 +98,7 @@ Result<ContainerDir> ContainerDir::create(const std::string &root, const std::st
     OCI_CHECK(check_root_owner(root));
     ContainerDir d;
     d.id_ = id;
+    d.root_ = root;
     d.path_ = root + "/" + id;
     if (::mkdir(d.path_.c_str(), 0700) < 0) {
         if (errno == EEXIST) return fail("container \"" + id + "\" already exists");
@@ -123,6 +126,7 @@ Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::s
     OCI_CHECK(validate_id(id));
     ContainerDir d;
     d.id_ = id;
+    d.root_ = root;
     d.path_ = root + "/" + id;
     auto fd = reader ? open_locked(d.path_, LOCK_SH | LOCK_NB, &d.busy_) : open_locked(d.path_);
     if (!fd) {

@@ -33,7 +33,8 @@ class ContainerDir {
     static Result<ContainerDir> observe(const std::string &root, const std::string &id);
     bool busy() const { return busy_; }
 
-    const std::string &path() const { return path_; }
+    const std::string &path() const { return path_; } // ROOT/ID
+    const std::string &root() const { return root_; }
     const std::string &id() const { return id_; }
     int fd() const { return fd_; }
 
@@ -49,7 +50,7 @@ class ContainerDir {
   private:
     static Result<ContainerDir> open_as(const std::string &root, const std::string &id,
                                         bool reader);
-    std::string path_, id_;
+    std::string root_, path_, id_;
     int fd_ = -1;       // directory fd, flock'ed
     bool busy_ = false; // observe(): another command holds the lock
 };

@@ -15,16 +15,11 @@ namespace {
 
 Result<ProgramRun> run_firewall(int netns_fd, std::vector<std::string> args,
                                 const std::string &what) {
-    oci::Hook h;
-    h.path = firewall_path();
-    if (::access(h.path.c_str(), X_OK) < 0)
-        return fail_errno(what + ": the firewall program " + h.path);
-    h.args = {"oci-run-firewall"};
-    h.args.insert(h.args.end(), args.begin(), args.end());
-    // A sanitized build's program reports where the runner reads.
-    for (const char *var : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
-        if (const char *v = std::getenv(var)) h.env.push_back(std::string(var) + "=" + v);
-    h.timeout = 30;
+    std::string path = firewall_path();
+    if (::access(path.c_str(), X_OK) < 0)
+        return fail_errno(what + ": the firewall program " + path);
+    args.insert(args.begin(), "oci-run-firewall");
+    oci::Hook h = helper_program(std::move(path), std::move(args));
     return run_program_status(h, what + ": " + h.path, {netns_fd});
 }
 

@@ -42,13 +42,8 @@ Status check_net_device_helper() {
 
 Status move_net_device(const std::string &name, const std::string &new_name,
                        const std::string &netns) {
-    oci::Hook helper;
-    helper.path = shim_path();
-    helper.args = {"oci-run-shim", "--netdev", name, new_name.empty() ? name : new_name, netns};
-    // A sanitized build's helper reports where the runner reads.
-    for (const char *var : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
-        if (const char *v = std::getenv(var)) helper.env.push_back(std::string(var) + "=" + v);
-    helper.timeout = 30;
+    oci::Hook helper = helper_program(
+        shim_path(), {"oci-run-shim", "--netdev", name, new_name.empty() ? name : new_name, netns});
     return run_program(helper, "linux.netDevices[" + name + "]: network helper", "");
 }
 

@@ -21,6 +21,16 @@
 
 namespace ocirun {
 
+oci::Hook helper_program(std::string path, std::vector<std::string> args) {
+    oci::Hook h;
+    h.path = std::move(path);
+    h.args = std::move(args);
+    for (const char *var : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
+        if (const char *v = std::getenv(var)) h.env.push_back(std::string(var) + "=" + v);
+    h.timeout = 30;
+    return h;
+}
+
 std::string helper_path(const std::string &name, const char *installed) {
     // Next to this binary: the same directory, the build tree (src/ and
     // shim/ side by side), or a prefix (bin/ or sbin/ beside libexec/).

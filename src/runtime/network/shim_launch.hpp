@@ -6,6 +6,7 @@
 
 #include "oci/error.hpp"
 #include "oci/policy/network_policy.hpp"
+#include "oci/spec.hpp"
 
 #include <sys/types.h>
 
@@ -18,6 +19,10 @@ namespace ocirun {
 // ../shim/ in the build tree, ../libexec/oci-run/ of a prefix), else
 // `installed` (the configured $libexecdir/oci-run/NAME).
 std::string helper_path(const std::string &name, const char *installed);
+// A run of helper program `path` with `args` (argv[0] first) as
+// run_program takes it: a 30 s timeout, and the sanitizer options of a
+// sanitized build passed on, so its reports go where the runner reads.
+oci::Hook helper_program(std::string path, std::vector<std::string> args);
 // $OCI_RUN_SHIM, else helper_path("oci-run-shim").
 std::string shim_path();
 

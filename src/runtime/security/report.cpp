@@ -264,10 +264,7 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
     const NetworkPolicy &net = policy.net;
     // In a pod's network namespace, the helper is its owner's.
     std::optional<ContainerRecord> pod;
-    if (!rec.network_owner.empty()) {
-        const std::string &path = dir.path(); // ROOT/ID
-        pod = network_owner_record(path.substr(0, path.size() - id.size() - 1), rec);
-    }
+    if (!rec.network_owner.empty()) pod = network_owner_record(dir.root(), rec);
     const ContainerRecord &helper = pod ? *pod : rec;
     bool alive = helper.shim_pid > 0 && process_alive(helper.shim_pid, helper.shim_start_time);
     const std::string inside = proc + "/net/tcp";
