@@ -527,8 +527,13 @@ Test(network, net_devices_move_a_host_interface_in) {
     clash.b.spec.linux_->net_devices[clash_if].name = "lo";
     auto refused = test::run(clash);
     auto clash_left = test::dir_entries(clash.root);
-    auto clash_after =
-        sh("ip link show " + clash_if + "p 2>&1; ip link del " + clash_if + "p 2>/dev/null; true");
+    // The kernel takes a namespace apart later, in a work queue: wait for it.
+    auto gone = [&](const std::string &link) {
+        return sh("for i in $(seq 50); do ip link show " + link +
+                  " >/dev/null 2>&1 || break; sleep 0.1; done; ip link show " + link +
+                  " 2>&1; ip link del " + link + " 2>/dev/null; true");
+    };
+    auto clash_after = gone(clash_if + "p");
     Env e = make_env(
         "netdev", {"sh", "-c", "ip -o addr show eth1; cat /sys/class/net/eth1/flags; ip -o link"});
     e.b.spec.linux_->net_devices[host_if].name = "eth1";
@@ -538,7 +543,7 @@ Test(network, net_devices_move_a_host_interface_in) {
     auto missing = test::run(f);
     auto left = test::dir_entries(f.root);
     // With the container's namespace gone, the veth pair is gone too.
-    auto after = sh("ip link show " + peer + " 2>&1; ip link del " + peer + " 2>/dev/null; true");
+    auto after = gone(peer);
     cleanup_all();
     cr_assert_eq(made.status, 0, "%s", made.err.c_str());
     cr_assert_eq(made_clash.status, 0, "%s", made_clash.err.c_str());
