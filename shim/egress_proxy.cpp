@@ -2,6 +2,7 @@
 
 #include "forward.hpp"
 #include "http_request.hpp"
+#include "intercept_peek.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -240,7 +241,8 @@ std::optional<bool> proxy_request(std::string_view data, bool eof) {
 
 class ProxyConn : public Handler {
   public:
-    ProxyConn(EgressProxy &px, int client) : px_(px), client_(client) {
+    ProxyConn(EgressProxy &px, int client, std::optional<Intercept> intercept = std::nullopt)
+        : px_(px), client_(client), intercept_(intercept) {
         ev_.observe = px.config().observe;
     }
     ~ProxyConn() override {
@@ -252,6 +254,11 @@ class ProxyConn : public Handler {
   private:
     enum class Phase { head, resolving, dialing, probe, http };
     void read_head(Loop &loop);
+    // An intercepted connection's first bytes: what they name, into req_
+    // (found), or more needed (incomplete), or refused (bad).
+    egress::PeekState peek(Loop &loop);
+    // req_ decided, then resolved and dialled.
+    void decide_request(Loop &loop);
     void resolved(Loop &loop, std::vector<IpAddr> addrs, const std::string &err);
     void connect_to(Loop &loop, const IpAddr &addr);
     void connected(Loop &loop, int err);
@@ -270,6 +277,7 @@ class ProxyConn : public Handler {
 
     EgressProxy &px_;
     int client_, up_ = -1;
+    std::optional<Intercept> intercept_;
     Phase phase_ = Phase::head;
     std::string buf_;
     uint64_t sent_up_ = 0; // bytes sent upstream before the relay took over
@@ -295,7 +303,8 @@ void ProxyConn::refuse(Loop &loop, int status, const std::string &reason) {
     ev_.blocked = true;
     ev_.reason = reason;
     px_.log().write(ev_);
-    answer(client_, status, reason);
+    // An intercepted TLS client gets no answer it could read: it is closed.
+    if (intercept_ != Intercept::tls) answer(client_, status, reason);
     finish(loop);
 }
 
@@ -319,9 +328,27 @@ void ProxyConn::read_head(Loop &loop) {
         ssize_t n = ::recv(client_, tmp, sizeof tmp, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) break;
-        if (n <= 0) return finish(loop); // gone before asking anything
+        if (n < 0 || (n == 0 && !intercept_)) return finish(loop); // gone before asking
+        if (n == 0) {
+            // An intercepted client may send all it has and shut down its
+            // side at once: what it sent is decided, and the EOF passed on.
+            client_eof_ = true;
+            break;
+        }
         buf_.append(tmp, static_cast<size_t>(n));
         if (buf_.size() > 20000) break;
+    }
+    if (intercept_) {
+        switch (peek(loop)) {
+        case egress::PeekState::found:
+            return decide_request(loop);
+        case egress::PeekState::incomplete:
+            if (client_eof_) finish(loop); // ended undecided
+            return;
+        case egress::PeekState::bad:
+            return; // refused
+        }
+        return;
     }
     egress::ParseResult r = egress::parse_request(buf_);
     if (r.state == egress::ParseState::incomplete) return;
@@ -333,6 +360,28 @@ void ProxyConn::read_head(Loop &loop) {
         return refuse(loop, r.status, r.reason);
     }
     req_ = std::move(r.req);
+    decide_request(loop);
+}
+
+egress::PeekState ProxyConn::peek(Loop &loop) {
+    bool tls = intercept_ == Intercept::tls;
+    egress::Peeked seen = tls ? egress::tls_server_name(buf_) : egress::http_host(buf_);
+    if (seen.state == egress::PeekState::incomplete) return seen.state;
+    loop.unwatch(client_);
+    req_.kind = egress::Request::Kind::connect;
+    req_.method = tls ? "TLS" : "HTTP";
+    req_.port = tls ? 443 : 80;
+    req_.host = seen.host;
+    req_.head_len = 0; // everything read goes to the server as it came
+    if (seen.state == egress::PeekState::bad) {
+        ev_.method = req_.method;
+        ev_.port = req_.port;
+        refuse(loop, 400, "intercepted: " + seen.reason);
+    }
+    return seen.state;
+}
+
+void ProxyConn::decide_request(Loop &loop) {
     ev_.method = req_.method;
     ev_.host = req_.host;
     ev_.port = req_.port;
@@ -387,6 +436,13 @@ void ProxyConn::connected(Loop &loop, int err) {
     ev_.event = "allowed";
     px_.log().write(ev_);
     buf_.erase(0, req_.head_len);
+    if (intercept_) {
+        // What it sent so far, as it came, then the relay.
+        if (!buf_.empty() && !send_all(up_, buf_)) return finish(loop);
+        sent_up_ = buf_.size();
+        if (client_eof_) ::shutdown(up_, SHUT_WR);
+        return relay(loop);
+    }
     if (req_.kind == egress::Request::Kind::http) {
         phase_ = Phase::http;
         cap_buffers(client_, false);
@@ -600,34 +656,58 @@ EgressProxy::~EgressProxy() {
     ::close(listener_);
 }
 
-void EgressProxy::on_ready(Loop &loop, int, uint32_t) {
+std::string EgressProxy::over_limit() const {
+    if (active >= config_.max_connections)
+        return "more than " + std::to_string(config_.max_connections) +
+               " connections at once (dev.ocirun.proxy-max-connections)";
+    if (budget_.full())
+        return "more than " + std::to_string(budget_.max) +
+               " connections through the helper at once (dev.ocirun.max-connections)";
+    return "";
+}
+
+namespace {
+
+// Accept every connection waiting on `listener` for `px` (an intercepted one
+// with `intercept`); over a limit, refused (`answer_over`: with a 503).
+void accept_all(Loop &loop, EgressProxy &px, int listener, std::optional<Intercept> intercept,
+                bool answer_over) {
     for (;;) {
-        int c = accept_connection(listener_);
+        int c = accept_connection(listener);
         if (c < 0) return;
-        if (active >= config_.max_connections || budget_.full()) {
+        if (std::string over = px.over_limit(); !over.empty()) {
             EgressEvent ev;
             ev.event = "refused";
             ev.blocked = true;
-            ev.observe = config_.observe;
-            ev.reason = active >= config_.max_connections
-                            ? "more than " + std::to_string(config_.max_connections) +
-                                  " connections at once (dev.ocirun.proxy-max-connections)"
-                            : "more than " + std::to_string(budget_.max) +
-                                  " connections through the helper at once "
-                                  "(dev.ocirun.max-connections)";
-            log_.refused_over("proxy", ev);
-            answer(c, 503, ev.reason);
+            ev.observe = px.config().observe;
+            ev.reason = over;
+            px.log().refused_over("proxy", ev);
+            if (answer_over) answer(c, 503, ev.reason);
             ::close(c);
             continue;
         }
-        log_.under("proxy");
-        hold();
-        auto *conn = new ProxyConn(*this, c);
+        px.log().under("proxy");
+        px.hold();
+        auto *conn = new ProxyConn(px, c, intercept);
         if (!loop.watch(c, EPOLLIN, conn)) {
-            release();
+            px.release();
             delete conn;
         }
     }
+}
+
+} // namespace
+
+void EgressProxy::on_ready(Loop &loop, int, uint32_t) {
+    accept_all(loop, *this, listener_, std::nullopt, true);
+}
+
+Interceptor::~Interceptor() {
+    ::close(listener_);
+}
+
+void Interceptor::on_ready(Loop &loop, int, uint32_t) {
+    accept_all(loop, proxy_, listener_, kind_, kind_ == Intercept::http);
 }
 
 } // namespace ocirun::shim

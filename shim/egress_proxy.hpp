@@ -88,6 +88,8 @@ class EgressProxy : public Handler {
     EgressLog &log() { return log_; }
     Resolver &resolver() { return resolver_; }
     const ProxyConfig &config() const { return config_; }
+    // Why one more connection would be over a limit, or "" when it is not.
+    std::string over_limit() const;
     int active = 0; // connections from accept to close
     // A place, here and in the helper's budget; and giving it back.
     void hold() {
@@ -105,6 +107,26 @@ class EgressProxy : public Handler {
     EgressLog &log_;
     Resolver &resolver_;
     ProxyConfig config_;
+    int listener_;
+};
+
+// dev.ocirun.intercept: a listener the firewall sends TCP to port 80 (http)
+// or 443 (tls) to. Each connection is decided by what it names
+// (intercept_peek.hpp) against the proxy's rules, on the port it dialled,
+// and counts against the proxy's connection limits; refused, it is closed
+// (an http one gets a 403 first). The proxy's egress events, with method
+// "HTTP" or "TLS".
+enum class Intercept { http, tls };
+class Interceptor : public Handler {
+  public:
+    Interceptor(EgressProxy &proxy, Intercept kind, int listener)
+        : proxy_(proxy), kind_(kind), listener_(listener) {}
+    ~Interceptor() override;
+    void on_ready(Loop &loop, int fd, uint32_t events) override;
+
+  private:
+    EgressProxy &proxy_;
+    Intercept kind_;
     int listener_;
 };
 

@@ -95,8 +95,8 @@ int main(int argc, char **argv) {
     if (verb == "install" || verb == "check") {
         if (argc != 4) die(verb + ": expected ID NEED");
         need = argv[3];
-        if (need != "none" && need != "local" && need != "https")
-            die("need \"" + need + "\": expected none, local or https");
+        if (need != "none" && need != "local" && need != "https" && need != "https+intercept")
+            die("need \"" + need + "\": expected none, local, https or https+intercept");
     } else if (verb != "remove" || argc != 3) {
         die("unknown command \"" + verb + "\"");
     }

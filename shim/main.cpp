@@ -258,6 +258,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<Resolver> resolver;
     std::unique_ptr<EgressProxy> proxy;
     std::unique_ptr<DnsStub> dns;
+    std::vector<std::unique_ptr<Interceptor>> intercepts;
     if (c.proxy_fd >= 0) {
         ProxyConfig pc;
         pc.allow = c.allow;
@@ -273,6 +274,15 @@ int main(int argc, char **argv) {
             std::make_unique<EgressProxy>(pool, budget, log, *resolver, std::move(pc), c.proxy_fd);
         if (!loop.watch(c.proxy_fd, EPOLLIN, proxy.get()))
             die(std::string("epoll: ") + std::strerror(errno));
+        for (auto [fd, kind] : {std::pair{c.intercept_http_fd, Intercept::http},
+                                std::pair{c.intercept_tls_fd, Intercept::tls}}) {
+            if (fd < 0) continue;
+            if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+                die(std::string("intercept: ") + std::strerror(errno));
+            intercepts.push_back(std::make_unique<Interceptor>(*proxy, kind, fd));
+            if (!loop.watch(fd, EPOLLIN, intercepts.back().get()))
+                die(std::string("epoll: ") + std::strerror(errno));
+        }
         if (c.dns_fd >= 0) {
             if (::fcntl(c.dns_fd, F_SETFL, ::fcntl(c.dns_fd, F_GETFL) | O_NONBLOCK) < 0)
                 die(std::string("DNS stub: ") + std::strerror(errno));

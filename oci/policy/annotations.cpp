@@ -86,6 +86,7 @@ constexpr PolicyKey kKeys[] = {
     {"domains", PolicyKeySetter::bundle, parse_network},
     {"deny-domains", PolicyKeySetter::bundle, parse_network},
     {"network-mode", PolicyKeySetter::bundle, parse_network},
+    {"intercept", PolicyKeySetter::bundle, parse_network},
     {"proxy-max-connections", PolicyKeySetter::bundle, parse_network},
     {"forward-max-connections", PolicyKeySetter::bundle, parse_network},
     {"max-connections", PolicyKeySetter::bundle, parse_network},

@@ -33,20 +33,34 @@ std::string firewall_table(const std::string &id, const std::string &need) {
     const std::initializer_list<const char *> refuse = {"oif \"lo\" accept",
                                                         "meta l4proto tcp reject with tcp reset",
                                                         "reject with icmpx admin-prohibited"};
-    if (need != "https") {
+    const bool intercept = need == "https+intercept";
+    if (need != "https" && !intercept) {
         chain("output", refuse);
     } else {
         // DNS to any server goes on to the nat hook, which sends it to the
         // helper's stub on loopback; after it (priority filter) whatever
         // still would leave is refused.
-        std::string to = std::string("dnat ip to 127.0.0.1:") + std::to_string(kDnsStubPort);
-        chain("output",
-              {"oif \"lo\" accept", "udp dport 53 accept", "tcp dport 53 accept",
-               "meta l4proto tcp reject with tcp reset", "reject with icmpx admin-prohibited"});
+        // With intercept, TCP to ports 80 and 443 likewise, to the helper's
+        // listeners for them.
+        auto to = [](uint16_t port) { return "dnat ip to 127.0.0.1:" + std::to_string(port); };
+        if (intercept)
+            chain("output",
+                  {"oif \"lo\" accept", "udp dport 53 accept", "tcp dport 53 accept",
+                   "tcp dport 80 accept", "tcp dport 443 accept",
+                   "meta l4proto tcp reject with tcp reset", "reject with icmpx admin-prohibited"});
+        else
+            chain("output",
+                  {"oif \"lo\" accept", "udp dport 53 accept", "tcp dport 53 accept",
+                   "meta l4proto tcp reject with tcp reset", "reject with icmpx admin-prohibited"});
         t += "\n";
         t += "\tchain dns {\n\t\ttype nat hook output priority -100; policy accept;\n";
-        t += "\t\toif != \"lo\" udp dport 53 " + to + "\n";
-        t += "\t\toif != \"lo\" tcp dport 53 " + to + "\n\t}\n\n";
+        t += "\t\toif != \"lo\" udp dport 53 " + to(kDnsStubPort) + "\n";
+        t += "\t\toif != \"lo\" tcp dport 53 " + to(kDnsStubPort) + "\n";
+        if (intercept) {
+            t += "\t\toif != \"lo\" tcp dport 80 " + to(kInterceptHttpPort) + "\n";
+            t += "\t\toif != \"lo\" tcp dport 443 " + to(kInterceptTlsPort) + "\n";
+        }
+        t += "\t}\n\n";
         // (The hook's output interface stays the one before the redirect.)
         t += "\tchain output_after_dns {\n\t\ttype filter hook output priority filter; policy "
              "drop;\n";
@@ -54,6 +68,9 @@ std::string firewall_table(const std::string &id, const std::string &need) {
         for (const char *proto : {"udp", "tcp"})
             t += std::string("\t\tip daddr 127.0.0.1 ") + proto + " dport " +
                  std::to_string(kDnsStubPort) + " accept\n";
+        if (intercept)
+            for (uint16_t port : {kInterceptHttpPort, kInterceptTlsPort})
+                t += "\t\tip daddr 127.0.0.1 tcp dport " + std::to_string(port) + " accept\n";
         for (const char *r : refuse)
             if (std::string_view(r).rfind("oif", 0) != 0) t += std::string("\t\t") + r + "\n";
         t += "\t}\n";

@@ -27,7 +27,10 @@ inline constexpr const char *kFirewallFamily = "inet";
 inline constexpr const char *kFirewallTable = "oci_run";
 
 // The table for container `id` (a valid container ID) and need `need`
-// (none, local or https); the comment names both.
+// (none, local, https or https+intercept); the comment names both. https
+// lets DNS out of the filter to a nat chain that sends it to the helper's
+// stub; https+intercept sends TCP to ports 80 and 443 to the helper's
+// listeners for them the same way (NetworkPolicy::firewall_need()).
 std::string firewall_table(const std::string &id, const std::string &need);
 
 // Who a listing's table belongs to, from the comment firewall_table writes;

@@ -12,7 +12,9 @@
 //     "publish": [ { "hostAddress": "127.0.0.1", "hostPort": 8080,
 //                    "containerPort": 80 } ],                dev.ocirun.publish
 //     "proxy": { "fd": 7, "observe": false, "maxConnections": 256,
-//                "allow": [ PATTERN ], "deny": [ PATTERN ] },  dev.ocirun.domains, ...
+//                "allow": [ PATTERN ], "deny": [ PATTERN ],   dev.ocirun.domains, ...
+//                "dnsFd": 8,                                  a joined namespace's DNS
+//                "interceptHttpFd": 9, "interceptTlsFd": 10 },  dev.ocirun.intercept
 //     "forwardMaxConnections": 128, "totalMaxConnections": 512 }
 //
 //   PATTERN: { "kind": "exact" | "subdomains" | "address",
@@ -51,6 +53,9 @@ struct HelperConfig {
     // The DNS stub's UDP socket inside the container (a joined namespace's
     // firewall sends DNS there), or -1; it answers the proxy's allowed names.
     int dns_fd = -1;
+    // dev.ocirun.intercept: the listeners the firewall sends TCP to ports 80
+    // and 443 to, or -1.
+    int intercept_http_fd = -1, intercept_tls_fd = -1;
     std::vector<egress::Pattern> allow, deny;
     bool observe = false;
     int max_connections = kDefaultProxyMaxConnections;

@@ -99,6 +99,10 @@ std::vector<uint16_t> NetworkPolicy::listen_ports() const {
     for (const auto &f : local_ports)
         out.push_back(f.container_port);
     if (proxy()) out.push_back(kProxyPort);
+    if (proxy() && intercept) {
+        out.push_back(kInterceptHttpPort);
+        out.push_back(kInterceptTlsPort);
+    }
     return out;
 }
 
@@ -134,6 +138,10 @@ Status parse_network_key(NetworkPolicy &p, const std::string &name, const std::s
         if (v != "enforce" && v != "observe")
             return bad("network-mode", "expected enforce or observe, got \"" + v + "\"");
         p.observe = v == "observe";
+    } else if (name == "intercept") {
+        if (v != "true" && v != "false")
+            return bad("intercept", "expected true or false, got \"" + v + "\"");
+        p.intercept = v == "true";
     } else if (name == "proxy-max-connections") {
         p.max_connections = OCI_TRY(connection_limit(name, v, kDefaultProxyMaxConnections));
     } else if (name == "forward-max-connections") {
@@ -181,10 +189,17 @@ Status finish_network_policy(NetworkPolicy &p) {
         return bad(proxy_key, "needs the egress proxy: dev.ocirun.network=https, not local");
     if (const char *k = first_set({"max-connections"}); k && !p.helper())
         return bad(k, "no network helper to limit (dev.ocirun.local-ports, publish or https)");
-    for (const auto &f : p.local_ports)
+    if (p.intercept && !p.proxy())
+        return bad("intercept", "decides by dev.ocirun.domains: needs dev.ocirun.network=https");
+    for (const auto &f : p.local_ports) {
         if (p.proxy() && f.container_port == kProxyPort)
             return bad("local-ports",
                        "container port " + std::to_string(kProxyPort) + " is the egress proxy's");
+        if (p.intercept &&
+            (f.container_port == kInterceptHttpPort || f.container_port == kInterceptTlsPort))
+            return bad("local-ports", "container port " + std::to_string(f.container_port) +
+                                          " is dev.ocirun.intercept's");
+    }
     return {};
 }
 
@@ -265,6 +280,8 @@ Result<NetworkPolicy> held_to(const NetworkPolicy &pod, const NetworkPolicy &own
                                           "\" leaves out some of the pod's \"" + pod.deny_domains +
                                           "\"");
     if (own.observe && !pod.observe) return looser("network-mode", "observe, and the pod enforces");
+    if (own.intercept && !pod.intercept)
+        return looser("intercept", "true, and the pod does not intercept");
     if (own.max_connections > pod.max_connections)
         return looser("proxy-max-connections",
                       "more than the pod's " + std::to_string(pod.max_connections));
@@ -289,6 +306,8 @@ Result<NetworkPolicy> held_to(const NetworkPolicy &pod, const NetworkPolicy &own
         narrower = "deny-domains";
     else if (own.observe != pod.observe)
         narrower = "network-mode";
+    else if (own.intercept != pod.intercept)
+        narrower = "intercept";
     else if (own.max_connections != pod.max_connections)
         narrower = "proxy-max-connections";
     else if (own.forward_max_connections != pod.forward_max_connections)

@@ -23,6 +23,10 @@ inline constexpr uint16_t kProxyPort = 3128;
 // 1023: the container's root may not bind below in a namespace it does not
 // own).
 inline constexpr uint16_t kDnsStubPort = 3153;
+// dev.ocirun.intercept: where the firewall of a joined namespace sends TCP to
+// ports 80 and 443 of any address (the helper's listeners, 127.0.0.1).
+inline constexpr uint16_t kInterceptHttpPort = 3180;
+inline constexpr uint16_t kInterceptTlsPort = 3443;
 // Connections at once, each the default and the most an annotation may ask
 // for (it may only lower them): the proxy's (dev.ocirun.proxy-max-
 // connections), each forwarded or published port's (forward-max-
@@ -57,6 +61,10 @@ struct NetworkPolicy {
     std::string deny_domains; // dev.ocirun.deny-domains as written
     std::vector<egress::Pattern> allow, deny;
     bool observe = false; // dev.ocirun.network-mode=observe
+    // dev.ocirun.intercept=true: TCP to ports 80 and 443 goes to the helper,
+    // decided by the HTTP Host header or the TLS server name (https, in a
+    // namespace joined by path only).
+    bool intercept = false;
     int max_connections = kDefaultProxyMaxConnections;
     int forward_max_connections = kDefaultForwardMaxConnections;
     int total_max_connections = kDefaultMaxConnections;
@@ -70,8 +78,12 @@ struct NetworkPolicy {
     // The helper runs for forwarded ports, published ports and the proxy.
     bool helper() const { return !local_ports.empty() || !publish.empty() || proxy(); }
     // The ports the init listens on inside the container, in this order:
-    // every local port, then the proxy.
+    // every local port, then the proxy, then the intercepted HTTP and TLS.
     std::vector<uint16_t> listen_ports() const;
+    // The need a joined namespace's firewall is built for
+    // (oci/policy/firewall_rules.hpp): the mode, "https+intercept" with
+    // intercept.
+    std::string firewall_need() const { return intercept ? mode + "+intercept" : mode; }
 };
 
 // The socket families a network need leaves the container's processes; the
@@ -97,15 +109,11 @@ SocketFamilies socket_families(const NetworkPolicy &p);
 
 // The network keys (after the dev.ocirun. prefix), in the order they are
 // checked: the mode first.
-inline constexpr const char *kNetworkKeys[] = {"network",
-                                               "local-ports",
-                                               "publish",
-                                               "domains",
-                                               "deny-domains",
-                                               "network-mode",
-                                               "proxy-max-connections",
-                                               "forward-max-connections",
-                                               "max-connections"};
+inline constexpr const char *kNetworkKeys[] = {
+    "network",        "local-ports",           "publish",
+    "domains",        "deny-domains",          "network-mode",
+    "intercept",      "proxy-max-connections", "forward-max-connections",
+    "max-connections"};
 
 // One network key's value (`name` after the dev.ocirun. prefix), into `p`;
 // the sandbox policy's key table (sandbox_policy.cpp) calls it per key.

@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(config annotations seccomp http_request egress_rules helper_config mount_options
-        dns_message)
+        dns_message intercept_peek)
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/oci-run-fuzz.XXXXXX")

@@ -351,3 +351,72 @@ Test(podnet, attack_dns_answers_allowed_names_only_and_nothing_leaves) {
               all.c_str());
     cr_assert_eq(leaked, 0, "%ld datagrams reached the outside server: %s", leaked, all.c_str());
 }
+
+// dev.ocirun.intercept: a program that ignores the proxy variables and
+// dials an address on port 80 or 443 is sent to the helper, which decides by
+// the Host header or the TLS server name and connects to the address that
+// name resolves to, never to the one dialled (here 192.0.2.1, which nothing
+// answers): an allowed name reaches its server, another name nothing, and
+// other ports stay closed. report measures the listeners; in a new network
+// namespace there is no route to redirect, and the key is refused.
+Test(podnet, attack_intercepted_ports_are_decided_by_the_name_sent) {
+    Pod p;
+    make_pod(p);
+    Server web, tls;
+    test::serve(web, "8.8.8.8", "WEB:", 64, 80);
+    test::serve(tls, "8.8.8.8", "TLS:", 64, 443);
+    Env e = in_pod(p, "podicpt", "sleep 60", "https");
+    e.b.spec.annotations["dev.ocirun.domains"] = "a.test";
+    e.b.spec.annotations["dev.ocirun.intercept"] = "true";
+    std::string hosts = e.root + "/hosts";
+    test::write_file(hosts, "8.8.8.8 a.test\n8.8.8.8 b.test\n");
+    ::setenv("OCI_RUN_RESOLVE_HOSTS", hosts.c_str(), 1);
+    test::write_file(e.b.rootfs + "/hello-a", test::tls_client_hello("a.test"));
+    test::write_file(e.b.rootfs + "/hello-b", test::tls_client_hello("b.test"));
+    test::write_file(e.b.rootfs + "/hello-none", test::tls_client_hello(""));
+    started(e);
+    auto http = [](const char *host, const char *path) {
+        return std::string("printf 'GET ") + path + " HTTP/1.1\\r\\nHost: " + host +
+               "\\r\\n\\r\\n' | nc -w 3 192.0.2.1 80; echo; ";
+    };
+    // What each hello got back, printable.
+    auto hello = [](const char *name) {
+        return std::string("echo ") + name + ":$(nc -w 3 192.0.2.1 443 < /hello-" + name +
+               " | tr -c 'a-zA-Z.:' _); ";
+    };
+    auto x = test::oci({"--root", e.root, "exec", e.id, "sh", "-c",
+                        http("a.test", "/a") + http("b.test", "/b") + hello("a") + hello("b") +
+                            hello("none") + direct(p)});
+    auto rep = test::oci({"--root", e.root, "report", e.id});
+    std::string events = test::read_file(e.root + "/" + e.id + "/egress.jsonl");
+    Env own = make_env("podicown", {"true"});
+    own.b.spec.annotations["dev.ocirun.domains"] = "a.test";
+    own.b.spec.annotations["dev.ocirun.intercept"] = "true";
+    auto refused = test::run(own);
+    cleanup_all();
+    std::string all = x.out + x.err;
+    cr_assert_eq(x.status, 0, "%s", all.c_str());
+    cr_assert(contains(all, "WEB:GET /a HTTP/1.1"), "the allowed name's server: %s", all.c_str());
+    cr_assert(!contains(all, "WEB:GET /b") && contains(all, "403"), "%s", all.c_str());
+    std::string tls_a = all.substr(all.find("\na:") + 1);
+    tls_a = tls_a.substr(0, tls_a.find('\n'));
+    cr_assert(tls_a.rfind("a:TLS:", 0) == 0 && contains(tls_a, "a.test"), "%s", all.c_str());
+    cr_assert(contains(all, "\nb:\n") && contains(all, "\nnone:\n"),
+              "a hello without an allowed name reached a server: %s", all.c_str());
+    cr_assert(contains(all, "tcp=1") && !contains(all, "PUB:hi"), "%s", all.c_str());
+    cr_assert(contains(events, "\"method\":\"TLS\",\"host\":\"a.test\",\"port\":443") &&
+                  contains(events, "\"method\":\"HTTP\",\"host\":\"b.test\",\"port\":80"),
+              "%s", events.c_str());
+    bool row = false;
+    for (auto line : lines(rep.out))
+        if (line.rfind("intercept", 0) == 0) {
+            row = true;
+            cr_assert(contains(line, "enforced") && contains(line, "127.0.0.1:3180 (80)"), "%s",
+                      rep.out.c_str());
+        }
+    cr_assert(row, "%s", rep.out.c_str());
+    cr_assert_neq(refused.status, 0);
+    cr_assert(contains(refused.err, "annotations[dev.ocirun.intercept]: needs a network "
+                                    "namespace joined by path"),
+              "%s", refused.err.c_str());
+}

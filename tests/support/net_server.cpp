@@ -259,4 +259,24 @@ std::vector<std::string> split_answers(const std::string &s) {
     return out;
 }
 
+std::string tls_client_hello(const std::string &server_name) {
+    auto u16 = [](size_t v) {
+        return std::string{static_cast<char>(v >> 8 & 0xff), static_cast<char>(v & 0xff)};
+    };
+    std::string exts;
+    if (!server_name.empty()) {
+        std::string entry = std::string(1, '\0') + u16(server_name.size()) + server_name;
+        std::string list = u16(entry.size()) + entry;
+        exts += u16(0) + u16(list.size()) + list; // server_name
+    }
+    exts += u16(43) + u16(3) + std::string("\x02\x03\x04", 3); // supported_versions
+    std::string hello = std::string("\x03\x03", 2) + std::string(32, 'r');
+    hello += std::string(1, '\0');                // no session id
+    hello += u16(2) + std::string("\x13\x01", 2); // TLS_AES_128_GCM_SHA256
+    hello += std::string("\x01\x00", 2);          // null compression
+    hello += u16(exts.size()) + exts;
+    std::string hs = std::string(1, '\x01') + std::string(1, '\0') + u16(hello.size()) + hello;
+    return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
+}
+
 } // namespace test

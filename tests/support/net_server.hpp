@@ -73,4 +73,9 @@ std::vector<std::string> split_answers(const std::string &s);
 // that contain `needle`: each line's "count" (a line without one: 1).
 long refusals_in(const std::string &log, const std::string &needle);
 
+// A TLS 1.3-style ClientHello record naming `server_name` in its server_name
+// extension (none when empty), as a client sends it first: what the
+// intercepted port 443 decides by.
+std::string tls_client_hello(const std::string &server_name);
+
 } // namespace test

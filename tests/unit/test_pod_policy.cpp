@@ -112,3 +112,41 @@ Test(pod_policy, firewall_table_names_its_owner) {
     cr_assert_str_eq(o->need.c_str(), "https");
     cr_assert(!firewall_owner("table inet oci_run {\n\tchain input {\n\t}\n}\n").has_value());
 }
+
+// dev.ocirun.intercept: https only; a container may not ask for it when its
+// pod does not, nor go without it when the pod has it (the pod's firewall
+// redirects for all); the firewall sends ports 80 and 443 to the helper
+// only with it.
+Test(pod_policy, intercept_is_the_pods_and_needs_https) {
+    oci::StringMap bad = {{"dev.ocirun.network", "local"}, {"dev.ocirun.intercept", "true"}};
+    auto local = parse_network_policy(bad);
+    cr_assert(!local && local.error().text().find("dev.ocirun.intercept") != std::string::npos);
+    auto word = parse_network_policy({{"dev.ocirun.intercept", "yes"}});
+    cr_assert(!word && word.error().text().find("expected true or false") != std::string::npos);
+    auto port = parse_network_policy({{"dev.ocirun.domains", "a.test"},
+                                      {"dev.ocirun.intercept", "true"},
+                                      {"dev.ocirun.local-ports", "3443:80"}});
+    cr_assert(!port && port.error().text().find("dev.ocirun.local-ports") != std::string::npos);
+
+    const NetworkPolicy plain = net({{"domains", "a.test"}});
+    const NetworkPolicy with = net({{"domains", "a.test"}, {"intercept", "true"}});
+    std::string more = refusal(plain, with);
+    cr_assert(more.find("annotations[dev.ocirun.intercept]") != std::string::npos &&
+                  more.find("more than its pod allows") != std::string::npos,
+              "%s", more.c_str());
+    std::string less = refusal(with, net({{"domains", "a.test"}, {"intercept", "false"}}));
+    cr_assert(less.find("dev.ocirun.intercept") != std::string::npos &&
+                  less.find("narrower") != std::string::npos,
+              "%s", less.c_str());
+    auto inherited = inherit_network(with, net({}));
+    cr_assert(inherited && inherited->intercept);
+    cr_assert_str_eq(with.firewall_need().c_str(), "https+intercept");
+    cr_assert_eq(with.listen_ports().size(), 3u);
+
+    std::string t = firewall_table("c1", "https+intercept");
+    cr_assert(t.find("tcp dport 443 dnat ip to 127.0.0.1:3443") != std::string::npos, "%s",
+              t.c_str());
+    cr_assert(t.find("tcp dport 80 dnat ip to 127.0.0.1:3180") != std::string::npos, "%s",
+              t.c_str());
+    cr_assert(firewall_table("c1", "https").find("dport 443") == std::string::npos);
+}

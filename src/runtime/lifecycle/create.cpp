@@ -593,6 +593,11 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
     OCI_CHECK(plan_joined_network(o, p));
+    if (policy.net.intercept && p.net_fd < 0)
+        return fail(std::string("annotations[") + kAnnotationPrefix +
+                    "intercept]: needs a network namespace joined by path (a pod's or a "
+                    "bridge network's): in a new one, loopback is all there is, with no route "
+                    "to redirect");
     host_facts = policy.present ? detect_host_facts() : HostFacts{};
     if (policy.present) {
         OCI_CHECK(check_policy_pid_namespace(policy, spec));
@@ -734,7 +739,7 @@ Status install_network_firewall(ContainerDir &dir, const CreatePlan &p, Containe
     rec.firewall = true;
     OCI_CHECK(dir.save(rec));
     fault_point("create:firewall-recorded");
-    OCI_CHECK(install_firewall(p.net_fd, rec.state.id, p.policy.net.mode));
+    OCI_CHECK(install_firewall(p.net_fd, rec.state.id, p.policy.net.firewall_need()));
     fault_point("create:firewall");
     return {};
 }

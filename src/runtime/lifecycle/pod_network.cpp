@@ -50,7 +50,7 @@ Result<std::optional<NetworkOwner>> find_network_owner(const std::string &root,
         // As the owner's create worked it out (the operator's baseline
         // included), not as its annotations alone say.
         SandboxPolicy policy = OCI_TRY(container_policy(*rec, *spec));
-        auto seen = OCI_TRY(check_firewall(netns_fd, id, policy.net.mode));
+        auto seen = OCI_TRY(check_firewall(netns_fd, id, policy.net.firewall_need()));
         if (!seen.exact)
             return fail("the network namespace's firewall, of container \"" + id + "\" (" +
                         policy.net.mode + "), is " +

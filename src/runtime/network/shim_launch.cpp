@@ -75,6 +75,10 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
         config.forwards.push_back({next(l.listeners.at(i++)), f.host_port});
     if (net.proxy()) {
         config.proxy_fd = next(l.listeners.at(i++));
+        if (net.intercept) {
+            config.intercept_http_fd = next(l.listeners.at(i++));
+            config.intercept_tls_fd = next(l.listeners.at(i++));
+        }
         if (i < l.listeners.size()) config.dns_fd = next(l.listeners.at(i++));
         config.allow = net.allow;
         config.deny = net.deny;

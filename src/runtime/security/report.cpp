@@ -93,6 +93,7 @@ enum class Dim {
     publish,
     proxy,
     dns,
+    intercept,
     families,
     pids,
     rlimit,
@@ -191,6 +192,10 @@ std::vector<Promise> promises(const oci::Spec &spec, const SandboxPolicy &policy
     if (net.proxy() && netns && !netns->path.empty())
         out.push_back(
             {Dim::dns, "dns", "the namespace's DNS to the helper's stub: allowed names only"});
+    if (net.proxy() && net.intercept)
+        out.push_back({Dim::intercept, "intercept",
+                       "the namespace's TCP to ports 80 and 443 to the helper, decided by the "
+                       "HTTP Host header or the TLS server name"});
     if (socket_families(net).restricted)
         out.push_back(
             {Dim::families, "socket families", "sandbox guard: other families EAFNOSUPPORT"});
@@ -312,7 +317,7 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
                 break;
             }
             auto ns = open_namespace(rec.state.pid, "net");
-            auto seen = ns ? check_firewall(ns->get(), helper.state.id, net.mode)
+            auto seen = ns ? check_firewall(ns->get(), helper.state.id, net.firewall_need())
                            : Result<FirewallSeen>(std::unexpected(ns.error()));
             if (!seen)
                 row(false, where + "; " + seen.error().text());
@@ -371,6 +376,14 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
             bool l = socket_in(proc + "/net/udp", kLoopback, kDnsStubPort, "07");
             row(l && alive,
                 l ? "answering on udp 127.0.0.1:" + std::to_string(kDnsStubPort) : "no stub");
+            break;
+        }
+        case Dim::intercept: {
+            bool l = tcp_listening(inside, kLoopback, kInterceptHttpPort) &&
+                     tcp_listening(inside, kLoopback, kInterceptTlsPort);
+            row(l && alive, l ? "listening on 127.0.0.1:" + std::to_string(kInterceptHttpPort) +
+                                    " (80) and " + std::to_string(kInterceptTlsPort) + " (443)"
+                              : "no listener");
             break;
         }
         case Dim::families: {
