@@ -20,6 +20,11 @@ HelperConfig from_annotations(const oci::StringMap &a) {
     if (!net->publish.empty()) c.netns_fd = 7;
     c.publish = net->publish;
     if (net->proxy()) c.proxy_fd = 8;
+    if (net->intercept) {
+        c.intercept_http_fd = 20;
+        c.intercept_tls_fd = 21;
+        c.dns_fd = 22;
+    }
     c.allow = net->allow;
     c.deny = net->deny;
     c.observe = net->observe;
@@ -44,6 +49,7 @@ Test(helper_config, round_trip_of_a_parsed_policy) {
         {"dev.ocirun.proxy-max-connections", "17"},
         {"dev.ocirun.publish", "127.0.0.1:8080:80,[::1]:8081:81"},
         {"dev.ocirun.local-ports", "5432,6000:7000"},
+        {"dev.ocirun.intercept", "true"},
     });
     std::string text = write_helper_config(c);
     auto back = parse_helper_config(text);
@@ -71,6 +77,9 @@ Test(helper_config, round_trip_of_a_parsed_policy) {
     cr_assert_eq(back->forwards[1].host_port, 7000);
     cr_assert_eq(back->netns_fd, 7);
     cr_assert_eq(back->proxy_fd, 8);
+    cr_assert_eq(back->intercept_http_fd, 20);
+    cr_assert_eq(back->intercept_tls_fd, 21);
+    cr_assert_eq(back->dns_fd, 22);
 }
 
 Test(helper_config, refusals_name_the_member) {
