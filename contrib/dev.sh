@@ -14,7 +14,7 @@ packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
 # the CLI paths (tests/integration/test_valgrind.cpp); gcc's libasan and
 # libubsan come with g++.
 if [ "$what" = test ]; then
-    packages="$packages podman catatonit containerd python3-grpcio python3-protobuf
+    packages="$packages podman catatonit containerd python3-grpcio python3-protobuf python3-websocket
         protobuf-compiler valgrind clang-16 libclang-rt-16-dev"
 fi
 missing=

@@ -363,7 +363,8 @@ void need_cri() {
 
 TestSuite(cri, .init = cri_init, .fini = cri_fini, .timeout = 180);
 
-// kubelet's calls on a pod and its container, each answered, and nothing of
+// kubelet's calls on a pod and its container, each answered (Exec with a
+// terminal attached through containerd's streaming server), and nothing of
 // oci-run's left once the pod is removed.
 Test(cri, pod_and_container_lifecycle) {
     need_cri();
@@ -382,6 +383,21 @@ Test(cri, pod_and_container_lifecycle) {
     cr_assert(contains(field(ex, "stdout"), "out\nlife\n"), "%s", ex.c_str());
     cr_assert(field(ex, "stderr") == "err\n", "%s", ex.c_str());
     cr_assert(field(ex, "exit_code") == "3", "%s", ex.c_str());
+    // Exec with a terminal, attached as kubectl attaches: the process has a
+    // pty of the size the client set, reads what the client types (echoed
+    // back by the terminal), and the status says it succeeded.
+    std::string tty = call(
+        "ExecTty", "{\"exec\": {\"container_id\": " + quoted(cid) +
+                       ", \"cmd\": [\"sh\", \"-c\", \"read x; tty; stty size; [ -t 1 ] && echo "
+                       "isatty; echo got=$x\"], \"tty\": true, \"stdin\": true, \"stdout\": "
+                       "true}, \"input\": \"hello\\n\", \"width\": 100, \"height\": 40}");
+    cr_assert(ok(tty), "%s", tty.c_str());
+    std::string tout = field(tty, "stdout");
+    cr_assert(contains(tout, "hello\r\n") && contains(tout, "/dev/pts/") &&
+                  contains(tout, "40 100\r\n") && contains(tout, "isatty\r\n") &&
+                  contains(tout, "got=hello\r\n"),
+              "%s", tty.c_str());
+    cr_assert(contains(field(tty, "status"), "Success"), "%s", tty.c_str());
     std::string stats = call("ContainerStats", id_req("container_id", cid));
     cr_assert(ok(stats) && !field(stats, "stats.memory.working_set_bytes.value").empty(), "%s",
               stats.c_str());
