@@ -481,6 +481,67 @@ Test(cri, pod_network_policy_is_enforced) {
               "%s", strict.c_str());
 }
 
+// The other needs and the path rules in pods. A pod under the operator's
+// baseline (the ocirun-strict handler: none) with no annotations: its sandbox
+// installs the baseline's firewall and its container, held to what the
+// sandbox recorded, reaches nothing. A pod with network=local, deny and
+// deny-write: its container reaches nothing outside, reads nothing of the
+// denied file (containerd's /etc/hostname) and cannot write the denied
+// directory; a second container tightening the
+// pod to none has no way out at all.
+Test(cri, pod_needs_paths_and_tightening) {
+    need_cri();
+    std::string warm = run_pod("warm2", {});
+    cr_assert(ok(warm), "%s", warm.c_str());
+    test::Server srv;
+    test::serve(srv, kGateway, "PUB:");
+    const std::string direct = "echo hi | nc -w 5 " + std::string(kGateway) + " " +
+                               std::to_string(srv.port) + "; echo tcp=$?";
+
+    std::string strict = run_pod("base", {}, "ocirun-strict");
+    cr_assert(ok(strict), "RunPodSandbox under the baseline: %s", strict.c_str());
+    std::string spid = field(strict, "pod_sandbox_id");
+    std::string sc = create_container(spid, "base", "app", "sleep 600", {});
+    cr_assert(ok(sc), "CreateContainer: %s", sc.c_str());
+    std::string scid = field(sc, "container_id");
+    std::string started = call("StartContainer", id_req("container_id", scid));
+    cr_assert(ok(started), "a container in a pod under the baseline: %s", started.c_str());
+    std::string sx = exec_sync(scid, direct);
+    std::string sout = field(sx, "stdout") + field(sx, "stderr");
+    cr_assert(contains(sout, "tcp=1") && !contains(sout, "PUB:hi"), "%s", sx.c_str());
+
+    std::vector<std::pair<std::string, std::string>> ann = {{"dev.ocirun.network", "local"},
+                                                            {"dev.ocirun.deny", "/etc/hostname"},
+                                                            {"dev.ocirun.deny-write", "/tmp"}};
+    std::string pod = run_pod("paths", ann);
+    cr_assert(ok(pod), "RunPodSandbox: %s", pod.c_str());
+    std::string pid = field(pod, "pod_sandbox_id");
+    std::string c = create_container(pid, "paths", "app", "sleep 600", ann, ann);
+    cr_assert(ok(c), "CreateContainer: %s", c.c_str());
+    std::string cid = field(c, "container_id");
+    cr_assert(ok(call("StartContainer", id_req("container_id", cid))));
+    std::string x = exec_sync(cid, direct + "; echo \"[$(cat /etc/hostname)]\"; echo x > /tmp/f; "
+                                            "echo w=$?");
+    std::string out = field(x, "stdout") + field(x, "stderr");
+    cr_assert(contains(out, "tcp=1") && !contains(out, "PUB:hi"), "%s", x.c_str());
+    // The pod's hostname file (containerd's bind) reads as /dev/null.
+    cr_assert(contains(out, "[]\n") && contains(out, "w=1"), "%s", x.c_str());
+    std::string t =
+        create_container(pid, "paths", "tight", "sleep 600", ann, {{"dev.ocirun.network", "none"}});
+    cr_assert(ok(t), "CreateContainer: %s", t.c_str());
+    std::string tid = field(t, "container_id");
+    std::string ts = call("StartContainer", id_req("container_id", tid));
+    cr_assert(ok(ts), "a container tightening its pod: %s", ts.c_str());
+    std::string tx = exec_sync(tid, direct);
+    std::string tout = field(tx, "stdout") + field(tx, "stderr");
+    cr_assert(contains(tout, "tcp=1") && contains(tout, "Address family not supported"), "%s",
+              tx.c_str());
+    auto report = test::oci({"--root", g.state + "/k8s.io", "report", cid});
+    cr_assert(contains(report.out, "its pod's firewall") &&
+                  contains(report.out, "deny-write /tmp") && !contains(report.out, "degraded"),
+              "%s%s", report.out.c_str(), report.err.c_str());
+}
+
 // contrib/kubernetes/pod.yaml as kubelet would run it (its annotations, its
 // RuntimeClass's handler, its container's command and memory limit): the
 // pod's policy holds in its container.
