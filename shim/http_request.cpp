@@ -45,6 +45,19 @@ bool token(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), tchar);
 }
 
+// The request line's three parts and the version's form; the method's
+// characters are the caller's to check.
+std::optional<RequestLine> split_shape(std::string_view line) {
+    size_t sp1 = line.find(' ');
+    size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+        return std::nullopt;
+    RequestLine r{line.substr(0, sp1), line.substr(sp1 + 1, sp2 - sp1 - 1), line.substr(sp2 + 1)};
+    if (r.version.size() != 8 || !r.version.starts_with("HTTP/1.") || !digit(r.version[7]))
+        return std::nullopt;
+    return r;
+}
+
 char lower(char c) {
     return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
@@ -218,16 +231,9 @@ Parsed<Request> request(std::string_view head) {
         lines.push_back(head.substr(start, end - start));
         start = end + 2;
     }
-    std::string_view line = lines.front();
-    size_t sp1 = line.find(' ');
-    size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-    if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
-        return refuse("request line is not METHOD SP TARGET SP HTTP/1.x");
-    std::string_view method = line.substr(0, sp1);
-    std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-    std::string_view version = line.substr(sp2 + 1);
-    if (version.size() != 8 || !version.starts_with("HTTP/1.") || !digit(version[7]))
-        return refuse("request line is not METHOD SP TARGET SP HTTP/1.x");
+    auto shape = split_shape(lines.front());
+    if (!shape) return refuse("request line is not METHOD SP TARGET SP HTTP/1.x");
+    auto [method, target, version] = *shape;
     if (!token(method)) return refuse("method is not a token");
     // Bytes past ASCII only in a host (an IDN, normalised by the caller).
     auto visible = [](unsigned char c) { return c > 0x20 && c != 0x7f; };
@@ -390,6 +396,16 @@ Result<size_t> BodyFramer::feed(std::string_view data) {
         i++;
     }
     return i;
+}
+
+std::optional<RequestLine> split_request_line(std::string_view line) {
+    auto r = split_shape(line);
+    if (!r || !token(r->method)) return std::nullopt;
+    return r;
+}
+
+bool is_token(std::string_view s) {
+    return token(s);
 }
 
 } // namespace ocirun::egress

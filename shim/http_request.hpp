@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -76,6 +77,15 @@ struct ParseResult {
     int status = 400;   // bad: the status to answer with
     std::string reason; // bad: why, one line
 };
+
+// An HTTP/1.x request line, METHOD SP TARGET SP HTTP/1.x, split (nullopt for
+// any other shape; the method is checked to be a token, the target not).
+struct RequestLine {
+    std::string_view method, target, version;
+};
+std::optional<RequestLine> split_request_line(std::string_view line);
+// A non-empty RFC 9110 token (a method, a header name).
+bool is_token(std::string_view s);
 
 // Parse a proxy request head from the start of `buf` (the bytes received so
 // far). incomplete until CRLFCRLF is seen; bad with 431 when the head does not

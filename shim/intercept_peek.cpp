@@ -1,5 +1,7 @@
 #include "intercept_peek.hpp"
 
+#include "http_request.hpp"
+
 #include <strings.h>
 
 #include <cstdint>
@@ -71,12 +73,6 @@ Peeked server_name_of(std::string_view ext) {
     return p;
 }
 
-bool is_tchar(char c) {
-    static constexpr std::string_view kExtra = "!#$%&'*+-.^_`|~";
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           kExtra.find(c) != std::string_view::npos;
-}
-
 } // namespace
 
 Peeked tls_server_name(std::string_view buf) {
@@ -146,20 +142,9 @@ Peeked http_host(std::string_view buf) {
         at = nl + 2;
         return l;
     };
-    std::string_view request = line();
-    size_t sp1 = request.find(' ');
-    size_t sp2 = sp1 == std::string_view::npos ? sp1 : request.find(' ', sp1 + 1);
-    if (sp2 == std::string_view::npos || request.find(' ', sp2 + 1) != std::string_view::npos)
-        return bad("not an HTTP/1.x request line");
-    std::string_view method = request.substr(0, sp1);
-    std::string_view target = request.substr(sp1 + 1, sp2 - sp1 - 1);
-    std::string_view version = request.substr(sp2 + 1);
-    if (method.empty()) return bad("not an HTTP/1.x request line");
-    for (char c : method)
-        if (!is_tchar(c)) return bad("not an HTTP/1.x request line (method)");
-    if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." || version[7] < '0' ||
-        version[7] > '9')
-        return bad("not an HTTP/1.x request line (version)");
+    auto request = split_request_line(line());
+    if (!request) return bad("not an HTTP/1.x request line (METHOD SP TARGET SP HTTP/1.x)");
+    std::string_view target = request->target;
     if (target.empty() || target[0] != '/')
         return bad("a request target that is not origin-form (\"/...\")");
     std::string host;
@@ -171,8 +156,7 @@ Peeked http_host(std::string_view buf) {
         if (colon == std::string_view::npos || colon == 0)
             return bad("a header line without a name and ':'");
         std::string_view name = l.substr(0, colon);
-        for (char c : name)
-            if (!is_tchar(c)) return bad("a header name that is not a token");
+        if (!is_token(name)) return bad("a header name that is not a token");
         if (name.size() != 4 || ::strncasecmp(name.data(), "host", 4) != 0) continue;
         hosts++;
         std::string_view v = l.substr(colon + 1);

@@ -77,6 +77,6 @@ Test(intercept_peek, http_that_two_readers_could_read_apart_is_refused) {
     expect_bad(http_host(std::string("GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29)), "NUL");
     expect_bad(http_host("GET / HTTP/1.1\r\nX: y\r\n Host: a.test\r\n\r\n"), "obs-fold");
     expect_bad(http_host("GET / HTTP/1.1\r\nHost : a.test\r\n\r\n"), "not a token");
-    expect_bad(http_host("GET / SPDY/3\r\nHost: a.test\r\n\r\n"), "version");
+    expect_bad(http_host("GET / SPDY/3\r\nHost: a.test\r\n\r\n"), "request line");
     expect_bad(http_host("GET / HTTP/1.1\r\n" + std::string(kMaxPeek, 'x')), "longer than");
 }
