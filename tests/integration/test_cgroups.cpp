@@ -910,3 +910,50 @@ Test(cgroups, v2_device_program_is_replaced) {
     cr_assert_str_eq(second.c_str(), "-z");
     cr_assert_eq(count, 1u, "device programs attached after the replacement");
 }
+
+// A container with its cgroup namespace and cgroupfs writable makes cgroups
+// of its own below its cgroup (a systemd node's slices, a nested runtime's
+// containers) and moves a process there, in every hierarchy: ps lists it,
+// kill --all reaches it, and delete removes those cgroups with its own.
+Test(cgroups, cgroups_the_container_made_below_its_own) {
+    Env e = started("cgnest",
+                    {"sh", "-c",
+                     "sleep 300 & p=$!; for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do "
+                     "[ -f $h/cgroup.procs ] || continue; mkdir -p $h/sub/deeper && "
+                     "echo $p > $h/sub/deeper/cgroup.procs; done; echo $p > /moved; sleep 300"},
+                    [](Env &x) {
+                        x.b.spec.root->readonly = false;
+                        for (auto &m : x.b.spec.mounts)
+                            if (m.destination == "/sys/fs/cgroup")
+                                std::erase(m.options, std::string("ro"));
+                    });
+    long pid = state_of(e.root, e.id).pid;
+    std::vector<std::string> dirs = all_dirs(pid);
+    // Not the caller's cpuset cgroup, which a container without cpus or mems
+    // stays in (it is not the container's: nothing is made or removed there).
+    ocirun::CgroupHost h = host();
+    const ocirun::Hierarchy *cs = h.for_controller("cpuset");
+    if (cs && ocirun::v1_cpuset_only(*cs)) std::erase(dirs, cgroup_dir(::getpid(), "cpuset"));
+    std::string moved_file = e.b.rootfs + "/moved";
+    for (int i = 0; i < 100 && !test::exists(moved_file); i++)
+        ::usleep(20000);
+    std::string inner = trimmed(read_file(moved_file));
+    // The process's host PID: the child of the init that sleeps.
+    std::string children = trimmed(
+        read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
+    auto ps = oci({"--root", e.root, "ps", "--format", "json", e.id});
+    std::string below;
+    for (const auto &d : dirs)
+        if (test::exists(d + "/sub/deeper")) below += d + " ";
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    std::string left;
+    for (const auto &dir : dirs)
+        if (test::exists(dir)) left += dir + " ";
+    cleanup_all();
+    cr_assert(!inner.empty(), "the container did not move its process");
+    cr_assert(!below.empty(), "no cgroup below the container's");
+    std::string sleeper = children.substr(0, children.find(' '));
+    cr_assert(contains(ps.out, sleeper), "ps: %s (children %s)", ps.out.c_str(), children.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(left.empty(), "left behind: %s", left.c_str());
+}

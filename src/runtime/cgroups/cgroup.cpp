@@ -260,6 +260,29 @@ void leave_out_v1_cpuset(const CgroupHost &host, std::vector<std::string> &dirs)
 
 namespace {
 
+// Every cgroup below `dir`, deepest first (a container with its cgroup
+// namespace and cgroupfs writable makes its own: a systemd node's slices, a
+// nested runtime's containers). `skip` (a child's name) is left out with
+// what is below it.
+std::vector<std::string> descendants(const std::string &dir, const char *skip = nullptr) {
+    std::vector<std::string> out;
+    DIR *d = ::opendir(dir.c_str());
+    if (!d) return out;
+    std::vector<std::string> children;
+    while (struct dirent *e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (e->d_type != DT_DIR || name == "." || name == ".." || (skip && name == skip)) continue;
+        children.push_back(dir + "/" + name);
+    }
+    ::closedir(d);
+    for (const auto &c : children) {
+        for (auto &below : descendants(c))
+            out.push_back(std::move(below));
+        out.push_back(c);
+    }
+    return out;
+}
+
 // The directory to list the container's processes from. One hierarchy is
 // enough: prefer v2, then pids, then any.
 std::string procs_dir(const CgroupHost &host, const std::vector<std::string> &dirs) {
@@ -418,13 +441,18 @@ Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
     std::string dir = procs_dir(host, dirs);
     std::vector<pid_t> pids;
     if (dir.empty()) return pids;
-    auto text = oci::read_file(dir + "/cgroup.procs");
-    if (!text) {
-        if (text.error().code == ENOENT) return pids;
-        return forward(std::move(text.error()), "cgroup");
+    // Its own and those of the cgroups below it (not the helper's).
+    std::vector<std::string> all = descendants(dir, kHelperCgroup);
+    all.insert(all.begin(), dir);
+    for (const auto &d : all) {
+        auto text = oci::read_file(d + "/cgroup.procs");
+        if (!text) {
+            if (text.error().code == ENOENT) continue;
+            return forward(std::move(text.error()), "cgroup");
+        }
+        for (auto w : words(*text))
+            if (auto v = number<pid_t>(w)) pids.push_back(*v);
     }
-    for (auto w : words(*text))
-        if (auto v = number<pid_t>(w)) pids.push_back(*v);
     return pids;
 }
 
@@ -505,17 +533,19 @@ namespace {
 
 // The helper's child cgroup: its processes (the helper, which delete stops
 // too) killed, then the directory removed.
-Status remove_helper_cgroup(const std::string &d) {
-    std::string child = d + "/" + kHelperCgroup;
-    for (int tries = 0; ::rmdir(child.c_str()) < 0; tries++) {
-        if (errno == ENOENT) return {};
-        if (errno != EBUSY || tries > 2000) return fail_errno("cgroup: remove " + child);
-        if (tries % 50 == 0)
-            if (auto text = oci::read_file(child + "/cgroup.procs"))
-                for (auto w : words(*text))
-                    if (auto pid = number<pid_t>(w)) ::kill(*pid, SIGKILL);
-        sleep_ms(1);
-    }
+// The cgroups below `d` (the helper's, and any the container made), deepest
+// first, each once what it holds has died.
+Status remove_children(const std::string &d) {
+    for (const auto &child : descendants(d))
+        for (int tries = 0; ::rmdir(child.c_str()) < 0; tries++) {
+            if (errno == ENOENT) break;
+            if (errno != EBUSY || tries > 2000) return fail_errno("cgroup: remove " + child);
+            if (tries % 50 == 0)
+                if (auto text = oci::read_file(child + "/cgroup.procs"))
+                    for (auto w : words(*text))
+                        if (auto pid = number<pid_t>(w)) ::kill(*pid, SIGKILL);
+            sleep_ms(1);
+        }
     return {};
 }
 
@@ -531,7 +561,7 @@ Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &di
     if (cgroup_frozen(host, dirs)) (void)freeze_cgroup(host, dirs, false);
     for (const auto &d : dirs) {
         if (::access(d.c_str(), F_OK) != 0) continue;
-        OCI_CHECK(remove_helper_cgroup(d));
+        OCI_CHECK(remove_children(d));
         int tries = 0;
         while (::rmdir(d.c_str()) < 0) {
             if (errno == ENOENT) break;

@@ -68,7 +68,8 @@ std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &
 // Move `pid` into every directory (cgroup.procs).
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
 
-// Host PIDs of every process in the container's cgroup.
+// Host PIDs of every process in the container's cgroup and the cgroups the
+// container made below it (not the helper's).
 Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
                                        const std::vector<std::string> &dirs);
 
@@ -89,9 +90,10 @@ inline constexpr const char *kHelperCgroup = "oci-run-helper";
 std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
                                             const std::vector<std::string> &dirs);
 
-// Kill what is left, wait for it, remove every directory (the helper's
-// child first, and the default "oci-run" parent once it is empty). Missing
-// directories are not errors.
+// Kill what is left, wait for it, remove every directory (the cgroups below
+// it first, the helper's and any the container made, deepest first; and the
+// default "oci-run" parent once it is empty). Missing directories are not
+// errors.
 Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs);
 
 // The record's cgroup directories, checked before anything acts on them
