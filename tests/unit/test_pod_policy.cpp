@@ -140,7 +140,8 @@ Test(pod_policy, intercept_is_the_pods_and_needs_https) {
               "%s", less.c_str());
     auto inherited = inherit_network(with, net({}));
     cr_assert(inherited && inherited->intercept);
-    cr_assert_str_eq(with.firewall_need().c_str(), "https+intercept");
+    std::string need = with.firewall_need();
+    cr_assert(need == "https+intercept", "%s", need.c_str());
     cr_assert_eq(with.listen_ports().size(), 3u);
 
     std::string t = firewall_table("c1", "https+intercept");
