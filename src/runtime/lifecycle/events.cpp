@@ -9,9 +9,14 @@
 #include "runtime/process/proc.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <vector>
 
@@ -314,6 +319,70 @@ uint64_t oom_kills(const Target &t) {
     return key_values(d + (v == 1 ? "/memory.oom_control" : "/memory.events"))["oom_kill"];
 }
 
+// Woken at an OOM in the container's memory cgroup, not only at the next
+// poll: v1 through an eventfd on memory.oom_control (cgroup.event_control),
+// v2 through inotify on memory.events. A cgroup its manager removes as soon
+// as it is empty (a systemd scope once the OOM-killed init is gone) must be
+// read before it goes. fd() is -1 when neither could be set up (polling then
+// does it alone).
+class OomNotifier {
+  public:
+    explicit OomNotifier(const Target &t) {
+        int v = 0;
+        std::string d = dir_for(t, "memory", &v);
+        if (d.empty()) return;
+        if (v == 1) {
+            int efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+            int ofd = ::open((d + "/memory.oom_control").c_str(), O_RDONLY | O_CLOEXEC);
+            int cfd = ::open((d + "/cgroup.event_control").c_str(), O_WRONLY | O_CLOEXEC);
+            std::string line = std::to_string(efd) + " " + std::to_string(ofd);
+            bool ok = efd >= 0 && ofd >= 0 && cfd >= 0 &&
+                      ::write(cfd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+            if (cfd >= 0) ::close(cfd);
+            if (ok) {
+                fd_ = efd;
+                hold_ = ofd;
+                v1_file_ = d + "/memory.oom_control";
+            } else {
+                if (efd >= 0) ::close(efd);
+                if (ofd >= 0) ::close(ofd);
+            }
+        } else {
+            int ifd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+            if (ifd >= 0 &&
+                ::inotify_add_watch(ifd, (d + "/memory.events").c_str(), IN_MODIFY) >= 0)
+                fd_ = ifd;
+            else if (ifd >= 0)
+                ::close(ifd);
+        }
+    }
+    ~OomNotifier() {
+        if (fd_ >= 0) ::close(fd_);
+        if (hold_ >= 0) ::close(hold_);
+    }
+    // Wait up to `ms` for a notification; drains it. True when v1 said the
+    // cgroup is out of memory: its eventfd fires at the OOM, before the
+    // kill counts, and also when the cgroup is removed, so only while the
+    // cgroup is still there (as runc reads it).
+    bool wait(int ms) {
+        if (fd_ < 0) {
+            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+            ::nanosleep(&ts, nullptr);
+            return false;
+        }
+        struct pollfd p = {fd_, POLLIN, 0};
+        if (::poll(&p, 1, ms) <= 0) return false;
+        char buf[4096];
+        while (::read(fd_, buf, sizeof buf) > 0) {
+        }
+        return !v1_file_.empty() && ::access(v1_file_.c_str(), F_OK) == 0;
+    }
+
+  private:
+    int fd_ = -1, hold_ = -1;
+    std::string v1_file_;
+};
+
 // New whole lines of the network helper's egress log (JSON lines, written
 // one line per write), from where the last call stopped.
 class EgressTail {
@@ -351,33 +420,39 @@ Result<std::string> container_stats_event(const std::string &root, const std::st
 Status stream_events(const std::string &root, const std::string &id, int interval_ms,
                      const std::function<void(const std::string &)> &emit) {
     Target t = OCI_TRY(load_target(root, id));
+    OomNotifier oom(t);
     uint64_t ooms = oom_kills(t);
     int since_stats = interval_ms;
     EgressTail egress(root + "/" + id + "/" + kEgressLog);
+    bool v1_oom = false; // told by v1's eventfd, the kill perhaps not counted yet
+    auto oom_event = [&] {
+        json::Writer w(false);
+        w.begin_object().kv("type", "oom").kv("id", t.id).end_object();
+        emit(std::string(w.view()));
+    };
     while (process_alive(t.pid, t.start_time)) {
         egress.emit_new(emit);
         uint64_t now = oom_kills(t);
-        if (now > ooms) {
-            json::Writer w(false);
-            w.begin_object().kv("type", "oom").kv("id", t.id).end_object();
-            emit(std::string(w.view()));
-            ooms = now;
+        if (now > ooms || v1_oom) {
+            oom_event();
+            // The kill it told of counts when it comes.
+            ooms = std::max(now, v1_oom && now <= ooms ? ooms + 1 : now);
+            v1_oom = false;
         }
         if (since_stats >= interval_ms) {
             emit(stats_event(t));
             since_stats = 0;
         }
-        struct timespec ts = {0, 100 * 1000000};
-        ::nanosleep(&ts, nullptr);
-        since_stats += 100;
+        // (A notification, or 100 ms.)
+        auto t0 = std::chrono::steady_clock::now();
+        v1_oom = oom.wait(100);
+        since_stats += static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - t0)
+                                            .count());
     }
     egress.emit_new(emit);
     // An OOM kill that ended the container.
-    if (oom_kills(t) > ooms) {
-        json::Writer w(false);
-        w.begin_object().kv("type", "oom").kv("id", t.id).end_object();
-        emit(std::string(w.view()));
-    }
+    if (oom_kills(t) > ooms || v1_oom) oom_event();
     return {};
 }
 
