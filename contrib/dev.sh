@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 what=${1:?usage: contrib/dev.sh demo|test}
 
 packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
-    libidn2-dev libunistring-dev libnftables-dev libcriterion-dev scdoc busybox-static jq uidmap
+    libidn2-dev libunistring-dev libnftables-dev libsystemd-dev libcriterion-dev scdoc busybox-static jq uidmap
     strace"
 # The client suites (tests/clients) drive oci-run through real Podman and
 # containerd; they skip themselves where these are missing. valgrind checks

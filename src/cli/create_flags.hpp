@@ -28,15 +28,14 @@ enum CreateFlag {
         "preserve-fds", required_argument, nullptr, F_PRESERVE                                     \
     }
 
-// --systemd-cgroup: systemd must be running; and cgroups through systemd are
-// not implemented yet, so say that rather than fall back to cgroupfs.
+// --systemd-cgroup: systemd must be running (never a fall back to cgroupfs).
 inline int check_systemd_cgroup(const Globals &g, const Command &cmd) {
     if (!g.systemd_cgroup) return -1;
     if (::access("/run/systemd/system", F_OK) != 0)
         return report(std::string(cmd.name) +
                       ": --systemd-cgroup: systemd is not running on this host "
                       "(/run/systemd/system is missing)");
-    return report(std::string(cmd.name) + ": --systemd-cgroup: not implemented yet");
+    return -1;
 }
 
 // What create and run share beyond the flags: the state directory, rootless
@@ -45,6 +44,7 @@ inline CreateOptions create_options(const Globals &g) {
     CreateOptions o;
     o.root = g.root;
     o.rootless = g.rootless == "true" || (g.rootless == "auto" && ::geteuid() != 0);
+    o.systemd_cgroup = g.systemd_cgroup;
     o.sealed = g.sealed;
     char **argv = g.argv;
     o.reseal = [argv] { return reexec_sealed(argv); };

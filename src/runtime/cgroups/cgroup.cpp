@@ -3,6 +3,7 @@
 #include "oci/state.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/device_filter.hpp"
+#include "runtime/cgroups/systemd_unit.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process/proc.hpp"
@@ -354,8 +355,14 @@ bool ends_with_path(const std::string &dir, const std::string &rel) {
 
 Status check_own_cgroup(const CgroupHost &host, const ContainerRecord &rec) {
     const std::string &id = rec.state.id;
-    const std::string path =
+    std::string path =
         normal_cgroup_path(rec.cgroups_path.empty() ? "oci-run/" + id : rec.cgroups_path);
+    // A systemd scope's: its slice's path and the unit, absolute.
+    if (rec.systemd_cgroup) {
+        auto scope = systemd_scope(rec.cgroups_path, id);
+        if (!scope) return forward(std::move(scope.error()), "state.json of \"" + id + "\"");
+        path = scope->cgroup;
+    }
     const std::string default_path = "oci-run/" + id;
     auto refuse = [&](const std::string &d, const std::string &why) {
         return fail("state.json of \"" + id + "\": cgroup " + d + " " + why +

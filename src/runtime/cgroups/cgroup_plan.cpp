@@ -334,6 +334,18 @@ oci::DeviceRule rule(bool allow, const std::string &type, int64_t major, int64_t
     return r;
 }
 
+} // namespace
+
+std::vector<oci::DeviceRule>
+effective_device_rules(const std::vector<oci::DeviceRule> &spec_rules) {
+    std::vector<oci::DeviceRule> rules = spec_rules;
+    for (const auto &d : kDefaultDevices)
+        rules.push_back(rule(true, d.type, d.major, d.minor, d.access));
+    return rules;
+}
+
+namespace {
+
 Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules) {
     std::string base = std::string(kRes) + "devices";
     if (spec_rules.empty()) return {};
@@ -343,14 +355,11 @@ Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules) 
     // adds nodes, never an allow rule: a device the rules deny stays denied
     // (as runc; clients such as Podman allow what they add, in
     // resources.devices).
-    std::vector<oci::DeviceRule> rules = spec_rules;
+    std::vector<oci::DeviceRule> rules = effective_device_rules(spec_rules);
     std::vector<std::string> fields;
-    for (size_t i = 0; i < spec_rules.size(); i++)
-        fields.push_back(base + "[" + std::to_string(i) + "]");
-    for (const auto &d : kDefaultDevices) {
-        rules.push_back(rule(true, d.type, d.major, d.minor, d.access));
-        fields.push_back(base + " (default devices)");
-    }
+    for (size_t i = 0; i < rules.size(); i++)
+        fields.push_back(i < spec_rules.size() ? base + "[" + std::to_string(i) + "]"
+                                               : base + " (default devices)");
     if (p.version_of("devices") == 1) {
         for (size_t i = 0; i < rules.size(); i++) {
             const auto &r = rules[i];

@@ -46,6 +46,12 @@ Result<std::vector<CgroupWrite>> plan_device_update(const std::vector<oci::Devic
                                                     const std::vector<oci::DeviceRule> &target,
                                                     const CgroupHost &host);
 
+// The device rules a container's cgroup holds for resources.devices
+// `spec_rules` (not empty): them, then the devices every container may use
+// (as runc: mknod of any node, the standard character devices, ptys,
+// /dev/net/tun).
+std::vector<oci::DeviceRule> effective_device_rules(const std::vector<oci::DeviceRule> &spec_rules);
+
 // Whether `r` sets cpu.cpus or cpu.mems (the container then needs a cpuset
 // cgroup of its own: runtime/cgroups/cgroup.hpp v1_cpuset_only).
 bool sets_cpuset(const std::optional<oci::Resources> &r);

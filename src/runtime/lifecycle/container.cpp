@@ -7,6 +7,7 @@
 #include "oci/spec_io.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/systemd_driver.hpp"
 #include "runtime/fault.hpp"
 #include "runtime/filesystem/host_reach.hpp"
 #include "runtime/filesystem/mount_api.hpp"
@@ -271,6 +272,12 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
         if (!rec->cgroup_dirs.empty())
             if (auto r = destroy_cgroup(host, rec->cgroup_dirs); !r)
                 return forward(std::move(r.error()), "delete");
+        // The scope is empty by now: systemd's job ends at once.
+        if (rec->systemd_cgroup) {
+            auto scope = systemd_scope(rec->cgroups_path, id);
+            if (!scope) return forward(std::move(scope.error()), "delete");
+            if (auto r = stop_scope(*scope); !r) return forward(std::move(r.error()), "delete");
+        }
         fault_point("delete:cgroup");
     } else if (!force) {
         return forward(std::move(rec.error()), "delete");

@@ -32,6 +32,9 @@ struct CreateOptions {
     // or cgroupsPath), as an unprivileged user without a delegated subtree
     // needs; otherwise every container gets one.
     bool rootless = false;
+    // --systemd-cgroup: the cgroup is a transient scope systemd makes
+    // (runtime/cgroups/systemd_unit.hpp), linux.cgroupsPath "slice:prefix:name".
+    bool systemd_cgroup = false;
     // CVE-2019-5736 (runtime/lifecycle/exec_stage.hpp): `sealed` when this process
     // already runs from a sealed view of the runtime. Otherwise the init
     // execs the process through the exec stage where it can, and `reseal`

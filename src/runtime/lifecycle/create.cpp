@@ -7,6 +7,7 @@
 #include "oci/spec_io.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/systemd_driver.hpp"
 #include "runtime/fault.hpp"
 #include "runtime/filesystem/host_reach.hpp"
 #include "runtime/filesystem/mount_api.hpp"
@@ -412,6 +413,10 @@ struct CreatePlan {
     CgroupHost cgroup_host;
     std::vector<CgroupWrite> cgroup_writes;
     std::vector<std::string> cgroup_dirs;
+    // --systemd-cgroup: the scope systemd makes the cgroup as (started once
+    // the init exists) and the properties it is started with.
+    std::optional<SystemdScope> scope;
+    std::vector<UnitProperty> scope_props;
 
     CreatePlan() = default;
     CreatePlan(const CreatePlan &) = delete;
@@ -424,7 +429,10 @@ struct CreatePlan {
 // (runtime/filesystem/mount_plan.hpp CgroupView).
 Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, CreatePlan &p) {
     const oci::Linux &lx = *p.spec.linux_;
-    if (!wants_cgroup(p.spec, o.rootless)) return std::vector<CgroupView>{};
+    if (o.systemd_cgroup && ::geteuid() != 0)
+        return fail("--systemd-cgroup: as an unprivileged user (through the user's systemd "
+                    "manager): not supported yet");
+    if (!o.systemd_cgroup && !wants_cgroup(p.spec, o.rootless)) return std::vector<CgroupView>{};
     CgroupHost &host = p.cgroup_host;
     host = OCI_TRY(detect_cgroup_host());
     if (lx.resources) {
@@ -434,9 +442,23 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
         if (::geteuid() != 0) r.devices.clear();
         p.cgroup_writes = OCI_TRY(plan_resources(r, host));
     }
-    p.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
-    if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(p.spec))
-        leave_out_v1_cpuset(host, p.cgroup_dirs);
+    if (o.systemd_cgroup) {
+        // The scope's cgroup, where systemd puts it in each hierarchy it
+        // manages; the runtime makes the same path in the others.
+        p.scope = OCI_TRY(systemd_scope(lx.cgroups_path, o.id));
+        p.scope_props = scope_properties(*p.scope, o.id);
+        if (lx.resources) {
+            auto devices = oci::read_file("/proc/devices");
+            auto more = OCI_TRY(systemd_properties(*lx.resources, host, devices.value_or("")));
+            p.scope_props.insert(p.scope_props.end(), more.begin(), more.end());
+        }
+        for (const auto &h : host.hierarchies)
+            p.cgroup_dirs.push_back(h.dir_of(p.scope->cgroup));
+    } else {
+        p.cgroup_dirs = OCI_TRY(cgroup_dirs_for(host, lx.cgroups_path, o.id));
+        if (lx.cgroups_path.empty() && !sets_cpuset(lx.resources) && !admin_on_host(p.spec))
+            leave_out_v1_cpuset(host, p.cgroup_dirs);
+    }
     std::vector<CgroupView> views;
     for (const auto &d : p.cgroup_dirs) {
         const Hierarchy &h = *hierarchy_of(host, d);
@@ -751,13 +773,31 @@ Result<Fd> make_cgroup(ContainerDir &dir, const CreatePlan &p, ContainerRecord &
     if (p.cgroup_dirs.empty()) return Fd();
     rec.cgroup_dirs = p.cgroup_dirs;
     rec.cgroups_path = p.spec.linux_->cgroups_path;
+    rec.systemd_cgroup = p.scope.has_value();
     OCI_CHECK(dir.save(rec));
     fault_point("create:recorded");
+    // systemd makes a scope for a process: once the init exists
+    // (prepare_init).
+    if (p.scope) return Fd();
     OCI_CHECK(create_cgroup(p.cgroup_host, rec.cgroup_dirs, p.cgroup_writes));
     fault_point("create:cgroup");
     std::string u = unified_dir(p.cgroup_host, rec.cgroup_dirs);
     if (u.empty()) return Fd();
     return Fd(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
+// The init into the systemd scope: the transient unit started with it (and
+// its properties), the same path made in the hierarchies systemd leaves
+// alone, then what systemd does not manage written to the files.
+Status join_scope(const CreatePlan &p, const ContainerRecord &rec, pid_t pid) {
+    OCI_CHECK(start_scope(*p.scope, p.scope_props, pid));
+    fault_point("create:scope");
+    std::vector<std::string> missing;
+    for (const auto &d : rec.cgroup_dirs)
+        if (::access(d.c_str(), F_OK) != 0) missing.push_back(d);
+    if (!missing.empty()) OCI_CHECK(create_cgroup(p.cgroup_host, missing, {}));
+    OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
+    return apply_cgroup_writes(p.cgroup_host, rec.cgroup_dirs, p.cgroup_writes);
 }
 
 // What the runtime does to the spawned init before it lets it set up: its
@@ -771,7 +811,10 @@ Status prepare_init(pid_t pid, const CreatePlan &p, const ContainerRecord &rec) 
                                   std::to_string(*spec.process->oom_score_adj),
                                   "process.oomScoreAdj"));
     if (p.cfg.new_userns) OCI_CHECK(write_id_mappings(pid, *spec.linux_));
-    if (!rec.cgroup_dirs.empty()) OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
+    if (p.scope)
+        OCI_CHECK(join_scope(p, rec, pid));
+    else if (!rec.cgroup_dirs.empty())
+        OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
     OCI_CHECK(move_net_devices(*spec.linux_, pid));
     // (An unprivileged runtime's init reaches what the runtime does.)
     if (p.cfg.passes_sources) OCI_CHECK(pass_bind_sources(p.sync_fd, pid, p.mounts));
@@ -904,11 +947,14 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     struct CgroupGuard {
         const CgroupHost &host;
         const std::vector<std::string> &dirs;
+        const std::optional<SystemdScope> &scope;
         bool keep = false;
         ~CgroupGuard() {
-            if (!keep && !dirs.empty()) (void)destroy_cgroup(host, dirs);
+            if (keep) return;
+            if (!dirs.empty()) (void)destroy_cgroup(host, dirs);
+            if (scope) (void)stop_scope(*scope);
         }
-    } cgroup_guard{p.cgroup_host, rec.cgroup_dirs};
+    } cgroup_guard{p.cgroup_host, rec.cgroup_dirs, p.scope};
 
     // Before the init exists: nothing of the bundle's (createContainer
     // hooks included) runs in the namespace without it.

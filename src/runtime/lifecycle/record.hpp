@@ -47,9 +47,12 @@ struct ContainerRecord {
     std::vector<std::string> cgroup_dirs; // the container's cgroup, one directory per hierarchy
     std::string cgroups_path;             // linux.cgroupsPath as configured ("" for the default)
     bool cgroups_path_recorded = false;   // false in a record older than the field
-    uint64_t init_pidns = 0;              // the inode of the init's PID namespace (0: unknown)
-    bool sandboxed = false;               // config.json has a sandbox policy (dev.ocirun.*)
-    std::vector<FsRuleRecord> fs_rules;   // its filesystem rules, as the init found them
+    // --systemd-cgroup: cgroups_path is "slice:prefix:name", the cgroup the
+    // scope systemd made for it (runtime/cgroups/systemd_unit.hpp).
+    bool systemd_cgroup = false;
+    uint64_t init_pidns = 0;            // the inode of the init's PID namespace (0: unknown)
+    bool sandboxed = false;             // config.json has a sandbox policy (dev.ocirun.*)
+    std::vector<FsRuleRecord> fs_rules; // its filesystem rules, as the init found them
     std::vector<PlaceholderRecord> placeholders; // parents first
     bool trace = false;                          // dev.ocirun.trace: start attaches strace
     int32_t shim_pid = 0;                        // the network helper (oci-run-shim), or 0

@@ -3,6 +3,7 @@
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
 #include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/systemd_driver.hpp"
 #include "runtime/lifecycle/store.hpp"
 #include "runtime/process/proc.hpp"
 
@@ -192,6 +193,19 @@ Status update_container(const std::string &root, const std::string &id,
     if (sets_cpuset(delta))
         if (auto r = own_v1_cpuset(host, dir, rec); !r)
             return forward(std::move(r.error()), "update");
+    // What systemd manages, through it (or its next reload would undo the
+    // files), then the files.
+    if (rec.systemd_cgroup) {
+        auto scope = systemd_scope(rec.cgroups_path, rec.state.id);
+        if (!scope) return forward(std::move(scope.error()), "update");
+        auto devices = oci::read_file("/proc/devices");
+        oci::Resources props = res;
+        if (!new_devices) props.devices.clear();
+        auto p = systemd_properties(props, host, devices.value_or(""));
+        if (!p) return forward(std::move(p.error()), "update");
+        if (auto r = set_scope_properties(*scope, *p); !r)
+            return forward(std::move(r.error()), "update");
+    }
     if (auto r = apply_cgroup_writes(host, rec.cgroup_dirs, *writes); !r)
         return forward(std::move(r.error()), "update");
     if (auto r = staged->commit(); !r) return forward(std::move(r.error()), "update");

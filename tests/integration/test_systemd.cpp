@@ -1,0 +1,275 @@
+// The systemd cgroup driver (--systemd-cgroup, runtime/cgroups/systemd_unit.hpp)
+// against a real systemd: each test boots a node (support/systemd_node.hpp:
+// systemd as PID 1 of a container of its own) and runs oci-run inside it,
+// as on a host whose init is systemd. The unit and its properties are read
+// back over D-Bus (busctl); the cgroup files and the processes are checked
+// as without systemd. Tearing the node down removes everything in it.
+#include "support/bundle.hpp"
+#include "support/harness.hpp"
+#include "support/process.hpp"
+#include "support/systemd_node.hpp"
+
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using test::contains;
+
+namespace {
+
+test::SystemdNode g_node;
+
+std::string dir_of(const std::string &path) {
+    return path.substr(0, path.rfind('/'));
+}
+
+void node_init() {
+    // The build tree (oci-run and its helpers next to it) and the sources
+    // (the bundle maker), read-only at the same paths.
+    std::string oci = test::absolute_path(test::oci_run_path());
+    std::string build = dir_of(dir_of(oci));
+    std::vector<std::string> binds = {build};
+    if (const char *m = std::getenv("OCI_RUN_BUNDLE_MAKER"))
+        binds.push_back(dir_of(dir_of(test::absolute_path(m))));
+    test::boot_node(g_node, binds);
+}
+
+void node_fini() {
+    g_node.tear_down();
+}
+
+void need_node() {
+    if (!g_node.skip.empty()) cr_skip_test("%s", g_node.skip.c_str());
+    cr_assert(g_node.failure.empty(), "%s", g_node.failure.c_str());
+}
+
+// A busybox bundle in the node's shared directory, with cgroupsPath.
+test::Bundle node_bundle(const char *tag, const std::vector<std::string> &args,
+                         const std::string &cgroups_path) {
+    ::setenv("TMPDIR", g_node.share.c_str(), 1);
+    test::Bundle b = test::make_bundle(tag, args);
+    ::unsetenv("TMPDIR");
+    b.spec.linux_->cgroups_path = cgroups_path;
+    return b;
+}
+
+// oci-run inside the node, with --systemd-cgroup and the node test's --root;
+// its output through files (a container's init keeps create's stdio open).
+test::Output oci_in(const std::vector<std::string> &args) {
+    std::vector<std::string> argv = {"/bin/sh",
+                                     "-c",
+                                     "o=$1; shift; \"$@\" > $o.out 2> $o.err < /dev/null",
+                                     "sh",
+                                     g_node.share + "/oci",
+                                     test::absolute_path(test::oci_run_path()),
+                                     "--systemd-cgroup",
+                                     "--root",
+                                     g_node.share + "/state"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    test::Output o = test::in_node(g_node, argv);
+    o.out = test::read_file(g_node.share + "/oci.out");
+    o.err = test::read_file(g_node.share + "/oci.err");
+    return o;
+}
+
+// The D-Bus object path label of a unit name (systemd's bus_label_escape).
+std::string bus_label(const std::string &unit) {
+    static const char *hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : unit)
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+            out += static_cast<char>(c);
+        } else {
+            out += '_';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    return out;
+}
+
+// A property of a unit, as systemd says it over D-Bus ("t 32").
+std::string unit_property(const std::string &unit, const char *iface, const char *prop) {
+    return test::in_node(g_node, {"/usr/bin/busctl", "get-property", "org.freedesktop.systemd1",
+                                  "/org/freedesktop/systemd1/unit/" + bus_label(unit), iface, prop})
+        .out;
+}
+
+} // namespace
+
+TestSuite(systemd, .init = node_init, .fini = node_fini, .timeout = 180);
+
+namespace {
+
+// The node's hierarchies are v2 alone (else hybrid or v1 here).
+bool node_pure_v2() {
+    return test::in_node(g_node, {"/usr/bin/test", "-f", "/sys/fs/cgroup/cgroup.procs"}).status ==
+           0;
+}
+
+// A shell script inside the node with $OCI (oci-run --systemd-cgroup
+// --root ...) and $ID set.
+test::Output script_in(const std::string &id, const std::string &body) {
+    std::string oci = test::absolute_path(test::oci_run_path()) + " --systemd-cgroup --root " +
+                      g_node.share + "/state";
+    return test::in_node(g_node, {"/bin/sh", "-c", "OCI='" + oci + "'; ID=" + id + "; " + body});
+}
+
+// The unit's cgroup directories in the node, one per hierarchy (with
+// `file` after each).
+std::string scope_dirs(const std::string &unit, const std::string &file = "") {
+    return "$(if [ -f /sys/fs/cgroup/cgroup.procs ]; then echo /sys/fs/cgroup; else printf "
+           "'%s\\n' /sys/fs/cgroup/*; fi | sed 's|$|/system.slice/" +
+           unit + file + "|')";
+}
+
+} // namespace
+
+// A container with --systemd-cgroup: its scope in system.slice, with the
+// init in it and the resources as unit properties systemd reports (and in
+// the cgroup files); ps, pause and resume on it; delete stops the unit and
+// leaves no cgroup.
+Test(systemd, scope_holds_the_container_and_delete_removes_it) {
+    need_node();
+    test::Bundle b = node_bundle("sdscope", {"sleep", "300"}, "");
+    std::string id = "sd1";
+    b.spec.linux_->cgroups_path = "system.slice:ocirun:" + id;
+    auto &r = b.spec.linux_->resources.emplace();
+    r.pids.emplace().limit = 32;
+    r.memory.emplace().limit = 64 << 20;
+    auto &cpu = r.cpu.emplace();
+    cpu.quota = 50000;
+    cpu.period = 100000;
+    cpu.shares = 512;
+    b.save();
+    const std::string unit = "ocirun-" + id + ".scope";
+    auto c = oci_in({"create", "--bundle", b.dir, id});
+    auto s = oci_in({"start", id});
+    const char *scope = "org.freedesktop.systemd1.Scope";
+    std::string tasks = unit_property(unit, scope, "TasksMax");
+    std::string mem = unit_property(unit, scope, node_pure_v2() ? "MemoryMax" : "MemoryLimit");
+    std::string quota = unit_property(unit, scope, "CPUQuotaPerSecUSec");
+    std::string delegate = unit_property(unit, scope, "Delegate");
+    std::string slice = unit_property(unit, scope, "Slice");
+    auto in =
+        script_in(id, "p=$($OCI state $ID | sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p'); "
+                      "cat /proc/$p/cgroup; cat " +
+                          scope_dirs(unit, "/pids.max") +
+                          " 2>/dev/null | head -1; $OCI ps $ID | tail -n +2 | wc -l; "
+                          "$OCI pause $ID && $OCI state $ID | grep -o paused; $OCI resume $ID && "
+                          "$OCI state $ID | grep -o running");
+    auto d = oci_in({"delete", "--force", id});
+    auto gone = test::in_node(g_node, {"/usr/bin/busctl", "call", "org.freedesktop.systemd1",
+                                       "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "GetUnit", "s", unit});
+    auto left =
+        script_in(id, "for d in " + scope_dirs(unit) + "; do [ -e $d ] && echo $d; done; true");
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert(tasks == "t 32\n", "TasksMax %s", tasks.c_str());
+    cr_assert(mem == "t 67108864\n", "memory %s", mem.c_str());
+    cr_assert(quota == "t 500000\n", "CPUQuotaPerSecUSec %s", quota.c_str());
+    cr_assert(delegate == "b true\n", "Delegate %s", delegate.c_str());
+    cr_assert(slice == "s \"system.slice\"\n", "Slice %s", slice.c_str());
+    cr_assert(contains(in.out, "/system.slice/" + unit + "\n") && contains(in.out, "\n32\n") &&
+                  contains(in.out, "\n1\n") && contains(in.out, "paused\nrunning\n"),
+              "%s%s", in.out.c_str(), in.err.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(gone.status != 0 && contains(gone.err, "not loaded"), "the unit is still there: %s%s",
+              gone.out.c_str(), gone.err.c_str());
+    cr_assert(left.out.empty(), "left behind: %s", left.out.c_str());
+}
+
+// TasksMax holds a fork bomb; update changes the unit's properties (and the
+// files).
+Test(systemd, tasks_max_holds_a_fork_bomb_and_update_changes_it) {
+    need_node();
+    test::Bundle b = node_bundle("sdbomb",
+                                 {"sh", "-c",
+                                  "(for i in $(seq 60); do sleep 30 & done) 2>/dev/null; "
+                                  "exec sleep 300"},
+                                 "");
+    std::string id = "sd2";
+    b.spec.linux_->cgroups_path = ":ocirun:" + id; // an empty slice: system.slice
+    b.spec.linux_->resources.emplace().pids.emplace().limit = 16;
+    b.save();
+    const std::string unit = "ocirun-" + id + ".scope";
+    auto c = oci_in({"create", "--bundle", b.dir, id});
+    auto s = oci_in({"start", id});
+    // At the limit (one short once the loop's subshell is gone), and the
+    // kernel refused forks.
+    auto count =
+        script_in(id, "for i in $(seq 100); do n=$(cat " + scope_dirs(unit, "/pids.current") +
+                          " 2>/dev/null | head -1); [ \"$n\" -ge 15 ] && break; sleep 0.1; "
+                          "done; echo $n; cat " +
+                          scope_dirs(unit, "/pids.events") + " 2>/dev/null | head -1");
+    auto u = oci_in({"update", "--pids-limit", "40", id});
+    std::string tasks = unit_property(unit, "org.freedesktop.systemd1.Scope", "TasksMax");
+    auto file = script_in(id, "cat " + scope_dirs(unit, "/pids.max") + " 2>/dev/null | head -1");
+    auto d = oci_in({"delete", "--force", id});
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert((contains(count.out, "15\n") || contains(count.out, "16\n")) &&
+                  contains(count.out, "max ") && !contains(count.out, "max 0"),
+              "pids.current and pids.events: %s", count.out.c_str());
+    cr_assert_eq(u.status, 0, "update: %s", u.err.c_str());
+    cr_assert(tasks == "t 40\n", "TasksMax after update: %s", tasks.c_str());
+    cr_assert(file.out == "40\n", "pids.max after update: %s", file.out.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+}
+
+// A memory hog is OOM-killed at the scope's limit and events says so.
+Test(systemd, memory_hog_is_oom_killed_and_events_says_so) {
+    need_node();
+    test::Bundle b = node_bundle("sdoom", {"awk", "BEGIN { s = \"x\"; while (1) s = s s }"}, "");
+    std::string id = "sd3";
+    b.spec.linux_->cgroups_path = "system.slice:ocirun:" + id;
+    auto &m = b.spec.linux_->resources.emplace().memory.emplace();
+    m.limit = 32 << 20;
+    m.swap = 32 << 20;
+    b.save();
+    auto c = oci_in({"create", "--bundle", b.dir, id});
+    const std::string ev = g_node.share + "/ev";
+    // events ends by itself once the container has stopped.
+    (void)script_in(id, "($OCI events --interval 1s $ID > " + ev + ".log 2> " + ev +
+                            ".err < /dev/null &)");
+    ::usleep(300000);
+    auto s = oci_in({"start", id});
+    auto st = script_in(id, "for i in $(seq 200); do $OCI state $ID | grep -q stopped && break; "
+                            "sleep 0.1; done; sleep 1.5; $OCI state $ID | grep -o stopped");
+    std::string events = test::read_file(ev + ".log");
+    auto d = oci_in({"delete", "--force", id});
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert(st.out == "stopped\n", "%s%s", st.out.c_str(), st.err.c_str());
+    cr_assert(contains(events, "{\"type\":\"oom\",\"id\":\"" + id + "\"}"), "%s%s", events.c_str(),
+              test::read_file(ev + ".err").c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+}
+
+// A cgroupsPath that is not slice:prefix:name is refused naming the field,
+// before anything is made: no unit, no state.
+Test(systemd, bad_cgroups_path_is_refused_and_leaves_nothing) {
+    need_node();
+    struct {
+        const char *path, *why;
+    } cases[] = {{"/plain/path", "slice:prefix:name"},
+                 {"system:ocirun:x", "not a slice name"},
+                 {"a--b.slice:ocirun:x", "not a valid slice name"},
+                 {"system.slice:ocirun:x.slice", "a slice of its own"},
+                 {"system.slice:oci/run:x", "may hold only"}};
+    for (const auto &k : cases) {
+        test::Bundle b = node_bundle("sdbad", {"true"}, k.path);
+        b.save();
+        auto c = oci_in({"create", "--bundle", b.dir, "sdbad"});
+        auto st = oci_in({"state", "sdbad"});
+        cr_assert_neq(c.status, 0, "%s accepted", k.path);
+        cr_assert(contains(c.err, "linux.cgroupsPath") && contains(c.err, k.why), "%s: %s", k.path,
+                  c.err.c_str());
+        cr_assert_neq(st.status, 0, "%s: state left", k.path);
+    }
+}

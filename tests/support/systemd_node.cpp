@@ -1,0 +1,176 @@
+#include "systemd_node.hpp"
+
+#include "container_env.hpp"
+#include "harness.hpp"
+
+#include "oci/names.hpp"
+#include "oci/spec_io.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace test {
+
+namespace {
+
+using ocirun::oci::Mount;
+
+Mount mnt(const std::string &dest, const std::string &type, const std::string &source,
+          std::vector<std::string> options) {
+    Mount m;
+    m.destination = dest;
+    m.type = type;
+    m.source = source;
+    m.options = std::move(options);
+    return m;
+}
+
+// The node's root: the host's /usr (bound), the usual links into it, and an
+// /etc systemd boots from without asking anything (a machine ID: not a first
+// boot).
+void make_rootfs(const std::string &rootfs) {
+    for (const char *d : {"", "/usr", "/etc", "/var", "/var/tmp", "/var/lib", "/var/log", "/root",
+                          "/tmp", "/run", "/proc", "/sys", "/dev", "/home", "/srv", "/opt", "/mnt"})
+        ::mkdir((rootfs + d).c_str(), 0755);
+    for (const char *l : {"bin", "sbin", "lib", "lib64"})
+        (void)::symlink((std::string("usr/") + l).c_str(), (rootfs + "/" + l).c_str());
+    write_file(rootfs + "/etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
+    write_file(rootfs + "/etc/group", "root:x:0:\n");
+    write_file(rootfs + "/etc/hostname", "ocirun-node\n");
+    write_file(rootfs + "/etc/fstab", "");
+    std::string uuid = read_file("/proc/sys/kernel/random/uuid");
+    std::string id;
+    for (char c : uuid)
+        if (c != '-' && c != '\n') id += c;
+    write_file(rootfs + "/etc/machine-id", id + "\n");
+    (void)::symlink("../usr/lib/os-release", (rootfs + "/etc/os-release").c_str());
+}
+
+void write_spec(const SystemdNode &n, const std::vector<std::string> &binds) {
+    ocirun::oci::Spec s = ocirun::oci::default_spec(false, 0, 0);
+    s.root->path = "rootfs";
+    s.root->readonly = false;
+    s.hostname = "ocirun-node";
+    auto &p = *s.process;
+    p.terminal = false;
+    p.args = {"/lib/systemd/systemd"};
+    // systemd knows it runs in a container from $container.
+    p.env = {"container=oci-run", "PATH=/usr/sbin:/usr/bin"};
+    p.no_new_privileges = false;
+    uint64_t ours = status_hex(read_file("/proc/self/status"), "CapBnd");
+    auto &c = *p.capabilities;
+    for (auto *set : {&c.bounding, &c.effective, &c.permitted}) {
+        set->clear();
+        for (const auto &cap : ocirun::oci::capability_names())
+            if (ours & (1ull << cap.value)) set->push_back(cap.name);
+    }
+    c.inheritable.clear();
+    c.ambient.clear();
+    s.mounts = {
+        mnt("/proc", "proc", "proc", {}),
+        mnt("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}),
+        mnt("/dev/pts", "devpts", "devpts",
+            {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}),
+        mnt("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777"}),
+        mnt("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}),
+        mnt("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev"}),
+        mnt("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "rw"}),
+        mnt("/run", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=755"}),
+        mnt("/tmp", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=1777"}),
+        mnt("/usr", "bind", "/usr", {"rbind", "ro"}),
+    };
+    for (const auto &b : binds)
+        s.mounts.push_back(mnt(b, "bind", b, {"rbind", "ro"}));
+    s.mounts.push_back(mnt(n.share, "bind", n.share, {"rbind", "rw"}));
+    auto &lx = *s.linux_;
+    lx.namespaces.clear();
+    for (auto t :
+         {ocirun::oci::NsType::pid, ocirun::oci::NsType::mount, ocirun::oci::NsType::uts,
+          ocirun::oci::NsType::ipc, ocirun::oci::NsType::cgroup, ocirun::oci::NsType::network})
+        lx.namespaces.push_back({t, ""});
+    lx.masked_paths.clear();
+    lx.readonly_paths.clear();
+    lx.seccomp.reset();
+    lx.cgroups_path = "/oci-run-node-" + n.id;
+    auto &r = lx.resources ? *lx.resources : lx.resources.emplace();
+    ocirun::oci::DeviceRule all;
+    all.allow = true;
+    all.access = "rwm";
+    r.devices = {all};
+    write_file(n.dir + "/config.json", ocirun::oci::write_spec(s, true));
+}
+
+} // namespace
+
+void boot_node(SystemdNode &n, const std::vector<std::string> &binds) {
+    if (::geteuid() != 0) {
+        n.skip = "a systemd node needs root";
+        return;
+    }
+    if (!exists("/lib/systemd/systemd") || !exists("/usr/bin/nsenter")) {
+        n.skip = "systemd is not installed (Debian: systemd)";
+        return;
+    }
+    n.dir = make_temp_dir("sdnode");
+    n.share = n.dir + "/share";
+    ::mkdir(n.share.c_str(), 0755);
+    n.root = n.dir + "/state";
+    n.id = "sdnode-" + std::to_string(::getpid());
+    make_rootfs(n.dir + "/rootfs");
+    write_spec(n, binds);
+    // Its stdio on files (the node's systemd keeps them open).
+    auto c = oci_files({"--root", n.root, "create", "--bundle", n.dir, n.id}, -1, 30000);
+    if (c.status != 0) {
+        n.failure = "create the node: " + c.err;
+        return;
+    }
+    n.pid = state_of(n.root, n.id).pid;
+    auto s = oci({"--root", n.root, "start", n.id});
+    if (s.status != 0 || n.pid <= 0) {
+        n.failure = "start the node: " + s.err;
+        return;
+    }
+    std::string said;
+    for (int i = 0; i < 600; i++) {
+        auto o = in_node(n, {"/usr/bin/systemctl", "is-system-running"});
+        said = o.out;
+        if (said == "running\n" || said == "degraded\n") return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    n.failure = "the node's systemd did not come up in 60 s: " + said +
+                in_node(n, {"/usr/bin/systemctl", "list-jobs", "--no-pager"}).out;
+}
+
+Output in_node(const SystemdNode &n, const std::vector<std::string> &argv,
+               const std::string &input) {
+    // Out of the host's cgroup (outside the node's namespace, its paths
+    // would read "/.."): into one of the node's in every hierarchy.
+    const std::string join =
+        "if [ -f /sys/fs/cgroup/cgroup.procs ]; then hs=/sys/fs/cgroup/; "
+        "else hs=$(echo /sys/fs/cgroup/*/); fi; for h in $hs; do "
+        "[ -f \"$h/cgroup.procs\" ] || continue; t=\"$h/oci-run-tests\"; mkdir -p \"$t\" && "
+        "for f in cpuset.cpus cpuset.mems; do [ -f \"$t/$f\" ] && [ -z \"$(cat \"$t/$f\")\" ] "
+        "&& cat \"$h/$f\" > \"$t/$f\"; done; echo $$ > \"$t/cgroup.procs\"; done; "
+        "exec \"$@\"";
+    std::vector<std::string> cmd = {
+        "/usr/bin/nsenter", "-t", std::to_string(n.pid), "-a", "/bin/sh", "-c", join, "sh"};
+    cmd.insert(cmd.end(), argv.begin(), argv.end());
+    return run(cmd, input);
+}
+
+void SystemdNode::tear_down() {
+    if (!root.empty() && !id.empty()) (void)oci({"--root", root, "delete", "--force", id});
+    if (!dir.empty()) rm_rf(dir);
+    dir.clear();
+    id.clear();
+}
+
+SystemdNode::~SystemdNode() {
+    tear_down();
+}
+
+} // namespace test

@@ -1,0 +1,42 @@
+// A systemd node for the systemd cgroup driver's tests: systemd (the host's,
+// /usr bound read-only) booted as PID 1 of a container that oci-run (the
+// build under test, cgroupfs driver) runs, the way kind runs a Kubernetes
+// node: its own PID, mount, UTS, IPC, network (loopback only) and cgroup
+// namespaces, its cgroup hierarchy writable below its own cgroup, /run and
+// /tmp on tmpfs, a small /etc of its own. The tests then run oci-run inside
+// it (nsenter) with --systemd-cgroup, as on a host whose PID 1 is systemd.
+#pragma once
+
+#include "process.hpp"
+
+#include <string>
+#include <vector>
+
+namespace test {
+
+struct SystemdNode {
+    std::string dir;   // the node's bundle, state and shared directory
+    std::string share; // bound at the same path inside: bundles, --root dirs
+    std::string id, root;
+    long pid = -1;       // the node's systemd, on the host
+    std::string skip;    // why no node can be booted here
+    std::string failure; // why booting it failed
+    SystemdNode() = default;
+    SystemdNode(const SystemdNode &) = delete;
+    SystemdNode &operator=(const SystemdNode &) = delete;
+    ~SystemdNode();
+    // Delete the node (everything in it with it) and its directory.
+    void tear_down();
+};
+
+// Boot it and wait (60 s at most) until systemd says the system is running
+// (or degraded). `binds` (the build tree, the sources) are bound read-only
+// at the same paths. On failure `skip` or `failure` says why.
+void boot_node(SystemdNode &n, const std::vector<std::string> &binds);
+
+// `argv` inside the node, in a cgroup of the node's own (oci-run-tests) in
+// every hierarchy, with the test's environment.
+Output in_node(const SystemdNode &n, const std::vector<std::string> &argv,
+               const std::string &input = "");
+
+} // namespace test
