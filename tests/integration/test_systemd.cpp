@@ -41,6 +41,7 @@ void node_init() {
 
 void node_fini() {
     g_node.tear_down();
+    test::cleanup_all();
 }
 
 void need_node() {

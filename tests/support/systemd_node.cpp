@@ -6,9 +6,12 @@
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -104,6 +107,38 @@ void write_spec(const SystemdNode &n, const std::vector<std::string> &binds) {
     write_file(n.dir + "/config.json", ocirun::oci::write_spec(s, true));
 }
 
+// A child that deletes the node and its directory once the test's process
+// is gone (a timed-out test is killed before its fini runs) or tear_down
+// closes the pipe: a node is never left behind.
+void start_reaper(SystemdNode &n) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return;
+    std::string oci = absolute_path(oci_run_path());
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        ::dup2(p[0], 3);
+        ::close_range(4, ~0U, 0);
+        char c;
+        while (::read(3, &c, 1) != 0 && errno == EINTR) {
+        }
+        std::string cmd = "'" + oci + "' --root '" + n.root + "' delete --force '" + n.id +
+                          "'; rm -rf '" + n.dir + "'";
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char *>(nullptr));
+        ::_exit(127);
+    }
+    ::close(p[0]);
+    if (pid > 0) {
+        n.reaper_fd = p[1];
+        n.reaper = pid;
+    } else {
+        ::close(p[1]);
+    }
+}
+
 } // namespace
 
 void boot_node(SystemdNode &n, const std::vector<std::string> &binds) {
@@ -122,6 +157,7 @@ void boot_node(SystemdNode &n, const std::vector<std::string> &binds) {
     n.id = "sdnode-" + std::to_string(::getpid());
     make_rootfs(n.dir + "/rootfs");
     write_spec(n, binds);
+    start_reaper(n);
     // Its stdio on files (the node's systemd keeps them open).
     auto c = oci_files({"--root", n.root, "create", "--bundle", n.dir, n.id}, -1, 30000);
     if (c.status != 0) {
@@ -167,6 +203,12 @@ void SystemdNode::tear_down() {
     if (!dir.empty()) rm_rf(dir);
     dir.clear();
     id.clear();
+    if (reaper_fd >= 0) {
+        ::close(reaper_fd);
+        reaper_fd = -1;
+        int st;
+        ::waitpid(reaper, &st, 0);
+    }
 }
 
 SystemdNode::~SystemdNode() {

@@ -9,6 +9,8 @@
 
 #include "process.hpp"
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct SystemdNode {
     long pid = -1;       // the node's systemd, on the host
     std::string skip;    // why no node can be booted here
     std::string failure; // why booting it failed
+    int reaper_fd = -1;  // closed: the reaper deletes the node (start_reaper)
+    pid_t reaper = -1;
     SystemdNode() = default;
     SystemdNode(const SystemdNode &) = delete;
     SystemdNode &operator=(const SystemdNode &) = delete;
