@@ -73,7 +73,7 @@ std::string features_json() {
         .begin_object()
         .kv_bool("v1", support::cgroup_v1())
         .kv_bool("v2", support::cgroup_v2())
-        .kv_bool("systemd", false)
+        .kv_bool("systemd", true)
         .kv_bool("systemdUser", false)
         .kv_bool("rdma", true)
         .end_object();
