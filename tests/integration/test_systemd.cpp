@@ -274,3 +274,78 @@ Test(systemd, bad_cgroups_path_is_refused_and_leaves_nothing) {
         cr_assert_neq(st.status, 0, "%s: state left", k.path);
     }
 }
+
+namespace {
+
+// Podman inside the node, with its systemd cgroup manager (its default on a
+// systemd host): storage, configuration and oci-run's --root in the shared
+// directory; the runtime a wrapper that logs its argv. `script` runs with
+// $P (podman and its global flags) and $IMG (a busybox image imported).
+test::Output podman_in_node(const std::string &script) {
+    const std::string s = g_node.share + "/podman";
+    ::mkdir(s.c_str(), 0700);
+    test::write_file(s + "/containers.conf",
+                     "[containers]\nnetns = \"none\"\n[engine]\ncgroup_manager = \"systemd\"\n"
+                     "events_logger = \"file\"\nevents_logfile_path = \"" +
+                         s + "/events.log\"\ntmp_dir = \"" + s +
+                         "/tmp\"\nlock_type = \"file\"\n"
+                         "helper_binaries_dir = [\"/usr/lib/podman\", \"/usr/bin\"]\n");
+    test::write_file(s + "/registries.conf", "unqualified-search-registries = []\n");
+    test::write_file(s + "/rt", "#!/bin/sh\nprintf '%s\\n' \"$*\" >> " + s + "/argv.log\nexec " +
+                                    test::absolute_path(test::oci_run_path()) + " --root " + s +
+                                    "/oci-run \"$@\"\n");
+    ::chmod((s + "/rt").c_str(), 0755);
+    if (!test::exists(s + "/rootfs.tar")) {
+        test::Bundle b = node_bundle("sdimg", {"true"}, "");
+        auto t = test::run({"tar", "-C", b.rootfs, "-cf", s + "/rootfs.tar", "."});
+        cr_assert_eq(t.status, 0, "tar: %s", t.err.c_str());
+    }
+    std::string p = "podman --root " + s + "/storage --runroot " + s + "/run --runtime " + s +
+                    "/rt --cgroup-manager systemd --events-backend file";
+    return test::in_node(
+        g_node,
+        {"/bin/sh", "-c",
+         "export CONTAINERS_CONF=" + s + "/containers.conf CONTAINERS_REGISTRIES_CONF=" + s +
+             "/registries.conf; P='" + p + "'; IMG=localhost/ocirun/busybox; $P import --quiet " +
+             s + "/rootfs.tar $IMG > /dev/null || exit 9; " + script});
+}
+
+} // namespace
+
+// Podman with cgroup_manager = "systemd" runs oci-run with --systemd-cgroup:
+// each container in its libpod scope in machine.slice (the properties from
+// Podman's flags), exec, stop and rm; a pod's containers in the pod's slice;
+// nothing left once they are removed.
+Test(systemd, podman_with_its_systemd_cgroup_manager) {
+    need_node();
+    if (test::find_in_path("podman").empty()) cr_skip_test("podman is not installed");
+    auto o = podman_in_node(
+        "$P run --rm $IMG cat /proc/self/cgroup | grep -E '^(0|[0-9]+:pids):'; "
+        "id=$($P run -d --pids-limit 50 --name c1 $IMG sleep 300) || exit 1; "
+        "echo unit=$(busctl get-property org.freedesktop.systemd1 "
+        "/org/freedesktop/systemd1/unit/libpod_2d${id}_2escope org.freedesktop.systemd1.Scope "
+        "TasksMax); $P exec c1 echo exec=ok; $P stop -t 0 c1 > /dev/null; $P rm c1 > /dev/null; "
+        "busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 "
+        "org.freedesktop.systemd1.Manager GetUnit s libpod-$id.scope 2>&1 | grep -c 'not loaded'; "
+        "$P pod create --name p1 > /dev/null || exit 2; "
+        "$P run -d --pod p1 --name a $IMG sleep 300 > /dev/null; "
+        "$P run -d --pod p1 --name b $IMG sleep 300 > /dev/null; "
+        "for c in a b; do pid=$($P inspect -f '{{.State.Pid}}' $c); "
+        "grep '^0::' /proc/$pid/cgroup | sed 's|/libpod-.*||'; done; "
+        "$P pod rm -f -t 0 p1 > /dev/null; ls " +
+        g_node.share + "/podman/oci-run | wc -l");
+    std::string argv = test::read_file(g_node.share + "/podman/argv.log");
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s", all.c_str());
+    cr_assert(contains(argv, "--systemd-cgroup"), "%s", argv.c_str());
+    cr_assert(contains(o.out, "/machine.slice/libpod-"), "%s", all.c_str());
+    cr_assert(contains(o.out, "unit=t 50\n") && contains(o.out, "exec=ok\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "exec=ok\n1\n"), "the scope is left after rm: %s", all.c_str());
+    size_t slice = o.out.find("0::/machine.slice/machine-libpod_pod_");
+    cr_assert(slice != std::string::npos, "%s", all.c_str());
+    std::string line = o.out.substr(slice, o.out.find('\n', slice) - slice + 1);
+    cr_assert(contains(o.out.substr(slice + line.size()), line), "not in one slice: %s",
+              all.c_str());
+    cr_assert(o.out.size() >= 2 && o.out.substr(o.out.size() - 2) == "0\n",
+              "oci-run's state is left: %s", all.c_str());
+}
