@@ -5,6 +5,7 @@
 // back over D-Bus (busctl); the cgroup files and the processes are checked
 // as without systemd. Tearing the node down removes everything in it.
 #include "support/bundle.hpp"
+#include "support/containerd.hpp"
 #include "support/harness.hpp"
 #include "support/process.hpp"
 #include "support/systemd_node.hpp"
@@ -348,4 +349,59 @@ Test(systemd, podman_with_its_systemd_cgroup_manager) {
               all.c_str());
     cr_assert(o.out.size() >= 2 && o.out.substr(o.out.size() - 2) == "0\n",
               "oci-run's state is left: %s", all.c_str());
+}
+
+// containerd inside the node, its runc shim running oci-run with the systemd
+// cgroup driver (ctr run --runc-systemd-cgroup, as SystemdCgroup = true
+// does): the container in its scope, with the limit from ctr's flags, exec,
+// kill, delete, and the scope gone.
+Test(systemd, containerd_with_systemd_cgroup) {
+    need_node();
+    if (test::find_in_path("containerd").empty() || test::find_in_path("ctr").empty())
+        cr_skip_test("containerd is not installed");
+    const std::string d = g_node.share + "/ctrd";
+    ::mkdir(d.c_str(), 0700);
+    test::Bundle b = node_bundle("sdctr", {"true"}, "");
+    std::string why;
+    std::string archive = test::oci_archive(d + "/image", b.rootfs,
+                                            "localhost/ocirun/busybox:latest", R"(["sh"])", why);
+    cr_assert(!archive.empty(), "%s", why.c_str());
+    test::write_file(d + "/config.toml", test::containerd_config(d, false));
+    test::write_file(d + "/rt", "#!/bin/sh\nprintf '%s\\n' \"$*\" >> " + d + "/argv.log\nexec " +
+                                    test::absolute_path(test::oci_run_path()) + " \"$@\"\n");
+    ::chmod((d + "/rt").c_str(), 0755);
+    const std::string ctr = "ctr --address " + d + "/containerd.sock --namespace ocirun";
+    auto o = test::in_node(
+        g_node,
+        {"/bin/sh", "-c",
+         "(containerd --config " + d + "/config.toml > " + d +
+             "/containerd.log 2>&1 < /dev/null &); "
+             "for i in $(seq 100); do " +
+             ctr +
+             " version > /dev/null 2>&1 && break; sleep 0.1; done; "
+             "C='" +
+             ctr + "'; $C images import " + archive +
+             " > /dev/null || exit 1; "
+             "$C run -d --runc-binary " +
+             d + "/rt --runc-root " + d +
+             "/oci-run --runc-systemd-cgroup "
+             "--cgroup system.slice:ctr:c1 --memory-limit 67108864 "
+             "localhost/ocirun/busybox:latest c1 sleep 300 > /dev/null 2>&1 < /dev/null || exit 2; "
+             "sleep 0.5; echo unit=$(busctl get-property org.freedesktop.systemd1 "
+             "/org/freedesktop/systemd1/unit/ctr_2dc1_2escope org.freedesktop.systemd1.Scope " +
+             std::string(node_pure_v2() ? "MemoryMax" : "MemoryLimit") +
+             "); $C task exec --exec-id e1 c1 echo exec=ok; $C task kill -s KILL c1; for i in "
+             "$(seq 50); do "
+             "$C task ls | grep -q 'c1.*STOPPED' && break; sleep 0.1; done; $C task delete c1; "
+             "$C container delete c1; busctl call org.freedesktop.systemd1 "
+             "/org/freedesktop/systemd1 org.freedesktop.systemd1.Manager GetUnit s ctr-c1.scope "
+             "2>&1 | grep -c 'not loaded'"});
+    std::string argv = test::read_file(d + "/argv.log");
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s%s", all.c_str(), test::read_file(d + "/containerd.log").c_str());
+    cr_assert(contains(argv, "--systemd-cgroup"), "%s", argv.c_str());
+    cr_assert(contains(o.out, "unit=t 67108864\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "exec=ok\n"), "%s", all.c_str());
+    cr_assert(o.out.size() >= 2 && o.out.substr(o.out.size() - 2) == "1\n", "the scope is left: %s",
+              all.c_str());
 }
