@@ -12,9 +12,11 @@ packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
 # The client suites (tests/clients) drive oci-run through real Podman and
 # containerd; they skip themselves where these are missing. valgrind checks
 # the CLI paths (tests/integration/test_valgrind.cpp); gcc's libasan and
-# libubsan come with g++.
+# libubsan come with g++. systemd and dbus: the systemd driver's suite boots
+# the host's systemd as a node (tests/integration/test_systemd.cpp).
 if [ "$what" = test ]; then
     packages="$packages podman catatonit containerd python3-grpcio python3-protobuf python3-websocket
+        systemd dbus
         protobuf-compiler valgrind clang-16 libclang-rt-16-dev"
 fi
 missing=
