@@ -17,6 +17,7 @@
 #include "support/harness.hpp"
 #include "support/net_server.hpp"
 #include "support/process.hpp"
+#include "support/systemd_node.hpp"
 
 #include <criterion/criterion.h>
 
@@ -46,6 +47,9 @@ const char *const kGateway = "10.89.78.1";
 
 struct Cri {
     std::string skip, failure;
+    // In a systemd node (support/systemd_node.hpp), containerd with
+    // SystemdCgroup = true: pods' cgroup parents are slices.
+    bool systemd = false;
     std::string dir, sock, state, cgroup_parent, bridge, strict_name, strict_file;
     pid_t daemon = -1;
     pid_t client = -1;
@@ -54,6 +58,7 @@ struct Cri {
 };
 
 Cri g;
+test::SystemdNode g_node;
 
 bool exists(const std::string &p) {
     struct stat st;
@@ -79,6 +84,7 @@ std::string config_toml() {
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.ocirun.options]
         BinaryName = "@/oci-run"
         Root = "@/oci-run-state"
+        SystemdCgroup = %SYSTEMD%
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.ocirun-strict]
       runtime_type = "io.containerd.runc.v2"
       pod_annotations = ["dev.ocirun.*"]
@@ -93,6 +99,7 @@ std::string config_toml() {
 )";
     for (size_t at; (at = t.find("%STRICT%")) != std::string::npos;)
         t.replace(at, 8, g.strict_name);
+    t.replace(t.find("%SYSTEMD%"), 9, g.systemd ? "true" : "false");
     return test::containerd_config(g.dir, true, t);
 }
 
@@ -159,8 +166,8 @@ std::string pod_config(const std::string &name,
            ", \"namespace\": \"default\", \"attempt\": 0}, \"hostname\": " + quoted(name) +
            ", \"log_directory\": " + quoted(g.dir + "/logs/" + name) +
            ", \"dns_config\": {\"servers\": [\"10.89.78.53\"]}, \"annotations\": " +
-           annotations_json(annotations) +
-           ", \"linux\": {\"cgroup_parent\": " + quoted(g.cgroup_parent + "/" + name) + "}}";
+           annotations_json(annotations) + ", \"linux\": {\"cgroup_parent\": " +
+           quoted(g.systemd ? "ocirun-" + name + ".slice" : g.cgroup_parent + "/" + name) + "}}";
 }
 
 // RunPodSandbox: the answer (the ID is field(answer, "pod_sandbox_id")).
@@ -229,8 +236,9 @@ void start_client() {
     g.from = ::fdopen(out[0], "r");
 }
 
-void cri_init() {
+void cri_setup(bool in_node) {
     g = Cri{};
+    g.systemd = in_node;
     if (::geteuid() != 0) {
         g.skip = "the CRI suite needs root";
         return;
@@ -245,7 +253,29 @@ void cri_init() {
         g.skip = "/usr/bin/python3 with grpc is not installed (Debian: python3-grpcio)";
         return;
     }
-    g.dir = test::track_dir(test::make_temp_dir("cri"));
+    if (in_node) {
+        // The build tree and the sources (the client) at the same paths.
+        std::string oci = test::absolute_path(test::oci_run_path());
+        std::string build = oci.substr(0, oci.rfind('/'));
+        build = build.substr(0, build.rfind('/'));
+        std::vector<std::string> binds = {build};
+        if (const char *c = std::getenv("OCI_RUN_CRI_CLIENT")) {
+            std::string src = test::absolute_path(c);
+            for (int i = 0; i < 3; i++)
+                src = src.substr(0, src.rfind('/'));
+            binds.push_back(src);
+        }
+        test::boot_node(g_node, binds);
+        if (!g_node.skip.empty() || !g_node.failure.empty()) {
+            g.skip = g_node.skip;
+            g.failure = g_node.failure;
+            return;
+        }
+        g.dir = g_node.share + "/cri";
+        ::mkdir(g.dir.c_str(), 0755);
+    } else {
+        g.dir = test::track_dir(test::make_temp_dir("cri"));
+    }
     ::chmod(g.dir.c_str(), 0755);
     g.sock = g.dir + "/containerd.sock";
     g.state = g.dir + "/oci-run-state";
@@ -261,15 +291,23 @@ void cri_init() {
     // The strict handler: oci-run under a name of its own, whose baseline
     // (network none) a pod may only tighten.
     cr_assert(::symlink(real, (g.dir + "/" + g.strict_name).c_str()) == 0);
-    ::mkdir("/etc/oci-run", 0755);
-    g.strict_file = "/etc/oci-run/" + g.strict_name + ".json";
-    write_file(g.strict_file, R"({"policy": {"dev.ocirun.network": "none"}})");
+    if (!in_node) {
+        ::mkdir("/etc/oci-run", 0755);
+        g.strict_file = "/etc/oci-run/" + g.strict_name + ".json";
+        write_file(g.strict_file, R"({"policy": {"dev.ocirun.network": "none"}})");
+    }
     write_file(g.dir + "/config.toml", config_toml());
     // Names the pods' helpers resolve (containerd, its shims and oci-run
     // hand the environment on).
     write_file(g.dir + "/hosts", std::string(kGateway) + " a.test\n");
     ::setenv("OCI_RUN_RESOLVE_HOSTS", (g.dir + "/hosts").c_str(), 1);
-    g.daemon = test::start_containerd(g.dir + "/config.toml", g.dir + "/containerd.log");
+    if (in_node)
+        // In the node's namespaces, under its systemd (its /run is the node's).
+        (void)test::in_node(g_node, {"/bin/sh", "-c",
+                                     "(containerd --config " + g.dir + "/config.toml > " + g.dir +
+                                         "/containerd.log 2>&1 < /dev/null &)"});
+    else
+        g.daemon = test::start_containerd(g.dir + "/config.toml", g.dir + "/containerd.log");
     auto ctr = [](std::vector<std::string> args, int ms) {
         std::vector<std::string> argv{"ctr", "--address", g.sock, "--namespace", "k8s.io"};
         argv.insert(argv.end(), args.begin(), args.end());
@@ -307,6 +345,14 @@ void cri_init() {
     start_client();
     std::string v = call("Version", "{\"version\": \"v1\"}");
     if (!ok(v)) g.failure = "CRI Version: " + v;
+}
+
+void cri_init() {
+    cri_setup(false);
+}
+
+void cri_node_init() {
+    cri_setup(true);
 }
 
 void remove_cgroups(const std::string &path) {
@@ -351,6 +397,8 @@ void cri_fini() {
         ::unlink(g.strict_file.c_str());
         ::rmdir("/etc/oci-run");
     }
+    // Everything in the node goes with it.
+    g_node.tear_down();
     test::cleanup_all();
 }
 
@@ -596,4 +644,64 @@ Test(cri, contrib_pod_yaml_runs_as_written) {
     cr_assert(!contains(report.out, "degraded") && contains(report.out, "deny /root/.ssh") &&
                   contains(report.out, "its pod's firewall"),
               "%s%s", report.out.c_str(), report.err.c_str());
+}
+
+// Kubernetes' recommended node set-up: containerd's CRI with SystemdCgroup =
+// true, on a node whose init is systemd (support/systemd_node.hpp; kubelet
+// gives slices as cgroup parents). The pod's and the container's cgroups are
+// systemd scopes in the pod's slice, UpdateContainerResources reaches the
+// unit's properties, and removing the pod leaves no scope.
+TestSuite(cri_systemd, .init = cri_node_init, .fini = cri_fini, .timeout = 180);
+
+Test(cri_systemd, pod_and_container_as_systemd_scopes) {
+    need_cri();
+    std::string pod = run_pod("sdpod", {});
+    cr_assert(ok(pod), "RunPodSandbox: %s (%s)", pod.c_str(),
+              read_file(g.dir + "/containerd.log").c_str());
+    std::string pid = field(pod, "pod_sandbox_id");
+    std::string c = create_container(pid, "sdpod", "app", "sleep 600", {});
+    cr_assert(ok(c), "CreateContainer: %s", c.c_str());
+    std::string cid = field(c, "container_id");
+    cr_assert(ok(call("StartContainer", id_req("container_id", cid))));
+    std::string ex = exec_sync(cid, "cat /proc/self/cgroup");
+    std::string up =
+        call("UpdateContainerResources", "{\"container_id\": " + quoted(cid) +
+                                             ", \"linux\": {\"memory_limit_in_bytes\": 67108864}}");
+    const std::string unit = "cri-containerd-" + cid + ".scope";
+    std::string label;
+    for (unsigned char ch : unit) {
+        static const char *hex = "0123456789abcdef";
+        if (std::isalnum(ch))
+            label += static_cast<char>(ch);
+        else
+            label += std::string("_") + hex[ch >> 4] + hex[ch & 15];
+    }
+    bool v2 =
+        test::in_node(g_node, {"/usr/bin/test", "-f", "/sys/fs/cgroup/cgroup.procs"}).status == 0;
+    auto prop = [&](const char *name) {
+        return test::in_node(g_node, {"/usr/bin/busctl", "get-property", "org.freedesktop.systemd1",
+                                      "/org/freedesktop/systemd1/unit/" + label,
+                                      "org.freedesktop.systemd1.Scope", name})
+            .out;
+    };
+    std::string memory = prop(v2 ? "MemoryMax" : "MemoryLimit");
+    std::string slice = prop("Slice");
+    cr_assert(ok(call("StopContainer", "{\"container_id\": " + quoted(cid) + ", \"timeout\": 1}")));
+    cr_assert(ok(call("RemoveContainer", id_req("container_id", cid))));
+    cr_assert(ok(call("StopPodSandbox", id_req("pod_sandbox_id", pid))));
+    cr_assert(ok(call("RemovePodSandbox", id_req("pod_sandbox_id", pid))));
+    g.pods.clear();
+    auto gone = test::in_node(g_node, {"/bin/sh", "-c",
+                                       "ls -d /sys/fs/cgroup/*/ocirun.slice/ocirun-sdpod.slice/"
+                                       "cri-containerd-* /sys/fs/cgroup/ocirun.slice/"
+                                       "ocirun-sdpod.slice/cri-containerd-* 2>/dev/null | wc -l"});
+    cr_assert(ok(ex) &&
+                  contains(field(ex, "stdout"), "/ocirun.slice/ocirun-sdpod.slice/" + unit + "\n"),
+              "%s", ex.c_str());
+    cr_assert(ok(up), "%s", up.c_str());
+    cr_assert(memory == "t 67108864\n", "the unit's memory limit after the update: %s",
+              memory.c_str());
+    cr_assert(slice == "s \"ocirun-sdpod.slice\"\n", "%s", slice.c_str());
+    cr_assert(gone.out == "0\n", "scopes left: %s", gone.out.c_str());
+    cr_assert(test::dir_entries(g.state + "/k8s.io").empty(), "oci-run's state is left");
 }

@@ -45,6 +45,8 @@ void make_rootfs(const std::string &rootfs) {
     write_file(rootfs + "/etc/group", "root:x:0:\n");
     write_file(rootfs + "/etc/hostname", "ocirun-node\n");
     write_file(rootfs + "/etc/fstab", "");
+    write_file(rootfs + "/etc/hosts", "127.0.0.1 localhost ocirun-node\n");
+    write_file(rootfs + "/etc/resolv.conf", "");
     std::string uuid = read_file("/proc/sys/kernel/random/uuid");
     std::string id;
     for (char c : uuid)
