@@ -2,9 +2,14 @@
 // (--systemd-cgroup), run by oci-run for create, update and delete; it talks
 // to systemd through sd-bus (libsystemd), never through systemctl.
 //
-//   oci-run-systemd [--user] start UNIT    StartTransientUnit of scope UNIT
-//   oci-run-systemd [--user] set UNIT      SetUnitProperties (runtime)
-//   oci-run-systemd [--user] stop UNIT     StopUnit, then ResetFailedUnit
+//   oci-run-systemd [--user] start UNIT DESC  StartTransientUnit of scope UNIT
+//   oci-run-systemd [--user] set UNIT DESC    SetUnitProperties (runtime)
+//   oci-run-systemd [--user] stop UNIT DESC   StopUnit, then ResetFailedUnit
+//   oci-run-systemd [--user] check UNIT DESC  fails unless UNIT is not loaded or is DESC's
+//
+// set, stop and check act only on a unit whose Description is DESC (what start gave
+// it: "oci-run container ID"): the unit's name comes from a state file, and a
+// name such as session-1.scope must not stop someone's login session.
 //
 // start and set read {"pid": N, "properties": [...]} on stdin
 // (runtime/cgroups/systemd_unit.hpp, systemd_request); start puts process N
@@ -258,8 +263,39 @@ void start(sd_bus *bus, const std::string &unit, const Request &req) {
     }
 }
 
-void set(sd_bus *bus, const std::string &unit, const Request &req) {
+// Whether `unit` is loaded; if it is, its Description must be `desc`.
+bool loaded_and_ours(sd_bus *bus, const std::string &unit, const std::string &desc,
+                     const std::string &what) {
+    sd_bus_error err = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = nullptr;
+    int r =
+        sd_bus_call_method(bus, kDest, kPath, kManager, "GetUnit", &err, &reply, "s", unit.c_str());
+    if (r < 0) {
+        if (sd_bus_error_has_name(&err, "org.freedesktop.systemd1.NoSuchUnit")) {
+            sd_bus_error_free(&err);
+            return false;
+        }
+        die(what + ": GetUnit: " + bus_error(err, r));
+    }
+    const char *path = nullptr;
+    if (sd_bus_message_read(reply, "o", &path) < 0 || !path) die(what + ": GetUnit: no path");
+    std::string p = path;
+    sd_bus_message_unref(reply);
+    char *d = nullptr;
+    r = sd_bus_get_property_string(bus, kDest, p.c_str(), "org.freedesktop.systemd1.Unit",
+                                   "Description", &err, &d);
+    if (r < 0) die(what + ": its Description: " + bus_error(err, r));
+    std::string seen = d ? d : "";
+    std::free(d);
+    if (seen != desc)
+        die(what + ": the unit is not the container's (its description is \"" + seen +
+            "\", not \"" + desc + "\"): refused");
+    return true;
+}
+
+void set(sd_bus *bus, const std::string &unit, const std::string &desc, const Request &req) {
     const std::string what = "SetUnitProperties " + unit;
+    if (!loaded_and_ours(bus, unit, desc, what)) die(what + ": the unit is not loaded");
     sd_bus_message *m = new_call(bus, "SetUnitProperties");
     int r = sd_bus_message_append(m, "sb", unit.c_str(), 1);
     if (r >= 0) r = append_props(m, req, -1);
@@ -269,8 +305,9 @@ void set(sd_bus *bus, const std::string &unit, const Request &req) {
     if (r < 0) die(what + ": " + bus_error(err, r));
 }
 
-void stop(sd_bus *bus, const std::string &unit) {
+void stop(sd_bus *bus, const std::string &unit, const std::string &desc) {
     const std::string what = "StopUnit " + unit;
+    if (!loaded_and_ours(bus, unit, desc, what)) return; // stopped and gone already
     watch_jobs(bus);
     sd_bus_message *m = new_call(bus, "StopUnit");
     if (sd_bus_message_append(m, "ss", unit.c_str(), "replace") < 0) die(what + ": append");
@@ -294,21 +331,25 @@ int main(int argc, char **argv) {
         user = true;
         i++;
     }
-    if (argc - i != 2) {
-        std::fprintf(stderr, "usage: oci-run-systemd [--user] start|set|stop UNIT\n");
+    if (argc - i != 3) {
+        std::fprintf(stderr,
+                     "usage: oci-run-systemd [--user] start|set|stop|check UNIT DESCRIPTION\n");
         return 2;
     }
-    std::string verb = argv[i], unit = argv[i + 1];
-    if (verb != "start" && verb != "set" && verb != "stop") die("unknown verb " + verb);
+    std::string verb = argv[i], unit = argv[i + 1], desc = argv[i + 2];
+    if (verb != "start" && verb != "set" && verb != "stop" && verb != "check")
+        die("unknown verb " + verb);
     Request req;
-    if (verb != "stop") req = read_request();
+    if (verb == "start" || verb == "set") req = read_request();
     sd_bus *bus = connect(user);
     if (verb == "start")
         start(bus, unit, req);
     else if (verb == "set")
-        set(bus, unit, req);
+        set(bus, unit, desc, req);
+    else if (verb == "check")
+        (void)loaded_and_ours(bus, unit, desc, "check " + unit);
     else
-        stop(bus, unit);
+        stop(bus, unit, desc);
     sd_bus_flush_close_unref(bus);
     return 0;
 }

@@ -405,3 +405,44 @@ Test(systemd, containerd_with_systemd_cgroup) {
     cr_assert(o.out.size() >= 2 && o.out.substr(o.out.size() - 2) == "1\n", "the scope is left: %s",
               all.c_str());
 }
+
+// The unit a container acts on is named by config.json and read back from
+// the state file: a cgroupsPath naming a unit that exists is refused at
+// create (StartTransientUnit fails, naming the unit) and what that unit's
+// cgroup holds is not killed on the way out; a state file
+// rewritten to name another unit (here a scope of the node's own) gets
+// delete refused before anything in that cgroup is killed, and update too.
+Test(systemd, attack_a_unit_that_is_not_the_containers) {
+    need_node();
+    auto victim = script_in("x", "(setsid systemd-run --quiet --unit=victim-x --scope sleep 300 > "
+                                 "/dev/null 2>&1 < /dev/null &); for i in $(seq 50); do "
+                                 "systemctl is-active --quiet victim-x.scope && break; sleep 0.1; "
+                                 "done; systemctl is-active victim-x.scope");
+    test::Bundle taken = node_bundle("sdtaken", {"true"}, "system.slice:victim:x");
+    taken.save();
+    auto c = oci_in({"create", "--bundle", taken.dir, "sdtaken"});
+    test::Bundle b = node_bundle("sdown", {"sleep", "300"}, "system.slice:ocirun:sd6");
+    b.save();
+    auto c6 = oci_in({"create", "--bundle", b.dir, "sd6"});
+    std::string state = g_node.share + "/state/sd6/state.json";
+    std::string rec = test::read_file(state);
+    for (size_t at; (at = rec.find("ocirun-sd6.scope")) != std::string::npos;)
+        rec.replace(at, 16, "victim-x.scope");
+    for (size_t at; (at = rec.find("system.slice:ocirun:sd6")) != std::string::npos;)
+        rec.replace(at, 23, "system.slice:victim:x");
+    test::write_file(state, rec);
+    auto d = oci_in({"delete", "--force", "sd6"});
+    auto u = oci_in({"update", "--pids-limit", "5", "sd6"});
+    auto alive = script_in("x", "systemctl is-active victim-x.scope; "
+                                "systemctl show -p TasksMax --value victim-x.scope");
+    cr_assert(victim.out == "active\n", "%s%s", victim.out.c_str(), victim.err.c_str());
+    cr_assert_neq(c.status, 0);
+    cr_assert(contains(c.err, "victim-x.scope") && contains(c.err, "UnitExists"), "%s",
+              c.err.c_str());
+    cr_assert_eq(c6.status, 0, "%s", c6.err.c_str());
+    cr_assert(d.status != 0 && contains(d.err, "not the container's"), "%s", d.err.c_str());
+    cr_assert_neq(u.status, 0);
+    cr_assert(contains(u.err, "not the container's"), "%s", u.err.c_str());
+    cr_assert(alive.out.rfind("active\n", 0) == 0 && !contains(alive.out, "\n5\n"),
+              "the node's scope was touched: %s", alive.out.c_str());
+}

@@ -14,7 +14,8 @@ Status run_helper(const char *verb, const SystemdScope &scope, const std::string
     std::string path = systemd_helper_path();
     if (::access(path.c_str(), X_OK) < 0)
         return fail_errno("--systemd-cgroup: the systemd helper " + path);
-    oci::Hook h = helper_program(path, {"oci-run-systemd", verb, scope.unit});
+    oci::Hook h =
+        helper_program(path, {"oci-run-systemd", verb, scope.unit, scope_description(scope.id)});
     return run_program(h, "systemd: " + scope.unit, input);
 }
 
@@ -30,6 +31,10 @@ Status start_scope(const SystemdScope &scope, const std::vector<UnitProperty> &p
 
 Status set_scope_properties(const SystemdScope &scope, const std::vector<UnitProperty> &props) {
     return run_helper("set", scope, systemd_request(props, 0));
+}
+
+Status check_scope_owner(const SystemdScope &scope) {
+    return run_helper("check", scope, "");
 }
 
 Status stop_scope(const SystemdScope &scope) {

@@ -19,8 +19,13 @@ std::string systemd_helper_path();
 // StartTransientUnit of `scope` holding `pid`, with `props`; returns once
 // systemd's job is done.
 Status start_scope(const SystemdScope &scope, const std::vector<UnitProperty> &props, pid_t pid);
-// SetUnitProperties (update).
+// SetUnitProperties (update). Like stop_scope, only on a unit that has the
+// container's description (scope_description): the name comes from the
+// state file.
 Status set_scope_properties(const SystemdScope &scope, const std::vector<UnitProperty> &props);
+// An error unless the scope's unit is not loaded or has the container's
+// description (before delete kills what its cgroup holds).
+Status check_scope_owner(const SystemdScope &scope);
 // StopUnit, waiting for it (delete); a unit already gone is stopped.
 Status stop_scope(const SystemdScope &scope);
 

@@ -163,6 +163,7 @@ Result<SystemdScope> systemd_scope(const std::string &cgroups_path, const std::s
     if (c2 == std::string::npos || path.find(':', c2 + 1) != std::string::npos)
         return bad_path(path, "--systemd-cgroup takes slice:prefix:name");
     SystemdScope s;
+    s.id = id;
     s.slice = path.substr(0, c1);
     if (s.slice.empty()) s.slice = "system.slice";
     std::string prefix = path.substr(c1 + 1, c2 - c1 - 1), name = path.substr(c2 + 1);
@@ -251,9 +252,13 @@ systemd_properties(const oci::Resources &r, const CgroupHost &host, std::string_
     return out;
 }
 
+std::string scope_description(const std::string &id) {
+    return "oci-run container " + id;
+}
+
 std::vector<UnitProperty> scope_properties(const SystemdScope &s, const std::string &id) {
     std::vector<UnitProperty> out = {
-        prop("Slice", "s", s.slice),           prop("Description", "s", "oci-run container " + id),
+        prop("Slice", "s", s.slice),           prop("Description", "s", scope_description(id)),
         prop("Delegate", "b", "true"),         prop("DefaultDependencies", "b", "false"),
         prop("MemoryAccounting", "b", "true"), prop("CPUAccounting", "b", "true"),
         prop("TasksAccounting", "b", "true"),

@@ -16,6 +16,7 @@
 namespace ocirun {
 
 struct SystemdScope {
+    std::string id;    // the container's
     std::string slice; // "system.slice"; "-.slice": the root slice
     std::string unit;  // "prefix-name.scope"
     // The scope's cgroup in every hierarchy systemd manages:
@@ -56,6 +57,10 @@ struct UnitProperty {
 // "char-NAME"). Errors name the field.
 Result<std::vector<UnitProperty>>
 systemd_properties(const oci::Resources &r, const CgroupHost &host, std::string_view proc_devices);
+
+// The Description a container's scope is started with ("oci-run container
+// ID"): update and delete act on a unit only when it has it.
+std::string scope_description(const std::string &id);
 
 // What a transient scope is started with besides its resources: Slice,
 // Description, Delegate=yes (the container's runtime writes below it), the

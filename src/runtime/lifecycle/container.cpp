@@ -253,7 +253,17 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
             host = std::move(*h);
         }
     }
+    std::optional<SystemdScope> scope;
     if (rec) {
+        // A systemd scope is the container's only with its description
+        // (the name comes from the state file): checked before anything in
+        // its cgroup is killed.
+        if (rec->systemd_cgroup) {
+            auto s = systemd_scope(rec->cgroups_path, id);
+            if (!s) return forward(std::move(s.error()), "delete");
+            if (auto r = check_scope_owner(*s); !r) return forward(std::move(r.error()), "delete");
+            scope = std::move(*s);
+        }
         oci::ContainerStatus st = live_status(dir, host, *rec);
         if (st != oci::ContainerStatus::stopped) {
             if ((st == oci::ContainerStatus::running || st == oci::ContainerStatus::paused) &&
@@ -273,11 +283,8 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
             if (auto r = destroy_cgroup(host, rec->cgroup_dirs); !r)
                 return forward(std::move(r.error()), "delete");
         // The scope is empty by now: systemd's job ends at once.
-        if (rec->systemd_cgroup) {
-            auto scope = systemd_scope(rec->cgroups_path, id);
-            if (!scope) return forward(std::move(scope.error()), "delete");
+        if (scope)
             if (auto r = stop_scope(*scope); !r) return forward(std::move(r.error()), "delete");
-        }
         fault_point("delete:cgroup");
     } else if (!force) {
         return forward(std::move(rec.error()), "delete");

@@ -951,6 +951,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         bool keep = false;
         ~CgroupGuard() {
             if (keep) return;
+            // A unit of that name that is not this container's (its start
+            // failed: the name was taken) is left alone, and its cgroup.
+            if (scope && !check_scope_owner(*scope)) return;
             if (!dirs.empty()) (void)destroy_cgroup(host, dirs);
             if (scope) (void)stop_scope(*scope);
         }
