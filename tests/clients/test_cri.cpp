@@ -668,21 +668,10 @@ Test(cri_systemd, pod_and_container_as_systemd_scopes) {
         call("UpdateContainerResources", "{\"container_id\": " + quoted(cid) +
                                              ", \"linux\": {\"memory_limit_in_bytes\": 67108864}}");
     const std::string unit = "cri-containerd-" + cid + ".scope";
-    std::string label;
-    for (unsigned char ch : unit) {
-        static const char *hex = "0123456789abcdef";
-        if (std::isalnum(ch))
-            label += static_cast<char>(ch);
-        else
-            label += std::string("_") + hex[ch >> 4] + hex[ch & 15];
-    }
     bool v2 =
         test::in_node(g_node, {"/usr/bin/test", "-f", "/sys/fs/cgroup/cgroup.procs"}).status == 0;
     auto prop = [&](const char *name) {
-        return test::in_node(g_node, {"/usr/bin/busctl", "get-property", "org.freedesktop.systemd1",
-                                      "/org/freedesktop/systemd1/unit/" + label,
-                                      "org.freedesktop.systemd1.Scope", name})
-            .out;
+        return test::unit_property(g_node, unit, "org.freedesktop.systemd1.Scope", name);
     };
     std::string memory = prop(v2 ? "MemoryMax" : "MemoryLimit");
     std::string slice = prop("Slice");

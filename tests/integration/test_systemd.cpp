@@ -79,26 +79,9 @@ test::Output oci_in(const std::vector<std::string> &args) {
     return o;
 }
 
-// The D-Bus object path label of a unit name (systemd's bus_label_escape).
-std::string bus_label(const std::string &unit) {
-    static const char *hex = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : unit)
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-            out += static_cast<char>(c);
-        } else {
-            out += '_';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    return out;
-}
-
 // A property of a unit, as systemd says it over D-Bus ("t 32").
 std::string unit_property(const std::string &unit, const char *iface, const char *prop) {
-    return test::in_node(g_node, {"/usr/bin/busctl", "get-property", "org.freedesktop.systemd1",
-                                  "/org/freedesktop/systemd1/unit/" + bus_label(unit), iface, prop})
-        .out;
+    return test::unit_property(g_node, unit, iface, prop);
 }
 
 } // namespace
@@ -387,8 +370,8 @@ Test(systemd, containerd_with_systemd_cgroup) {
              "/oci-run --runc-systemd-cgroup "
              "--cgroup system.slice:ctr:c1 --memory-limit 67108864 "
              "localhost/ocirun/busybox:latest c1 sleep 300 > /dev/null 2>&1 < /dev/null || exit 2; "
-             "sleep 0.5; echo unit=$(busctl get-property org.freedesktop.systemd1 "
-             "/org/freedesktop/systemd1/unit/ctr_2dc1_2escope org.freedesktop.systemd1.Scope " +
+             "sleep 0.5; echo unit=$(busctl get-property org.freedesktop.systemd1 " +
+             test::unit_object_path("ctr-c1.scope") + " org.freedesktop.systemd1.Scope " +
              std::string(node_pure_v2() ? "MemoryMax" : "MemoryLimit") +
              "); $C task exec --exec-id e1 c1 echo exec=ok; $C task kill -s KILL c1; for i in "
              "$(seq 50); do "

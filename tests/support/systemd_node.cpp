@@ -204,6 +204,27 @@ Output in_node(const SystemdNode &n, const std::vector<std::string> &argv,
     return run(cmd, input);
 }
 
+std::string unit_object_path(const std::string &unit) {
+    static const char *hex = "0123456789abcdef";
+    std::string out = "/org/freedesktop/systemd1/unit/";
+    for (unsigned char c : unit)
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+            out += static_cast<char>(c);
+        } else {
+            out += '_';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    return out;
+}
+
+std::string unit_property(const SystemdNode &n, const std::string &unit, const char *iface,
+                          const char *prop) {
+    return in_node(n, {"/usr/bin/busctl", "get-property", "org.freedesktop.systemd1",
+                       unit_object_path(unit), iface, prop})
+        .out;
+}
+
 void SystemdNode::tear_down() {
     if (!root.empty() && !id.empty()) (void)oci({"--root", root, "delete", "--force", id});
     if (!dir.empty()) rm_rf(dir);

@@ -43,4 +43,13 @@ void boot_node(SystemdNode &n, const std::vector<std::string> &binds);
 Output in_node(const SystemdNode &n, const std::vector<std::string> &argv,
                const std::string &input = "");
 
+// The D-Bus object path of systemd unit `unit` (its name escaped as
+// systemd's bus_label_escape does).
+std::string unit_object_path(const std::string &unit);
+
+// A property of a unit of the node's systemd over D-Bus (busctl), as busctl
+// prints it ("t 32\n"), or "" when there is no such unit.
+std::string unit_property(const SystemdNode &n, const std::string &unit, const char *iface,
+                          const char *prop);
+
 } // namespace test
