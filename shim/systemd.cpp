@@ -302,6 +302,7 @@ void set(sd_bus *bus, const std::string &unit, const std::string &desc, const Re
     if (r < 0) die(what + ": " + std::strerror(-r));
     sd_bus_error err = SD_BUS_ERROR_NULL;
     r = sd_bus_call(bus, m, 0, &err, nullptr);
+    sd_bus_message_unref(m);
     if (r < 0) die(what + ": " + bus_error(err, r));
 }
 

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -94,6 +95,16 @@ void write_spec(const SystemdNode &n, const std::vector<std::string> &binds) {
     };
     for (const auto &b : binds)
         s.mounts.push_back(mnt(b, "bind", b, {"rbind", "ro"}));
+    // A sanitized build's reports, where the suite's runner reads them.
+    for (const char *var : {"ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
+        const char *v = std::getenv(var);
+        std::string o = v ? v : "";
+        size_t at = o.find("log_path=");
+        if (at == std::string::npos) continue;
+        std::string path = o.substr(at + 9, o.find(':', at) - at - 9);
+        std::string d = path.substr(0, path.rfind('/'));
+        if (!d.empty() && exists(d)) s.mounts.push_back(mnt(d, "bind", d, {"rbind", "rw"}));
+    }
     s.mounts.push_back(mnt(n.share, "bind", n.share, {"rbind", "rw"}));
     auto &lx = *s.linux_;
     lx.namespaces.clear();
