@@ -170,7 +170,7 @@ Test(systemd, scope_holds_the_container_and_delete_removes_it) {
 }
 
 // TasksMax holds a fork bomb; update changes the unit's properties (and the
-// files).
+// files); kill --all empties the scope.
 Test(systemd, tasks_max_holds_a_fork_bomb_and_update_changes_it) {
     need_node();
     test::Bundle b = node_bundle("sdbomb",
@@ -195,6 +195,13 @@ Test(systemd, tasks_max_holds_a_fork_bomb_and_update_changes_it) {
     auto u = oci_in({"update", "--pids-limit", "40", id});
     std::string tasks = unit_property(unit, "org.freedesktop.systemd1.Scope", "TasksMax");
     auto file = script_in(id, "cat " + scope_dirs(unit, "/pids.max") + " 2>/dev/null | head -1");
+    // kill --all reaches every process of the scope (the init's children
+    // too): the scope empties and systemd removes it.
+    auto killed = script_in(id, "$OCI kill --all $ID KILL; for i in $(seq 50); do "
+                                "$OCI state $ID | grep -q stopped && break; sleep 0.1; done; "
+                                "sleep 0.3; n=$(cat " +
+                                    scope_dirs(unit, "/pids.current") +
+                                    " 2>/dev/null | head -1); echo killed=${n:-gone}");
     auto d = oci_in({"delete", "--force", id});
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
@@ -204,6 +211,8 @@ Test(systemd, tasks_max_holds_a_fork_bomb_and_update_changes_it) {
     cr_assert_eq(u.status, 0, "update: %s", u.err.c_str());
     cr_assert(tasks == "t 40\n", "TasksMax after update: %s", tasks.c_str());
     cr_assert(file.out == "40\n", "pids.max after update: %s", file.out.c_str());
+    cr_assert(contains(killed.out, "killed=gone\n") || contains(killed.out, "killed=0\n"),
+              "kill --all: %s%s", killed.out.c_str(), killed.err.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
 }
 
