@@ -29,7 +29,7 @@ std::string dir_of(const std::string &path) {
     return path.substr(0, path.rfind('/'));
 }
 
-void node_init() {
+void boot(bool legacy) {
     // The build tree (oci-run and its helpers next to it) and the sources
     // (the bundle maker), read-only at the same paths.
     std::string oci = test::absolute_path(test::oci_run_path());
@@ -37,7 +37,15 @@ void node_init() {
     std::vector<std::string> binds = {build};
     if (const char *m = std::getenv("OCI_RUN_BUNDLE_MAKER"))
         binds.push_back(dir_of(dir_of(test::absolute_path(m))));
-    test::boot_node(g_node, binds);
+    test::boot_node(g_node, binds, legacy);
+}
+
+void node_init() {
+    boot(false);
+}
+
+void legacy_node_init() {
+    boot(true);
 }
 
 void node_fini() {
@@ -117,8 +125,8 @@ std::string scope_dirs(const std::string &unit, const std::string &file = "") {
 // A container with --systemd-cgroup: its scope in system.slice, with the
 // init in it and the resources as unit properties systemd reports (and in
 // the cgroup files); ps, pause and resume on it; delete stops the unit and
-// leaves no cgroup.
-Test(systemd, scope_holds_the_container_and_delete_removes_it) {
+// leaves no cgroup. `legacy`: on a node with the v1 hierarchies only.
+void scope_holds_the_container(bool legacy) {
     need_node();
     test::Bundle b = node_bundle("sdscope", {"sleep", "300"}, "");
     std::string id = "sd1";
@@ -163,10 +171,24 @@ Test(systemd, scope_holds_the_container_and_delete_removes_it) {
     cr_assert(contains(in.out, "/system.slice/" + unit + "\n") && contains(in.out, "\n32\n") &&
                   contains(in.out, "\n1\n") && contains(in.out, "paused\nrunning\n"),
               "%s%s", in.out.c_str(), in.err.c_str());
+    // Legacy mode: no v2 hierarchy in the node, none of the scope's.
+    if (legacy)
+        cr_assert(!contains(in.out, "0::/system.slice/"), "in a v2 cgroup: %s", in.out.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert(gone.status != 0 && contains(gone.err, "not loaded"), "the unit is still there: %s%s",
               gone.out.c_str(), gone.err.c_str());
     cr_assert(left.out.empty(), "left behind: %s", left.out.c_str());
+}
+
+Test(systemd, scope_holds_the_container_and_delete_removes_it) {
+    scope_holds_the_container(false);
+}
+
+// The same on a node with the v1 hierarchies only (systemd's legacy mode).
+TestSuite(systemd_v1, .init = legacy_node_init, .fini = node_fini, .timeout = 180);
+
+Test(systemd_v1, scope_holds_the_container_and_delete_removes_it) {
+    scope_holds_the_container(true);
 }
 
 // TasksMax holds a fork bomb; update changes the unit's properties (and the

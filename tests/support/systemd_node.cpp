@@ -60,7 +60,7 @@ void make_rootfs(const std::string &rootfs) {
                "{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}\n");
 }
 
-void write_spec(const SystemdNode &n, const std::vector<std::string> &binds) {
+void write_spec(const SystemdNode &n, const std::vector<std::string> &binds, bool legacy) {
     ocirun::oci::Spec s = ocirun::oci::default_spec(false, 0, 0);
     s.root->path = "rootfs";
     s.root->readonly = false;
@@ -68,6 +68,14 @@ void write_spec(const SystemdNode &n, const std::vector<std::string> &binds) {
     auto &p = *s.process;
     p.terminal = false;
     p.args = {"/lib/systemd/systemd"};
+    if (legacy) {
+        // Without the unified mount, and told not to mount it again (in a
+        // container, systemd takes its kernel command line options as
+        // arguments).
+        p.args = {"/bin/sh", "-c",
+                  "umount /sys/fs/cgroup/unified && exec /lib/systemd/systemd "
+                  "systemd.unified_cgroup_hierarchy=0 systemd.legacy_systemd_cgroup_controller=1"};
+    }
     // systemd knows it runs in a container from $container.
     p.env = {"container=oci-run", "PATH=/usr/sbin:/usr/bin"};
     p.no_new_privileges = false;
@@ -158,7 +166,7 @@ void start_reaper(SystemdNode &n) {
 
 } // namespace
 
-void boot_node(SystemdNode &n, const std::vector<std::string> &binds) {
+void boot_node(SystemdNode &n, const std::vector<std::string> &binds, bool legacy) {
     if (::geteuid() != 0) {
         n.skip = "a systemd node needs root";
         return;
@@ -173,7 +181,11 @@ void boot_node(SystemdNode &n, const std::vector<std::string> &binds) {
     n.root = n.dir + "/state";
     n.id = "sdnode-" + std::to_string(::getpid());
     make_rootfs(n.dir + "/rootfs");
-    write_spec(n, binds);
+    if (legacy && !exists("/sys/fs/cgroup/unified")) {
+        n.skip = "the host has no v1 hierarchies besides a unified one";
+        return;
+    }
+    write_spec(n, binds, legacy);
     start_reaper(n);
     // Its stdio on files (the node's systemd keeps them open).
     auto c = oci_files({"--root", n.root, "create", "--bundle", n.dir, n.id}, -1, 30000);

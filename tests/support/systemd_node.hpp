@@ -35,8 +35,10 @@ struct SystemdNode {
 
 // Boot it and wait (60 s at most) until systemd says the system is running
 // (or degraded). `binds` (the build tree, the sources) are bound read-only
-// at the same paths. On failure `skip` or `failure` says why.
-void boot_node(SystemdNode &n, const std::vector<std::string> &binds);
+// at the same paths. `legacy`: the v1 hierarchies only (the unified one
+// unmounted before systemd starts, so it runs in its legacy mode), on a
+// host that has v1 ones. On failure `skip` or `failure` says why.
+void boot_node(SystemdNode &n, const std::vector<std::string> &binds, bool legacy = false);
 
 // `argv` inside the node, in a cgroup of the node's own (oci-run-tests) in
 // every hierarchy, with the test's environment.
