@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,15 +268,25 @@ namespace {
 // what is below it.
 std::vector<std::string> descendants(const std::string &dir, const char *skip = nullptr) {
     std::vector<std::string> out;
-    DIR *d = ::opendir(dir.c_str());
-    if (!d) return out;
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return out;
+    // getdents64 into the stack: opendir's 32 KiB buffer, once per hierarchy
+    // on every delete, was most of what delete asked of malloc.
     std::vector<std::string> children;
-    while (struct dirent *e = ::readdir(d)) {
-        std::string name = e->d_name;
-        if (e->d_type != DT_DIR || name == "." || name == ".." || (skip && name == skip)) continue;
-        children.push_back(dir + "/" + name);
+    alignas(8) char buf[4096];
+    for (;;) {
+        long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0) break;
+        for (long at = 0; at < n;) {
+            auto *e = reinterpret_cast<struct dirent64 *>(buf + at);
+            at += e->d_reclen;
+            std::string_view name = e->d_name;
+            if (e->d_type != DT_DIR || name == "." || name == ".." || (skip && name == skip))
+                continue;
+            children.push_back(dir + "/" + std::string(name));
+        }
     }
-    ::closedir(d);
+    ::close(fd);
     for (const auto &c : children) {
         for (auto &below : descendants(c))
             out.push_back(std::move(below));
