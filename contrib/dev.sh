@@ -70,6 +70,7 @@ test)
             -Dcpp_link_args='-fno-sanitize-recover=undefined -no-pie'
     fi
     ninja -C "$asan" src/oci-run src/oci-run-exec-stage shim/oci-run-shim shim/oci-run-firewall \
+        shim/oci-run-systemd \
         tests/unit-tests
     # The libFuzzer targets (tests/fuzz): clang 16 (libstdc++ 12's <expected>
     # is beyond Debian's default clang 14), only the targets built.
