@@ -425,7 +425,8 @@ Test(systemd, containerd_with_systemd_cgroup) {
 // create (StartTransientUnit fails, naming the unit) and what that unit's
 // cgroup holds is not killed on the way out; a state file
 // rewritten to name another unit (here a scope of the node's own) gets
-// delete refused before anything in that cgroup is killed, and update too.
+// delete refused before anything in that cgroup is killed, and update too;
+// delete --force removes the state and touches neither.
 Test(systemd, attack_a_unit_that_is_not_the_containers) {
     need_node();
     auto victim = script_in("x", "(setsid systemd-run --quiet --unit=victim-x --scope sleep 300 > "
@@ -445,8 +446,11 @@ Test(systemd, attack_a_unit_that_is_not_the_containers) {
     for (size_t at; (at = rec.find("system.slice:ocirun:sd6")) != std::string::npos;)
         rec.replace(at, 23, "system.slice:victim:x");
     test::write_file(state, rec);
-    auto d = oci_in({"delete", "--force", "sd6"});
+    auto d = oci_in({"delete", "sd6"});
     auto u = oci_in({"update", "--pids-limit", "5", "sd6"});
+    // --force: the state goes, the unit and its cgroup are not touched.
+    auto forced = oci_in({"delete", "--force", "sd6"});
+    auto st = oci_in({"state", "sd6"});
     auto alive = script_in("x", "systemctl is-active victim-x.scope; "
                                 "systemctl show -p TasksMax --value victim-x.scope");
     cr_assert(victim.out == "active\n", "%s%s", victim.out.c_str(), victim.err.c_str());
@@ -457,6 +461,11 @@ Test(systemd, attack_a_unit_that_is_not_the_containers) {
     cr_assert(d.status != 0 && contains(d.err, "not the container's"), "%s", d.err.c_str());
     cr_assert_neq(u.status, 0);
     cr_assert(contains(u.err, "not the container's"), "%s", u.err.c_str());
+    cr_assert_eq(forced.status, 0, "%s", forced.err.c_str());
+    cr_assert(contains(forced.err, "not the container's") &&
+                  contains(forced.err, "nothing it names is killed"),
+              "%s", forced.err.c_str());
+    cr_assert_neq(st.status, 0, "the state is left");
     cr_assert(alive.out.rfind("active\n", 0) == 0 && !contains(alive.out, "\n5\n"),
               "the node's scope was touched: %s", alive.out.c_str());
 }

@@ -253,17 +253,24 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
             host = std::move(*h);
         }
     }
+    // A systemd scope is the container's only with its description (the
+    // name comes from the state file): checked before anything in its
+    // cgroup is killed. With --force, as above, the state goes and nothing
+    // the record names is touched.
     std::optional<SystemdScope> scope;
-    if (rec) {
-        // A systemd scope is the container's only with its description
-        // (the name comes from the state file): checked before anything in
-        // its cgroup is killed.
-        if (rec->systemd_cgroup) {
-            auto s = systemd_scope(rec->cgroups_path, id);
-            if (!s) return forward(std::move(s.error()), "delete");
-            if (auto r = check_scope_owner(*s); !r) return forward(std::move(r.error()), "delete");
+    if (rec && rec->systemd_cgroup) {
+        auto s = systemd_scope(rec->cgroups_path, id);
+        Status owned = s ? check_scope_owner(*s) : Status(std::unexpected(s.error()));
+        if (!owned && !force) return forward(std::move(owned.error()), "delete");
+        if (!owned) {
+            log::warning("delete --force: " + owned.error().text() +
+                         "; nothing it names is killed or removed");
+            rec = std::unexpected(owned.error());
+        } else {
             scope = std::move(*s);
         }
+    }
+    if (rec) {
         oci::ContainerStatus st = live_status(dir, host, *rec);
         if (st != oci::ContainerStatus::stopped) {
             if ((st == oci::ContainerStatus::running || st == oci::ContainerStatus::paused) &&
