@@ -134,7 +134,9 @@ Test(lifecycle, run_init_killed_from_outside_is_128_plus_sig) {
 // ---- create / start / state / kill / delete --------------------------------
 
 Test(lifecycle, create_start_kill_delete) {
-    Env e = make_env("life", {"sh", "-c", "trap 'exit 0' TERM; sleep 30 & wait"});
+    // "ready" once the trap is set: a signal the namespace's init has no
+    // handler for yet is dropped (it would then run out its sleep).
+    Env e = make_env("life", {"sh", "-c", "trap 'exit 0' TERM; echo ready; sleep 30 & wait"});
     std::string pid_file = track_dir(test::make_temp_dir("pidf")) + "/pid";
     auto c = create(e, {"--pid-file", pid_file});
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
@@ -143,6 +145,8 @@ Test(lifecycle, create_start_kill_delete) {
     bool on_host = test::exists("/proc/" + std::to_string(s1.pid));
     auto st = oci({"--root", e.root, "start", e.id});
     std::string running = wait_status(e.root, e.id, "running", 1000);
+    for (int i = 0; i < 500 && !contains(test::read_file(c.out_path), "ready"); i++)
+        ::usleep(10000);
     auto k = oci({"--root", e.root, "kill", e.id});
     std::string stopped = wait_status(e.root, e.id, "stopped");
     StateInfo s3 = state_of(e.root, e.id);
