@@ -239,36 +239,30 @@ Result<std::vector<pid_t>> container_pids(const std::string &root, const std::st
 Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
     const std::string id = dir.id();
     auto rec = dir.load();
+    // A record whose cgroup (or systemd unit) is not the container's own:
+    // refused, or with --force the state goes and nothing it names is
+    // killed or removed. True when the record may be acted on.
+    auto own = [&](Status owned) {
+        if (owned) return true;
+        if (force)
+            log::warning("delete --force: " + owned.error().text() +
+                         "; nothing it names is killed or removed");
+        rec = std::unexpected(std::move(owned.error()));
+        return false;
+    };
     CgroupHost host;
     if (rec) {
         auto h = host_for(*rec);
-        if (!h && !force) return forward(std::move(h.error()), "delete");
-        if (!h) {
-            // --force: the state goes, but nothing the record names is
-            // killed or removed.
-            log::warning("delete --force: " + h.error().text() +
-                         "; nothing it names is killed or removed");
-            rec = std::unexpected(h.error());
-        } else {
-            host = std::move(*h);
-        }
+        if (own(h ? Status{} : Status(std::unexpected(h.error())))) host = std::move(*h);
     }
     // A systemd scope is the container's only with its description (the
     // name comes from the state file): checked before anything in its
-    // cgroup is killed. With --force, as above, the state goes and nothing
-    // the record names is touched.
+    // cgroup is killed.
     std::optional<SystemdScope> scope;
     if (rec && rec->systemd_cgroup) {
         auto s = systemd_scope(rec->cgroups_path, id);
-        Status owned = s ? check_scope_owner(*s) : Status(std::unexpected(s.error()));
-        if (!owned && !force) return forward(std::move(owned.error()), "delete");
-        if (!owned) {
-            log::warning("delete --force: " + owned.error().text() +
-                         "; nothing it names is killed or removed");
-            rec = std::unexpected(owned.error());
-        } else {
+        if (own(s ? check_scope_owner(*s) : Status(std::unexpected(s.error()))))
             scope = std::move(*s);
-        }
     }
     if (rec) {
         oci::ContainerStatus st = live_status(dir, host, *rec);
