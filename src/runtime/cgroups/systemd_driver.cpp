@@ -1,6 +1,7 @@
 #include "runtime/cgroups/systemd_driver.hpp"
 
 #include "build_config.h"
+#include "oci/state.hpp"
 #include "runtime/lifecycle/hooks.hpp"
 #include "runtime/network/shim_launch.hpp"
 
@@ -20,6 +21,12 @@ Status run_helper(const char *verb, const SystemdScope &scope, const std::string
 }
 
 } // namespace
+
+Result<std::vector<UnitProperty>> resource_properties(const oci::Resources &r,
+                                                      const CgroupHost &host) {
+    auto devices = oci::read_file("/proc/devices");
+    return systemd_properties(r, host, devices.value_or(""));
+}
 
 std::string systemd_helper_path() {
     return helper_path("oci-run-systemd", OCIRUN_SYSTEMD_PATH);

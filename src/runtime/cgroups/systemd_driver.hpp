@@ -16,6 +16,10 @@ namespace ocirun {
 // The helper program: helper_path("oci-run-systemd").
 std::string systemd_helper_path();
 
+// systemd_properties for `r` on this host (its /proc/devices read here).
+Result<std::vector<UnitProperty>> resource_properties(const oci::Resources &r,
+                                                      const CgroupHost &host);
+
 // StartTransientUnit of `scope` holding `pid`, with `props`; returns once
 // systemd's job is done.
 Status start_scope(const SystemdScope &scope, const std::vector<UnitProperty> &props, pid_t pid);

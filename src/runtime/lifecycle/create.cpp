@@ -448,8 +448,7 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
         p.scope = OCI_TRY(systemd_scope(lx.cgroups_path, o.id));
         p.scope_props = scope_properties(*p.scope, o.id);
         if (lx.resources) {
-            auto devices = oci::read_file("/proc/devices");
-            auto more = OCI_TRY(systemd_properties(*lx.resources, host, devices.value_or("")));
+            auto more = OCI_TRY(resource_properties(*lx.resources, host));
             p.scope_props.insert(p.scope_props.end(), more.begin(), more.end());
         }
         for (const auto &h : host.hierarchies)

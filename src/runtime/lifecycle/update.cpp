@@ -198,10 +198,9 @@ Status update_container(const std::string &root, const std::string &id,
     if (rec.systemd_cgroup) {
         auto scope = systemd_scope(rec.cgroups_path, rec.state.id);
         if (!scope) return forward(std::move(scope.error()), "update");
-        auto devices = oci::read_file("/proc/devices");
         oci::Resources props = res;
         if (!new_devices) props.devices.clear();
-        auto p = systemd_properties(props, host, devices.value_or(""));
+        auto p = resource_properties(props, host);
         if (!p) return forward(std::move(p.error()), "update");
         if (auto r = set_scope_properties(*scope, *p); !r)
             return forward(std::move(r.error()), "update");
