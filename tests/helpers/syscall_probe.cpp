@@ -8,7 +8,10 @@
 // bound and listening, socketpairs, the i386 entry points on x86-64) and
 // prints "NAME=0" or "NAME=ERRNO" per line. `syscall-probe nr N...` calls
 // system call N with zero arguments (`nr32`: the i386 one, on x86-64) and
-// prints "N=ERRNO" (0 when it succeeded). `syscall-probe nestproc DIR`
+// prints "N=ERRNO" (0 when it succeeded). Where the machine has no i386
+// entry point (int $0x80 faults: a kernel without IA32 emulation, or a
+// hypervisor that does not pass it on), each i386 call prints "NAME=fault"
+// and the probe goes on. `syscall-probe nestproc DIR`
 // makes a user, mount and PID namespace of its own (root mapped to its
 // uid) and tries to mount a fresh procfs on DIR there, printing
 // "nestproc=ERRNO" (the kernel allows it only where a procfs is fully
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -59,11 +63,35 @@ static void try_socket(const char *name, long family, long type, long protocol) 
 }
 
 #if defined(__x86_64__)
+static sigjmp_buf i386_fault;
+
+static void on_i386_fault(int) {
+    siglongjmp(i386_fault, 1);
+}
+
+// kI386Fault: the machine has no i386 entry point (int $0x80 faulted).
+constexpr long kI386Fault = -100000;
+
 // An i386 system call from this x86-64 process (int $0x80): 32-bit arguments.
 static long call_i386(long nr, long a, long b, long c) {
-    long ret;
-    asm volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+    struct sigaction sa{}, old{};
+    sa.sa_handler = on_i386_fault;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old);
+    long ret = kI386Fault;
+    if (sigsetjmp(i386_fault, 1) == 0)
+        asm volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+    sigaction(SIGSEGV, &old, nullptr);
     return ret;
+}
+
+// "NAME=ERRNO" for an i386 call's result (0 when it succeeded), or
+// "NAME=fault".
+static void report_i386(const char *name, long r) {
+    if (r == kI386Fault)
+        std::printf("%s=fault\n", name);
+    else
+        std::printf("%s=%ld\n", name, r < 0 && r > -4096 ? -r : 0);
 }
 #endif
 
@@ -112,38 +140,34 @@ static void probe_sockets() {
         args[2] = 0;
         args[3] = static_cast<unsigned>(reinterpret_cast<unsigned long>(args + 8));
         long fd = call_i386(102 /* socketcall */, call, reinterpret_cast<long>(args), 0);
-        errno = fd < 0 && fd > -4096 ? static_cast<int>(-fd) : 0;
-        std::printf("%s=%d\n", name, errno);
+        report_i386(name, fd);
         if (fd >= 0 && call == 1) close(static_cast<int>(fd));
     };
     socketcall("i386_socketcall_vsock", 1 /* SYS_SOCKET */, AF_VSOCK, SOCK_STREAM);
     socketcall("i386_socketcall_unix", 1, AF_UNIX, SOCK_STREAM);
     socketcall("i386_socketcall_pair_unix", 8 /* SYS_SOCKETPAIR */, AF_UNIX, SOCK_STREAM);
     long fd = call_i386(359 /* socket */, AF_VSOCK, SOCK_STREAM, 0);
-    std::printf("i386_socket_vsock=%ld\n", fd < 0 && fd > -4096 ? -fd : 0);
+    report_i386("i386_socket_vsock", fd);
     if (fd >= 0) close(static_cast<int>(fd));
     fd = call_i386(359, AF_UNIX, SOCK_STREAM, 0);
-    std::printf("i386_socket_unix=%ld\n", fd < 0 && fd > -4096 ? -fd : 0);
+    report_i386("i386_socket_unix", fd);
     if (fd >= 0) close(static_cast<int>(fd));
 #endif
 }
 
 static void probe_numbers(bool i386, int argc, char **argv) {
     for (int i = 2; i < argc; i++) {
-        long nr = std::strtol(argv[i], nullptr, 10), r = 0;
-        int err = 0;
-        if (!i386) {
-            r = syscall(nr, 0L, 0L, 0L, 0L, 0L, 0L);
-            err = r < 0 ? errno : 0;
-        } else {
+        long nr = std::strtol(argv[i], nullptr, 10);
+        if (i386) {
 #if defined(__x86_64__)
-            r = call_i386(nr, 0, 0, 0);
-            err = r < 0 && r > -4096 ? static_cast<int>(-r) : 0;
+            report_i386(argv[i], call_i386(nr, 0, 0, 0));
 #else
-            err = -1;
+            std::printf("%ld=-1\n", nr);
 #endif
+            continue;
         }
-        std::printf("%ld=%d\n", nr, err);
+        long r = syscall(nr, 0L, 0L, 0L, 0L, 0L, 0L);
+        std::printf("%ld=%d\n", nr, r < 0 ? errno : 0);
     }
 }
 

@@ -446,7 +446,10 @@ Test(seccomp, calls_newer_than_the_profile_answer_enosys) {
                    "newfstatat",
                    "fstat",
                    "ioctl",
-                   "lseek"};
+                   "lseek",
+                   // The probe's guard around int $0x80 (a SIGSEGV handler).
+                   "rt_sigaction",
+                   "rt_sigprocmask"};
     sc.syscalls = {allow};
     e.b.spec.linux_->seccomp = sc;
     e.b.save();
@@ -463,7 +466,11 @@ Test(seccomp, calls_newer_than_the_profile_answer_enosys) {
     cr_assert_eq(m["435"], ENOSYS, "clone3, newer than rseq: %s", o.out.c_str());
     cr_assert_eq(m["1000"], ENOSYS, "%s", o.out.c_str());
     cr_assert_eq(o32.status, 0, "%s", o32.err.c_str());
-    auto m32 = probe_results(o32.out);
-    cr_assert_eq(m32["20"], EPERM, "i386 getpid: %s", o32.out.c_str());
-    cr_assert_eq(m32["500"], ENOSYS, "i386 500: %s", o32.out.c_str());
+    // (Where this machine has no i386 entry point, there is none to filter.)
+    std::string eperm = test::i386_answer(std::to_string(EPERM)),
+                enosys = test::i386_answer(std::to_string(ENOSYS));
+    cr_assert(contains(o32.out, "20=" + eperm + "\n"), "i386 getpid, want %s: %s", eperm.c_str(),
+              o32.out.c_str());
+    cr_assert(contains(o32.out, "500=" + enosys + "\n"), "i386 500, want %s: %s",
+              enosys.c_str(), o32.out.c_str());
 }

@@ -56,4 +56,11 @@ std::string wait_status(const std::string &root, const std::string &id, const ch
 bool pid_gone_now(long pid);
 bool pid_gone(long pid, int timeout_ms = 2000);
 
+// What an i386 system call (int $0x80 from an x86-64 process) answers on
+// this machine, outside any container: the syscall-probe helper's
+// "NAME=VALUE" value for `want` where the machine has that entry point,
+// "fault" where it has none (a kernel without IA32 emulation, a hypervisor
+// that does not pass int $0x80 on). Asked once.
+std::string i386_answer(const std::string &want);
+
 } // namespace test
