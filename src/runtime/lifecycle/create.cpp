@@ -232,7 +232,10 @@ struct Fds {
 };
 
 // clone, or clone3 with CLONE_INTO_CGROUP when there is a v2 cgroup to be born
-// in (so the child is accounted there from its first page).
+// in (so the child is accounted there from its first page). Where the
+// cgroup's pids.max refuses a birth (EAGAIN: a limit of 0, runtime-spec 1.3),
+// a plain clone: the child is moved in before it proceeds (prepare_init), a
+// move pids.max does not limit, as runc places its init.
 long clone_into(unsigned long flags, int cgroup_fd) {
     if (cgroup_fd >= 0) {
         struct clone_args args {};
@@ -240,7 +243,8 @@ long clone_into(unsigned long flags, int cgroup_fd) {
         args.exit_signal = SIGCHLD;
         args.cgroup = static_cast<uint64_t>(cgroup_fd);
         long pid = ::syscall(SYS_clone3, &args, sizeof args);
-        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL)) return pid;
+        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EAGAIN))
+            return pid;
     }
     return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
 }
