@@ -258,8 +258,17 @@ Status mount_cgroup(int rootfd, const MountOp &op, int dest, unsigned long flags
                                           "/sys/fs/cgroup", true, MS_RDONLY | flags, what));
         return {};
     }
-    case CgroupShow::cgroup2:
-        return do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
+    case CgroupShow::cgroup2: {
+        Status mounted = do_mount("cgroup2", target, "cgroup2", flags, nullptr, what);
+        // Under a /sys bound from the host (a user namespace that may not
+        // mount a sysfs of its own), /sys/fs/cgroup on a host whose cgroups
+        // are v2 alone is the host's cgroup2 mount itself, and the kernel
+        // refuses the same filesystem again at a mount's root (EBUSY): the
+        // container's cgroup directory is bound there instead, which shows
+        // what the cgroup namespace's mount would (as runc does).
+        if (mounted || mounted.error().code != EBUSY) return mounted;
+        [[fallthrough]];
+    }
     case CgroupShow::bind_dir: {
         const std::string &dir = op.cgroup_parts.at(0).view.dir;
         Fd now = OCI_TRY(bind_and_remount(rootfd, destination, 0, target, dir.c_str(), dir, false,
