@@ -96,6 +96,31 @@ Test(rootless, self_mapping_runs_a_container) {
     cr_assert(left.empty(), "run left %s", left.empty() ? "" : left[0].c_str());
 }
 
+// exec into a running rootless container: the process joins the
+// container's PID namespace (which the container's user namespace owns, so
+// it is entered from there) and every other, as the container's root; the
+// container is deleted with nothing left.
+Test(rootless, exec_joins_a_rootless_container) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlexec", bin, {"sleep", "60"});
+    auto nobody = [&](std::vector<std::string> args) {
+        std::vector<std::string> argv = {bin, "--root", e.root};
+        argv.insert(argv.end(), args.begin(), args.end());
+        // (Its stdio on files: a detached container keeps them.)
+        return test::run_files(as_nobody(argv));
+    };
+    auto c = nobody({"run", "--detach", "--bundle", e.b.dir, e.id});
+    auto x = nobody({"exec", e.id, "sh", "-c", "id -u; ps -o pid,args | awk '$1 == 1'"});
+    auto d = nobody({"delete", "--force", e.id});
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "run -d as nobody: %s", c.err.c_str());
+    cr_assert_eq(x.status, 0, "exec as nobody: %d %s", x.status, x.err.c_str());
+    cr_assert_str_eq(normalised(x.out).c_str(), "0 1 sleep 60", "exec: [%s]", x.out.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
 // Ranges beyond its own id need the setuid helpers and an /etc/subuid entry;
 // the test gives nobody one in a private mount namespace (the host's files
 // are not touched).

@@ -206,12 +206,22 @@ Status exec_child(const Child &c, oci::Process &proc) {
     if (!go) die(go.error());
     if (go->type != sync::Msg::proceed) die(Error{0, "sync: unexpected message"});
     // The PID namespace first, while this process is still in the host's
-    // user namespace (which owns every other).
-    if (c.pidns_fd >= 0 && ::setns(c.pidns_fd, CLONE_NEWPID) < 0)
-        die(Error{errno, "setns into the container's PID namespace"});
-    for (auto [fd, flag] : c.ns)
+    // user namespace (as root, it owns every other). An unprivileged
+    // runtime may enter it only from the container's user namespace, which
+    // owns it: right after that one.
+    auto join_pidns = [&] {
+        if (::setns(c.pidns_fd, CLONE_NEWPID) < 0)
+            die(Error{errno, "setns into the container's PID namespace"});
+    };
+    bool joins_user = std::any_of(c.ns.begin(), c.ns.end(),
+                                  [](const auto &n) { return n.second == CLONE_NEWUSER; });
+    bool pid_after_user = c.pidns_fd >= 0 && joins_user && ::geteuid() != 0;
+    if (c.pidns_fd >= 0 && !pid_after_user) join_pidns();
+    for (auto [fd, flag] : c.ns) {
         if (::setns(fd, flag) < 0)
             die(Error{errno, "setns " + std::string(ns_flag_name(flag)) + " namespace"});
+        if (flag == CLONE_NEWUSER && pid_after_user) join_pidns();
+    }
     for (auto [fd, flag] : c.ns)
         ::close(fd);
     if (c.pidns_fd >= 0) ::close(c.pidns_fd);
