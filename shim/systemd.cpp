@@ -6,17 +6,25 @@
 //   oci-run-systemd [--user] set UNIT DESC    SetUnitProperties (runtime)
 //   oci-run-systemd [--user] stop UNIT DESC   StopUnit, then ResetFailedUnit
 //   oci-run-systemd [--user] check UNIT DESC  fails unless UNIT is not loaded or is DESC's
+//   oci-run-systemd [--user] attach UNIT DESC AttachProcessesToUnit (exec)
+//   oci-run-systemd [--user] root             prints the manager's ControlGroup
 //
-// set, stop and check act only on a unit whose Description is DESC (what start gave
-// it: "oci-run container ID"): the unit's name comes from a state file, and a
-// name such as session-1.scope must not stop someone's login session.
+// set, stop, check and attach act only on a unit whose Description is DESC
+// (what start gave it: "oci-run container ID"): the unit's name comes from a
+// state file, and a name such as session-1.scope must not stop someone's
+// login session.
 //
-// start and set read {"pid": N, "properties": [...]} on stdin
+// start, set and attach read {"pid": N, "properties": [...]} on stdin
 // (runtime/cgroups/systemd_unit.hpp, systemd_request); start puts process N
-// in the scope (by PIDFDs where systemd takes them, else PIDs). start and
-// stop wait for their job and fail unless it is "done" (stop: a unit that is
-// not loaded is stopped already). --user: the caller's user manager, else the
-// system's (its private socket as root, as systemctl, else the system bus).
+// in the scope (by PIDFDs where systemd takes them, else PIDs), attach moves
+// it there. start and stop wait for their job and fail unless it is "done"
+// (stop: a unit that is not loaded is stopped already). --user: the caller's
+// user manager (the user's bus, $DBUS_SESSION_BUS_ADDRESS or
+// $XDG_RUNTIME_DIR/bus, as runc; else the manager's private socket
+// $XDG_RUNTIME_DIR/systemd/private), else the system's (its private socket
+// as root, as systemctl, else the system bus). root prints the cgroup the
+// manager's units are below ("/user.slice/user-1000.slice/user@1000.service"
+// for a user's; "/" for the system's).
 // Errors, one line on stderr: the unit, the call and the D-Bus error.
 #include "oci/json.hpp"
 
@@ -143,22 +151,39 @@ int append_props(sd_bus_message *m, const Request &r, int pidfd) {
     return e;
 }
 
+// A direct connection to a manager's private socket (no message bus).
+int open_private(sd_bus **bus, const std::string &socket) {
+    int r = sd_bus_new(bus);
+    if (r >= 0) r = sd_bus_set_address(*bus, ("unix:path=" + socket).c_str());
+    if (r >= 0) r = sd_bus_start(*bus);
+    return r;
+}
+
 sd_bus *connect(bool user) {
     sd_bus *bus = nullptr;
     int r;
     if (user) {
+        const char *xdg = std::getenv("XDG_RUNTIME_DIR");
         r = sd_bus_open_user(&bus);
+        if (r < 0 && xdg && *xdg) {
+            std::string priv = std::string(xdg) + "/systemd/private";
+            if (::access(priv.c_str(), F_OK) == 0) {
+                sd_bus_unref(bus);
+                bus = nullptr;
+                r = open_private(&bus, priv);
+            }
+        }
+        if (r < 0)
+            die(std::string("connect to the user's systemd manager (the user's bus: "
+                            "$DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus") +
+                (xdg && *xdg ? "" : "; XDG_RUNTIME_DIR is not set") + "): " + std::strerror(-r));
     } else if (::geteuid() == 0 && ::access("/run/systemd/private", F_OK) == 0) {
         // As root, systemd's own socket: no message bus needed (as systemctl).
-        r = sd_bus_new(&bus);
-        if (r >= 0) r = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
-        if (r >= 0) r = sd_bus_start(bus);
+        r = open_private(&bus, "/run/systemd/private");
     } else {
         r = sd_bus_open_system(&bus);
     }
-    if (r < 0)
-        die(std::string("connect to systemd") + (user ? " (user manager)" : "") + ": " +
-            std::strerror(-r));
+    if (r < 0) die(std::string("connect to systemd: ") + std::strerror(-r));
     return bus;
 }
 
@@ -306,6 +331,26 @@ void set(sd_bus *bus, const std::string &unit, const std::string &desc, const Re
     if (r < 0) die(what + ": " + bus_error(err, r));
 }
 
+void attach(sd_bus *bus, const std::string &unit, const std::string &desc, const Request &req) {
+    const std::string what = "AttachProcessesToUnit " + unit;
+    if (!loaded_and_ours(bus, unit, desc, what)) die(what + ": the unit is not loaded");
+    if (req.pid <= 0) die(what + ": no process");
+    sd_bus_error err = SD_BUS_ERROR_NULL;
+    int r = sd_bus_call_method(bus, kDest, kPath, kManager, "AttachProcessesToUnit", &err, nullptr,
+                               "ssau", unit.c_str(), "/", 1, static_cast<uint32_t>(req.pid));
+    if (r < 0) die(what + ": " + bus_error(err, r));
+}
+
+// The manager's own cgroup, below which its units' are.
+void print_root(sd_bus *bus) {
+    sd_bus_error err = SD_BUS_ERROR_NULL;
+    char *cg = nullptr;
+    int r = sd_bus_get_property_string(bus, kDest, kPath, kManager, "ControlGroup", &err, &cg);
+    if (r < 0) die("the manager's ControlGroup: " + bus_error(err, r));
+    std::printf("%s\n", cg && *cg ? cg : "/");
+    std::free(cg);
+}
+
 void stop(sd_bus *bus, const std::string &unit, const std::string &desc) {
     const std::string what = "StopUnit " + unit;
     if (!loaded_and_ours(bus, unit, desc, what)) return; // stopped and gone already
@@ -332,23 +377,29 @@ int main(int argc, char **argv) {
         user = true;
         i++;
     }
-    if (argc - i != 3) {
-        std::fprintf(stderr,
-                     "usage: oci-run-systemd [--user] start|set|stop|check UNIT DESCRIPTION\n");
+    bool root = argc - i == 1 && std::string(argv[i]) == "root";
+    if (argc - i != 3 && !root) {
+        std::fprintf(stderr, "usage: oci-run-systemd [--user] start|set|stop|check|attach UNIT "
+                             "DESCRIPTION\n       oci-run-systemd [--user] root\n");
         return 2;
     }
-    std::string verb = argv[i], unit = argv[i + 1], desc = argv[i + 2];
-    if (verb != "start" && verb != "set" && verb != "stop" && verb != "check")
+    std::string verb = argv[i], unit = root ? "" : argv[i + 1], desc = root ? "" : argv[i + 2];
+    if (verb != "start" && verb != "set" && verb != "stop" && verb != "check" && verb != "attach" &&
+        !root)
         die("unknown verb " + verb);
     Request req;
-    if (verb == "start" || verb == "set") req = read_request();
+    if (verb == "start" || verb == "set" || verb == "attach") req = read_request();
     sd_bus *bus = connect(user);
-    if (verb == "start")
+    if (root)
+        print_root(bus);
+    else if (verb == "start")
         start(bus, unit, req);
     else if (verb == "set")
         set(bus, unit, desc, req);
     else if (verb == "check")
         (void)loaded_and_ours(bus, unit, desc, "check " + unit);
+    else if (verb == "attach")
+        attach(bus, unit, desc, req);
     else
         stop(bus, unit, desc);
     sd_bus_flush_close_unref(bus);

@@ -55,7 +55,7 @@ void print_help() {
         "  --log-format FORMAT   text (default) or json (runc's JSON lines)\n"
         "  --debug               log debug lines (to stderr without --log)\n"
         "  --systemd-cgroup      cgroups as systemd scopes (cgroupsPath slice:prefix:name),\n"
-        "                        through D-Bus; as root\n"
+        "                        through D-Bus (an unprivileged user's: its own manager's)\n"
         "  --rootless VALUE      true, false or auto (default auto: rootless when not root);\n"
         "                        a rootless container gets a cgroup only if it sets limits\n"
         "  --criu PATH           accepted for runc compatibility and ignored (no CRIU)\n"

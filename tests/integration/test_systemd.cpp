@@ -4,6 +4,7 @@
 // as on a host whose init is systemd. The unit and its properties are read
 // back over D-Bus (busctl); the cgroup files and the processes are checked
 // as without systemd. Tearing the node down removes everything in it.
+#include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
 #include "support/containerd.hpp"
 #include "support/harness.hpp"
@@ -335,7 +336,7 @@ Test(systemd, podman_with_its_systemd_cgroup_manager) {
     need_node();
     if (test::find_in_path("podman").empty()) cr_skip_test("podman is not installed");
     auto o = podman_in_node(
-        "$P run --rm $IMG cat /proc/self/cgroup | grep -E '^(0|[0-9]+:pids):'; "
+        "$P run --rm --cgroupns host $IMG cat /proc/self/cgroup | grep -E '^(0|[0-9]+:pids):'; "
         "id=$($P run -d --pids-limit 50 --name c1 $IMG sleep 300) || exit 1; "
         "echo unit=$(busctl get-property org.freedesktop.systemd1 "
         "/org/freedesktop/systemd1/unit/libpod_2d${id}_2escope org.freedesktop.systemd1.Scope "
@@ -468,4 +469,208 @@ Test(systemd, attack_a_unit_that_is_not_the_containers) {
     cr_assert_neq(st.status, 0, "the state is left");
     cr_assert(alive.out.rfind("active\n", 0) == 0 && !contains(alive.out, "\n5\n"),
               "the node's scope was touched: %s", alive.out.c_str());
+}
+
+// ---- An unprivileged user's manager (rootless --systemd-cgroup) -------------
+
+namespace {
+
+// The node's user's manager (user@UID.service) started, on a node whose
+// cgroups are v2 alone (a user's manager is given that hierarchy only).
+void user_node_init() {
+    boot(false);
+    if (!g_node.skip.empty() || !g_node.failure.empty()) return;
+    if (!node_pure_v2()) {
+        g_node.skip = "a user's systemd manager needs a host whose cgroups are v2 alone";
+        return;
+    }
+    const std::string uid = std::to_string(test::kNodeUser);
+    auto o = test::in_node(g_node, {"/usr/bin/systemctl", "start", "user@" + uid + ".service"});
+    if (o.status != 0)
+        g_node.failure =
+            "start user@" + uid + ".service: " + o.out + o.err +
+            test::in_node(g_node, {"/usr/bin/journalctl", "--no-pager", "-n", "30"}).out;
+}
+
+// A shell script as the node's user, logged in as over ssh: its processes
+// in a cgroup of root's (the node's oci-run-tests, not its manager's), with
+// XDG_RUNTIME_DIR (and so its bus) set. $OCI is oci-run --systemd-cgroup
+// with the user's --root, $ID the container, $UNIT its scope's D-Bus path
+// in the user's manager, $CG its cgroup directory.
+test::Output user_script(const std::string &id, const std::string &body) {
+    const std::string uid = std::to_string(test::kNodeUser);
+    // The user reaches the shared directory (bundles, its --root).
+    ::chmod(g_node.dir.c_str(), 0755);
+    ::chmod(g_node.share.c_str(), 0755);
+    const std::string state = g_node.share + "/ustate";
+    if (!test::exists(state)) {
+        ::mkdir(state.c_str(), 0700);
+        (void)::chown(state.c_str(), test::kNodeUser, test::kNodeUser);
+    }
+    std::string oci =
+        test::absolute_path(test::oci_run_path()) + " --systemd-cgroup --root " + state;
+    std::string unit = "oci-run-" + id + ".scope";
+    std::string cg = "/sys/fs/cgroup/user.slice/user-" + uid + ".slice/user@" + uid +
+                     ".service/user.slice/" + unit;
+    return test::in_node(g_node,
+                         {"/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
+                          "/usr/bin/env", "-u", "DBUS_SESSION_BUS_ADDRESS", "HOME=/home/ocitest",
+                          "XDG_RUNTIME_DIR=/run/user/" + uid, "/bin/sh", "-c",
+                          "OCI='" + oci + "'; ID=" + id + "; UNIT=" + test::unit_object_path(unit) +
+                              "; CG=" + cg + "; " + body});
+}
+
+// A bundle for the node's user (`oci-run spec --rootless` as it would write
+// it: its uid and gid mapped to root), readable by it.
+test::Bundle user_bundle(const char *tag, const std::vector<std::string> &args) {
+    test::Bundle b = node_bundle(tag, args, "");
+    ::chmod(b.dir.c_str(), 0755);
+    ocirun::oci::Spec s = ocirun::oci::default_spec(true, test::kNodeUser, test::kNodeUser);
+    s.root->path = b.rootfs;
+    s.process->args = args;
+    s.process->terminal = false;
+    b.spec = std::move(s);
+    return b;
+}
+
+} // namespace
+
+TestSuite(systemd_user, .init = user_node_init, .fini = node_fini, .timeout = 240);
+
+// A rootless container with --systemd-cgroup, run by a user logged in as
+// over ssh: its scope is made by the user's own manager, in user.slice below
+// user@UID.service (runc's default for a rootless container), with the
+// resources as the properties that manager reports and in the files; the
+// limits hold (a fork bomb stops at TasksMax); update; exec joins the scope
+// (the user may not move a process there itself: its manager does, asking
+// the system's); ps, pause and resume, kill --all; delete stops the unit and
+// leaves no cgroup.
+Test(systemd_user, a_users_manager_holds_a_rootless_container) {
+    need_node();
+    test::Bundle b = user_bundle("sduser", {"sh", "-c",
+                                            "(for i in $(seq 60); do sleep 30 & done) "
+                                            "2>/dev/null; exec sleep 300"});
+    auto &r = b.spec.linux_->resources.emplace();
+    r.pids.emplace().limit = 16;
+    r.memory.emplace().limit = 64 << 20;
+    b.save();
+    auto o = user_script(
+        "u1",
+        "$OCI create --bundle " + b.dir +
+            " $ID > /dev/null 2>&1 < /dev/null || { echo create-failed; $OCI create --bundle " +
+            b.dir +
+            " x 2>&1; exit 1; }; $OCI start $ID || exit 2; "
+            "p=$($OCI state $ID | sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p'); "
+            "echo init=$(grep '^0::' /proc/$p/cgroup); "
+            "for i in $(seq 100); do n=$(cat $CG/pids.current); [ \"$n\" -ge 15 ] && break; "
+            "sleep 0.1; done; echo current=$n; echo events=$(cat $CG/pids.events); "
+            "B='busctl --user get-property org.freedesktop.systemd1 '$UNIT' "
+            "org.freedesktop.systemd1.Scope'; "
+            "echo tasks=$($B TasksMax) memory=$($B MemoryMax) slice=$($B Slice); "
+            "echo files=$(cat $CG/pids.max $CG/memory.max); "
+            "$OCI update --pids-limit 40 $ID && echo updated=$($B TasksMax) $(cat $CG/pids.max); "
+            "$OCI exec --detach --pid-file $HOME/x.pid $ID sleep 300 && "
+            "echo exec=$(grep '^0::' /proc/$(cat $HOME/x.pid)/cgroup); "
+            "echo ps=$($OCI ps $ID | tail -n +2 | wc -l); "
+            "$OCI pause $ID && echo frozen=$(cat $CG/cgroup.freeze) && $OCI resume $ID && "
+            "$OCI state $ID | grep -o running; "
+            "$OCI kill --all $ID KILL; for i in $(seq 50); do $OCI state $ID | grep -q stopped && "
+            "break; sleep 0.1; done; $OCI delete $ID && echo deleted; "
+            "busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 "
+            "org.freedesktop.systemd1.Manager GetUnit s oci-run-$ID.scope 2>&1 | "
+            "grep -c 'not loaded'; test -e $CG && echo left; true");
+    std::string uid = std::to_string(test::kNodeUser);
+    std::string scope =
+        "/user.slice/user-" + uid + ".slice/user@" + uid + ".service/user.slice/oci-run-u1.scope";
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s", all.c_str());
+    cr_assert(contains(o.out, "init=0::" + scope + "\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "current=15\n") || contains(o.out, "current=16\n"), "%s",
+              all.c_str());
+    cr_assert(contains(o.out, "events=max ") && !contains(o.out, "events=max 0\n"), "%s",
+              all.c_str());
+    cr_assert(contains(o.out, "tasks=t 16 memory=t 67108864 slice=s \"user.slice\"\n"), "%s",
+              all.c_str());
+    cr_assert(contains(o.out, "files=16 67108864\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "updated=t 40 40\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "exec=0::" + scope + "\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "frozen=1\nrunning\n"), "%s", all.c_str());
+    cr_assert(contains(o.out, "deleted\n1\n") && !contains(o.out, "left"), "%s", all.c_str());
+}
+
+// Without the user's bus (no dbus-user-session, or a broken address), the
+// manager's private socket in $XDG_RUNTIME_DIR serves; a cgroupsPath's
+// slice is made in the user's manager (as runc: user-ocirun.slice).
+Test(systemd_user, the_managers_private_socket_and_a_slice_of_the_users) {
+    need_node();
+    test::Bundle b = user_bundle("sdupriv", {"sh", "-c", "grep '^0::' /proc/self/cgroup"});
+    b.spec.linux_->cgroups_path = "user-ocirun.slice:p:u2";
+    // (Without a cgroup namespace of its own, it sees where it is.)
+    std::erase_if(b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::cgroup; });
+    b.save();
+    auto o =
+        user_script("u2", "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent $OCI run --bundle " +
+                              b.dir + " $ID < /dev/null");
+    std::string uid = std::to_string(test::kNodeUser);
+    cr_assert_eq(o.status, 0, "%s%s", o.out.c_str(), o.err.c_str());
+    cr_assert(o.out == "0::/user.slice/user-" + uid + ".slice/user@" + uid +
+                           ".service/user.slice/user-ocirun.slice/p-u2.scope\n",
+              "%s%s", o.out.c_str(), o.err.c_str());
+}
+
+// Where the host has v1 hierarchies, a user's manager is given none of them:
+// a rootless container with --systemd-cgroup is refused (as runc), saying
+// why, and leaves no state.
+void users_manager_refused_beside_v1() {
+    need_node();
+    if (node_pure_v2()) cr_skip_test("the node's cgroups are v2 alone: see systemd_user");
+    test::Bundle b = user_bundle("sdurefuse", {"true"});
+    b.save();
+    auto o = user_script("u3", "$OCI create --bundle " + b.dir +
+                                   " $ID < /dev/null; echo rc=$?; $OCI state $ID > /dev/null "
+                                   "2>&1 || echo no-state");
+    cr_assert(contains(o.out, "rc=1\nno-state\n"), "%s%s", o.out.c_str(), o.err.c_str());
+    cr_assert(contains(o.err, "--systemd-cgroup: as an unprivileged user") &&
+                  contains(o.err, "cgroups are v2 alone"),
+              "%s", o.err.c_str());
+}
+
+Test(systemd, a_users_manager_is_refused_beside_v1_hierarchies) {
+    users_manager_refused_beside_v1();
+}
+
+Test(systemd_v1, a_users_manager_is_refused_beside_v1_hierarchies) {
+    users_manager_refused_beside_v1();
+}
+
+// In a user's manager as in the system's: a state file rewritten to name a
+// unit of the user's own (init.scope, the user's manager itself) gets
+// delete and update refused before anything in its cgroup is killed;
+// delete --force removes the state and touches neither.
+Test(systemd_user, attack_a_users_unit_that_is_not_the_containers) {
+    need_node();
+    test::Bundle b = user_bundle("sduatk", {"sleep", "300"});
+    b.save();
+    auto c = user_script("u4", "$OCI create --bundle " + b.dir + " $ID < /dev/null > /dev/null 2>&1 || exit 1");
+    std::string state = g_node.share + "/ustate/u4/state.json";
+    std::string rec = test::read_file(state);
+    for (const auto &[from, to] : std::vector<std::pair<std::string, std::string>>{
+             {"user.slice/oci-run-u4.scope", "init.scope"},
+             {"\"cgroupsPath\":\"\"", "\"cgroupsPath\":\"-.slice::init\""}})
+        for (size_t at; (at = rec.find(from)) != std::string::npos;)
+            rec.replace(at, from.size(), to);
+    test::write_file(state, rec);
+    auto o = user_script("u4", "$OCI delete $ID; echo rc=$?; $OCI update --pids-limit 5 $ID; "
+                               "echo rc=$?; $OCI delete --force $ID; echo rc=$?; "
+                               "systemctl --user is-active init.scope; "
+                               "systemctl --user show -p TasksMax --value init.scope");
+    cr_assert_eq(c.status, 0, "%s%s", c.out.c_str(), c.err.c_str());
+    cr_assert(
+        contains(rec, "\"cgroupsPath\":\"-.slice::init\"") &&
+            contains(rec, "user@" + std::to_string(test::kNodeUser) + ".service/init.scope\""),
+        "%s", rec.c_str());
+    cr_assert(o.out.rfind("rc=1\nrc=1\nrc=0\nactive\n", 0) == 0 && !contains(o.out, "\n5\n"),
+              "%s%s", o.out.c_str(), o.err.c_str());
+    cr_assert(contains(o.err, "not the container's"), "%s", o.err.c_str());
 }

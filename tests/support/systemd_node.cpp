@@ -35,15 +35,26 @@ Mount mnt(const std::string &dest, const std::string &type, const std::string &s
 
 // The node's root: the host's /usr (bound), the usual links into it, and an
 // /etc systemd boots from without asking anything (a machine ID: not a first
-// boot).
+// boot), with the D-Bus daemon's user and an unprivileged user (kNodeUser)
+// whose manager (user@UID.service) PAM lets start.
 void make_rootfs(const std::string &rootfs) {
     for (const char *d : {"", "/usr", "/etc", "/var", "/var/tmp", "/var/lib", "/var/log", "/root",
                           "/tmp", "/run", "/proc", "/sys", "/dev", "/home", "/srv", "/opt", "/mnt"})
         ::mkdir((rootfs + d).c_str(), 0755);
     for (const char *l : {"bin", "sbin", "lib", "lib64"})
         (void)::symlink((std::string("usr/") + l).c_str(), (rootfs + "/" + l).c_str());
-    write_file(rootfs + "/etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
-    write_file(rootfs + "/etc/group", "root:x:0:\n");
+    const std::string uid = std::to_string(kNodeUser);
+    write_file(rootfs + "/etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"
+                                       "messagebus:x:100:101::/nonexistent:/usr/sbin/nologin\n"
+                                       "ocitest:x:" +
+                                           uid + ":" + uid + "::/home/ocitest:/bin/sh\n");
+    write_file(rootfs + "/etc/group", "root:x:0:\nmessagebus:x:101:\nocitest:x:" + uid + ":\n");
+    ::mkdir((rootfs + "/etc/pam.d").c_str(), 0755);
+    write_file(rootfs + "/etc/pam.d/systemd-user",
+               "auth required pam_permit.so\naccount required pam_permit.so\n"
+               "session required pam_permit.so\nsession optional pam_systemd.so\n");
+    ::mkdir((rootfs + "/home/ocitest").c_str(), 0700);
+    (void)::chown((rootfs + "/home/ocitest").c_str(), kNodeUser, kNodeUser);
     write_file(rootfs + "/etc/hostname", "ocirun-node\n");
     write_file(rootfs + "/etc/fstab", "");
     write_file(rootfs + "/etc/hosts", "127.0.0.1 localhost ocirun-node\n");

@@ -16,6 +16,9 @@
 
 namespace test {
 
+// The node's unprivileged user ("ocitest", home /home/ocitest).
+constexpr uid_t kNodeUser = 1000;
+
 struct SystemdNode {
     std::string dir;   // the node's bundle, state and shared directory
     std::string share; // bound at the same path inside: bundles, --root dirs

@@ -97,6 +97,22 @@ Test(systemd_unit, scope_of_a_cgroups_path) {
     cr_assert(refusal("x").find("linux.cgroupsPath") == 0);
 }
 
+// In a user's manager (rootless), as runc: an empty slice is user.slice;
+// the cgroup is relative to the manager's own, which the runtime asks for.
+Test(systemd_unit, scope_in_a_users_manager) {
+    auto d = systemd_scope("", "c1", true);
+    cr_assert(d.has_value());
+    cr_assert(d->user);
+    expect_eq(d->unit, "oci-run-c1.scope");
+    expect_eq(d->slice, "user.slice");
+    expect_eq(d->cgroup, "/user.slice/oci-run-c1.scope");
+    auto e = systemd_scope(":p:n", "c1", true);
+    expect_eq(e->slice, "user.slice");
+    auto named = systemd_scope("user-x.slice:p:n", "c1", true);
+    expect_eq(named->cgroup, "/user.slice/user-x.slice/p-n.scope");
+    cr_assert(!systemd_scope("", "c1")->user);
+}
+
 Test(systemd_unit, resources_as_v2_properties) {
     oci::Resources r;
     auto &m = r.memory.emplace();

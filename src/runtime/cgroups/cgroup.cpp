@@ -364,15 +364,33 @@ bool ends_with_path(const std::string &dir, const std::string &rel) {
 
 } // namespace
 
+Status check_in_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, pid_t pid) {
+    for (const auto &d : dirs) {
+        const Hierarchy *h = hierarchy_of(host, d);
+        std::string in = h ? dir_of_process(*h, pid) : "";
+        if (in != d)
+            return fail("cgroup: process " + std::to_string(pid) + " is in " +
+                        (in.empty() ? "no cgroup of that hierarchy" : in) + ", not in " + d);
+    }
+    return {};
+}
+
+Result<SystemdScope> recorded_scope(const ContainerRecord &rec) {
+    auto s = systemd_scope(rec.cgroups_path, rec.state.id, rec.systemd_user);
+    if (!s) return forward(std::move(s.error()), "state.json of \"" + rec.state.id + "\"");
+    return s;
+}
+
 Status check_own_cgroup(const CgroupHost &host, const ContainerRecord &rec) {
     const std::string &id = rec.state.id;
     std::string path =
         normal_cgroup_path(rec.cgroups_path.empty() ? "oci-run/" + id : rec.cgroups_path);
-    // A systemd scope's: its slice's path and the unit, absolute.
+    // A systemd scope's: its slice's path and the unit, absolute; in a
+    // user's manager below the manager's own cgroup, wherever that is (so
+    // relative: its end).
     if (rec.systemd_cgroup) {
-        auto scope = systemd_scope(rec.cgroups_path, id);
-        if (!scope) return forward(std::move(scope.error()), "state.json of \"" + id + "\"");
-        path = scope->cgroup;
+        SystemdScope scope = OCI_TRY(recorded_scope(rec));
+        path = rec.systemd_user ? scope.cgroup.substr(1) : scope.cgroup;
     }
     const std::string default_path = "oci-run/" + id;
     auto refuse = [&](const std::string &d, const std::string &why) {

@@ -7,6 +7,7 @@
 #include "oci/state.hpp"
 #include "runtime/cgroups/cgroup_host.hpp"
 #include "runtime/cgroups/cgroup_plan.hpp"
+#include "runtime/cgroups/systemd_unit.hpp"
 #include "runtime/lifecycle/record.hpp"
 
 #include <sys/types.h>
@@ -100,9 +101,18 @@ Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &di
 // (the record is read back from the state directory): each below a
 // hierarchy of this host (never its root, no ".."), named by the container's
 // cgroupsPath (absolute, or relative under any parent; oci-run/<id> by
-// default), never holding this process's own cgroup. An error names the
-// directory and why.
+// default; a systemd scope's slice and unit, below a user's manager's
+// cgroup in its), never holding this process's own cgroup. An error names
+// the directory and why.
 Status check_own_cgroup(const CgroupHost &host, const ContainerRecord &rec);
+
+// An error unless `pid` is in each of `dirs` (where someone else put it:
+// systemd).
+Status check_in_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, pid_t pid);
+
+// The systemd scope a container's record names (--systemd-cgroup: its
+// cgroupsPath, in the manager it was made in); errors name the state file.
+Result<SystemdScope> recorded_scope(const ContainerRecord &rec);
 
 // The record's init is in every one of its cgroup directories: only then is
 // the PID read back from the state directory the container's to signal (an

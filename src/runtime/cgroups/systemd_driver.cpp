@@ -11,13 +11,24 @@ namespace ocirun {
 
 namespace {
 
-Status run_helper(const char *verb, const SystemdScope &scope, const std::string &input) {
+Result<oci::Hook> helper(bool user, std::vector<std::string> args) {
     std::string path = systemd_helper_path();
     if (::access(path.c_str(), X_OK) < 0)
         return fail_errno("--systemd-cgroup: the systemd helper " + path);
-    oci::Hook h =
-        helper_program(path, {"oci-run-systemd", verb, scope.unit, scope_description(scope.id)});
-    return run_program(h, "systemd: " + scope.unit, input);
+    if (user) args.insert(args.begin(), "--user");
+    args.insert(args.begin(), "oci-run-systemd");
+    oci::Hook h = helper_program(path, std::move(args));
+    // Where the user's bus is: the caller's session says (as for runc).
+    if (user)
+        for (const char *var : {"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"})
+            if (const char *v = std::getenv(var)) h.env.push_back(std::string(var) + "=" + v);
+    return h;
+}
+
+Status run_helper(const char *verb, const SystemdScope &scope, const std::string &input) {
+    oci::Hook h = OCI_TRY(helper(scope.user, {verb, scope.unit, scope_description(scope.id)}));
+    return run_program(h, std::string(scope.user ? "systemd (user): " : "systemd: ") + scope.unit,
+                       input);
 }
 
 } // namespace
@@ -26,6 +37,20 @@ Result<std::vector<UnitProperty>> resource_properties(const oci::Resources &r,
                                                       const CgroupHost &host) {
     auto devices = oci::read_file("/proc/devices");
     return systemd_properties(r, host, devices.value_or(""));
+}
+
+Result<std::string> user_manager_cgroup() {
+    const std::string what = "--systemd-cgroup: the user's systemd manager's cgroup";
+    oci::Hook h = OCI_TRY(helper(true, {"root"}));
+    ProgramRun ran = OCI_TRY(run_program_status(h, what, {}));
+    std::string out = ran.output;
+    while (!out.empty() && out.back() == '\n')
+        out.pop_back();
+    if (ran.status != 0) return fail(what + ": " + out.substr(out.rfind('\n') + 1));
+    if (out.empty() || out[0] != '/' || out.find('\n') != std::string::npos ||
+        out.find("/../") != std::string::npos || out.ends_with("/.."))
+        return fail(what + ": not a cgroup path: \"" + out + "\"");
+    return out == "/" ? std::string() : out;
 }
 
 std::string systemd_helper_path() {
@@ -46,6 +71,10 @@ Status check_scope_owner(const SystemdScope &scope) {
 
 Status stop_scope(const SystemdScope &scope) {
     return run_helper("stop", scope, "");
+}
+
+Status attach_to_scope(const SystemdScope &scope, pid_t pid) {
+    return run_helper("attach", scope, systemd_request({}, pid));
 }
 
 } // namespace ocirun

@@ -20,6 +20,11 @@ std::string systemd_helper_path();
 Result<std::vector<UnitProperty>> resource_properties(const oci::Resources &r,
                                                       const CgroupHost &host);
 
+// The cgroup a user's manager keeps its units below (the helper's root
+// verb), for SystemdScope::cgroup: "/user.slice/user-1000.slice/
+// user@1000.service".
+Result<std::string> user_manager_cgroup();
+
 // StartTransientUnit of `scope` holding `pid`, with `props`; returns once
 // systemd's job is done.
 Status start_scope(const SystemdScope &scope, const std::vector<UnitProperty> &props, pid_t pid);
@@ -32,5 +37,9 @@ Status set_scope_properties(const SystemdScope &scope, const std::vector<UnitPro
 Status check_scope_owner(const SystemdScope &scope);
 // StopUnit, waiting for it (delete); a unit already gone is stopped.
 Status stop_scope(const SystemdScope &scope);
+// AttachProcessesToUnit (exec, where the runtime may not move the process
+// itself: a user's manager, which asks the system's where it may not
+// either), on a unit with the container's description.
+Status attach_to_scope(const SystemdScope &scope, pid_t pid);
 
 } // namespace ocirun

@@ -156,16 +156,20 @@ Result<std::string> slice_cgroup(const std::string &slice) {
     return path;
 }
 
-Result<SystemdScope> systemd_scope(const std::string &cgroups_path, const std::string &id) {
-    std::string path = cgroups_path.empty() ? "system.slice:oci-run:" + id : cgroups_path;
+Result<SystemdScope> systemd_scope(const std::string &cgroups_path, const std::string &id,
+                                   bool user) {
+    const char *default_slice = user ? "user.slice" : "system.slice";
+    std::string path =
+        cgroups_path.empty() ? std::string(default_slice) + ":oci-run:" + id : cgroups_path;
     size_t c1 = path.find(':');
     size_t c2 = c1 == std::string::npos ? c1 : path.find(':', c1 + 1);
     if (c2 == std::string::npos || path.find(':', c2 + 1) != std::string::npos)
         return bad_path(path, "--systemd-cgroup takes slice:prefix:name");
     SystemdScope s;
     s.id = id;
+    s.user = user;
     s.slice = path.substr(0, c1);
-    if (s.slice.empty()) s.slice = "system.slice";
+    if (s.slice.empty()) s.slice = default_slice;
     std::string prefix = path.substr(c1 + 1, c2 - c1 - 1), name = path.substr(c2 + 1);
     if (name.empty()) name = id;
     if (name.size() > 6 && name.compare(name.size() - 6, 6, ".slice") == 0)

@@ -19,19 +19,26 @@ struct SystemdScope {
     std::string id;    // the container's
     std::string slice; // "system.slice"; "-.slice": the root slice
     std::string unit;  // "prefix-name.scope"
-    // The scope's cgroup in every hierarchy systemd manages:
-    // "/system.slice/prefix-name.scope" (a slice "a-b.slice" is below
-    // "a.slice", as systemd nests them).
+    // The scope's cgroup in every hierarchy systemd manages, below the
+    // manager's own: "/system.slice/prefix-name.scope" (a slice "a-b.slice"
+    // is below "a.slice", as systemd nests them). A user's manager's units
+    // are below its service's cgroup ("/user.slice/user-1000.slice/
+    // user@1000.service"), which the caller puts in front once it knows it.
     std::string cgroup;
+    // The caller's user manager (an unprivileged runtime, as runc), not the
+    // system's.
+    bool user = false;
 };
 
 // linux.cgroupsPath under --systemd-cgroup: "slice:prefix:name" (an empty
-// slice is system.slice; an empty path is system.slice:oci-run:ID). The
-// scope is "prefix-name.scope" ("name.scope" without a prefix). Errors name
-// linux.cgroupsPath: not three fields, a slice not ending in ".slice" or not
-// a valid slice name, a name ending in ".slice" (a slice of its own, which
-// oci-run does not make), characters systemd refuses in a unit name.
-Result<SystemdScope> systemd_scope(const std::string &cgroups_path, const std::string &id);
+// slice is system.slice, or user.slice in a user's manager; an empty path
+// is SLICE:oci-run:ID). The scope is "prefix-name.scope" ("name.scope"
+// without a prefix). Errors name linux.cgroupsPath: not three fields, a
+// slice not ending in ".slice" or not a valid slice name, a name ending in
+// ".slice" (a slice of its own, which oci-run does not make), characters
+// systemd refuses in a unit name.
+Result<SystemdScope> systemd_scope(const std::string &cgroups_path, const std::string &id,
+                                   bool user = false);
 
 // The cgroup path of a slice: "a-b-c.slice" -> "/a.slice/a-b.slice/a-b-c.slice",
 // "-.slice" -> "". Refused: a name systemd would refuse ("-a.slice",

@@ -260,7 +260,7 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
     // cgroup is killed.
     std::optional<SystemdScope> scope;
     if (rec && rec->systemd_cgroup) {
-        auto s = systemd_scope(rec->cgroups_path, id);
+        auto s = recorded_scope(*rec);
         if (own(s ? check_scope_owner(*s) : Status(std::unexpected(s.error()))))
             scope = std::move(*s);
     }

@@ -433,26 +433,29 @@ struct CreatePlan {
 // (runtime/filesystem/mount_plan.hpp CgroupView).
 Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, CreatePlan &p) {
     const oci::Linux &lx = *p.spec.linux_;
-    if (o.systemd_cgroup && ::geteuid() != 0)
-        return fail("--systemd-cgroup: as an unprivileged user (through the user's systemd "
-                    "manager): not supported yet");
     if (!o.systemd_cgroup && !wants_cgroup(p.spec, o.rootless)) return std::vector<CgroupView>{};
     CgroupHost &host = p.cgroup_host;
     host = OCI_TRY(detect_cgroup_host());
-    if (lx.resources) {
-        oci::Resources r = *lx.resources;
-        // An unprivileged user can neither load a device program nor make
-        // device nodes the rules would guard.
-        if (::geteuid() != 0) r.devices.clear();
-        p.cgroup_writes = OCI_TRY(plan_resources(r, host));
-    }
+    const bool user = ::geteuid() != 0;
+    // An unprivileged user can neither load a device program nor make
+    // device nodes the rules would guard.
+    oci::Resources r = lx.resources ? *lx.resources : oci::Resources{};
+    if (user) r.devices.clear();
+    if (lx.resources) p.cgroup_writes = OCI_TRY(plan_resources(r, host));
     if (o.systemd_cgroup) {
+        // As an unprivileged user, the user's own systemd manager (as runc),
+        // which is given the v2 hierarchy alone.
+        if (user && (host.hierarchies.size() != 1 || host.hierarchies[0].version != 2))
+            return fail("--systemd-cgroup: as an unprivileged user, through the user's systemd "
+                        "manager, which needs a host whose cgroups are v2 alone (this one has "
+                        "v1 hierarchies: a user's manager is given none of them)");
         // The scope's cgroup, where systemd puts it in each hierarchy it
         // manages; the runtime makes the same path in the others.
-        p.scope = OCI_TRY(systemd_scope(lx.cgroups_path, o.id));
+        p.scope = OCI_TRY(systemd_scope(lx.cgroups_path, o.id, user));
+        if (user) p.scope->cgroup = OCI_TRY(user_manager_cgroup()) + p.scope->cgroup;
         p.scope_props = scope_properties(*p.scope, o.id);
         if (lx.resources) {
-            auto more = OCI_TRY(resource_properties(*lx.resources, host));
+            auto more = OCI_TRY(resource_properties(r, host));
             p.scope_props.insert(p.scope_props.end(), more.begin(), more.end());
         }
         for (const auto &h : host.hierarchies)
@@ -777,6 +780,7 @@ Result<Fd> make_cgroup(ContainerDir &dir, const CreatePlan &p, ContainerRecord &
     rec.cgroup_dirs = p.cgroup_dirs;
     rec.cgroups_path = p.spec.linux_->cgroups_path;
     rec.systemd_cgroup = p.scope.has_value();
+    rec.systemd_user = p.scope && p.scope->user;
     OCI_CHECK(dir.save(rec));
     fault_point("create:recorded");
     // systemd makes a scope for a process: once the init exists
@@ -795,11 +799,18 @@ Result<Fd> make_cgroup(ContainerDir &dir, const CreatePlan &p, ContainerRecord &
 Status join_scope(const CreatePlan &p, const ContainerRecord &rec, pid_t pid) {
     OCI_CHECK(start_scope(*p.scope, p.scope_props, pid));
     fault_point("create:scope");
-    std::vector<std::string> missing;
-    for (const auto &d : rec.cgroup_dirs)
-        if (::access(d.c_str(), F_OK) != 0) missing.push_back(d);
-    if (!missing.empty()) OCI_CHECK(create_cgroup(p.cgroup_host, missing, {}));
-    OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
+    if (p.scope->user) {
+        // A user's manager has the one hierarchy: the init is in the
+        // scope's cgroup where the plan says, or the plan is wrong (nothing
+        // is made in its stead).
+        OCI_CHECK(check_in_cgroup(p.cgroup_host, rec.cgroup_dirs, pid));
+    } else {
+        std::vector<std::string> missing;
+        for (const auto &d : rec.cgroup_dirs)
+            if (::access(d.c_str(), F_OK) != 0) missing.push_back(d);
+        if (!missing.empty()) OCI_CHECK(create_cgroup(p.cgroup_host, missing, {}));
+        OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
+    }
     return apply_cgroup_writes(p.cgroup_host, rec.cgroup_dirs, p.cgroup_writes);
 }
 

@@ -2,6 +2,7 @@
 
 #include "oci/fd.hpp"
 #include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/systemd_driver.hpp"
 #include "runtime/fault.hpp"
 #include "runtime/process/caps.hpp"
 
@@ -491,10 +492,19 @@ Result<int> exec_in_container(const ExecOptions &o) {
         std::string cs = borrowed_v1_cpuset(host, rec.cgroup_dirs, rec.state.pid);
         if (!cs.empty() && cs != borrowed_v1_cpuset(host, rec.cgroup_dirs, ::getpid()))
             join.push_back(cs);
-        // The process it forks is born there.
-        if (auto r = enter_cgroup(join, mid); !r) {
+        // The process it forks is born there. A user's systemd manager's
+        // scope may be beyond what this user may move a process into (its
+        // manager's cgroup is not a parent of ours): the manager moves it.
+        Status joined = enter_cgroup(join, mid);
+        if (!joined && rec.systemd_user &&
+            (joined.error().code == EACCES || joined.error().code == EPERM)) {
+            auto scope = recorded_scope(rec);
+            joined = scope ? attach_to_scope(*scope, mid) : Status(std::unexpected(scope.error()));
+            if (joined) joined = check_in_cgroup(host, rec.cgroup_dirs, mid);
+        }
+        if (!joined) {
             kill_and_reap(mid);
-            return forward(std::move(r.error()), "exec");
+            return forward(std::move(joined.error()), "exec");
         }
     }
     // --ignore-paused: the intermediate is frozen from here until resume,

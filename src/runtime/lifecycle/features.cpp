@@ -74,7 +74,7 @@ std::string features_json() {
         .kv_bool("v1", support::cgroup_v1())
         .kv_bool("v2", support::cgroup_v2())
         .kv_bool("systemd", true)
-        .kv_bool("systemdUser", false)
+        .kv_bool("systemdUser", true)
         .kv_bool("rdma", true)
         .end_object();
     seccomp_section(w);

@@ -17,6 +17,7 @@ std::string write_record(const ContainerRecord &rec) {
     if (!rec.cgroup_dirs.empty()) w.kv_strings("cgroupDirs", rec.cgroup_dirs);
     if (!rec.cgroup_dirs.empty()) w.kv("cgroupsPath", rec.cgroups_path);
     if (rec.systemd_cgroup) w.kv_bool("systemdCgroup", true);
+    if (rec.systemd_user) w.kv_bool("systemdUser", true);
     if (rec.init_pidns) w.kv_u64("initPidNamespace", rec.init_pidns);
     if (rec.sandboxed) w.kv_bool("sandboxed", true);
     if (!rec.fs_rules.empty()) {
@@ -77,6 +78,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     rec.cgroups_path_recorded = json::member(top, "cgroupsPath") != nullptr;
     OCI_CHECK(json::get_string(top, p, "cgroupsPath", rec.cgroups_path));
     OCI_CHECK(json::get_bool(top, p, "systemdCgroup", rec.systemd_cgroup));
+    OCI_CHECK(json::get_bool(top, p, "systemdUser", rec.systemd_user));
     OCI_CHECK(json::get_uint(top, p, "initPidNamespace", rec.init_pidns, UINT64_MAX));
     OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
     OCI_CHECK(

@@ -50,6 +50,7 @@ struct ContainerRecord {
     // --systemd-cgroup: cgroups_path is "slice:prefix:name", the cgroup the
     // scope systemd made for it (runtime/cgroups/systemd_unit.hpp).
     bool systemd_cgroup = false;
+    bool systemd_user = false;          // that scope is the user's manager's (rootless)
     uint64_t init_pidns = 0;            // the inode of the init's PID namespace (0: unknown)
     bool sandboxed = false;             // config.json has a sandbox policy (dev.ocirun.*)
     std::vector<FsRuleRecord> fs_rules; // its filesystem rules, as the init found them

@@ -196,7 +196,7 @@ Status update_container(const std::string &root, const std::string &id,
     // What systemd manages, through it (or its next reload would undo the
     // files), then the files.
     if (rec.systemd_cgroup) {
-        auto scope = systemd_scope(rec.cgroups_path, rec.state.id);
+        auto scope = recorded_scope(rec);
         if (!scope) return forward(std::move(scope.error()), "update");
         oci::Resources props = res;
         if (!new_devices) props.devices.clear();
