@@ -13,10 +13,14 @@ packages="meson ninja-build pkg-config g++ libseccomp-dev libyajl-dev libmnl-dev
 # containerd; they skip themselves where these are missing. valgrind checks
 # the CLI paths (tests/integration/test_valgrind.cpp); gcc's libasan and
 # libubsan come with g++. systemd and dbus: the systemd driver's suite boots
-# the host's systemd as a node (tests/integration/test_systemd.cpp).
+# the host's systemd as a node (tests/integration/test_systemd.cpp), with a
+# user's manager and its bus (dbus-user-session). qemu-system-x86 and
+# linux-image-amd64 (cpio and kmod make its initramfs): the suite
+# integration-v2 runs those tests and the cgroups suite on Debian 12's kernel
+# in a virtual machine whose cgroups are v2 alone (tests/vm/vm-run.sh).
 if [ "$what" = test ]; then
     packages="$packages podman catatonit containerd python3-grpcio python3-protobuf python3-websocket
-        systemd dbus
+        systemd dbus dbus-user-session qemu-system-x86 linux-image-amd64 cpio kmod
         protobuf-compiler valgrind clang-16 libclang-rt-16-dev"
 fi
 missing=

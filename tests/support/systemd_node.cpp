@@ -224,16 +224,19 @@ void boot_node(SystemdNode &n, const std::vector<std::string> &binds, bool legac
 Output in_node(const SystemdNode &n, const std::vector<std::string> &argv,
                const std::string &input) {
     // Out of the host's cgroup (outside the node's namespace, its paths
-    // would read "/.."): into one of the node's in every hierarchy.
+    // would read "/.."): into one of the node's in every hierarchy, moved
+    // there from the host's side before entering the node's namespaces (a
+    // v2 hierarchy mounted with nsdelegate, as systemd mounts it, refuses
+    // a move into a cgroup namespace from outside it).
     const std::string join =
-        "if [ -f /sys/fs/cgroup/cgroup.procs ]; then hs=/sys/fs/cgroup/; "
-        "else hs=$(echo /sys/fs/cgroup/*/); fi; for h in $hs; do "
-        "[ -f \"$h/cgroup.procs\" ] || continue; t=\"$h/oci-run-tests\"; mkdir -p \"$t\" && "
+        "id=$1 pid=$2; shift 2; "
+        "for h in $(awk '$9 == \"cgroup\" || $9 == \"cgroup2\" {print $5}' "
+        "/proc/self/mountinfo); do d=\"$h/oci-run-node-$id\"; [ -d \"$d\" ] || continue; "
+        "t=\"$d/oci-run-tests\"; mkdir -p \"$t\" && "
         "for f in cpuset.cpus cpuset.mems; do [ -f \"$t/$f\" ] && [ -z \"$(cat \"$t/$f\")\" ] "
-        "&& cat \"$h/$f\" > \"$t/$f\"; done; echo $$ > \"$t/cgroup.procs\"; done; "
-        "exec \"$@\"";
-    std::vector<std::string> cmd = {
-        "/usr/bin/nsenter", "-t", std::to_string(n.pid), "-a", "/bin/sh", "-c", join, "sh"};
+        "&& cat \"$d/$f\" > \"$t/$f\"; done; echo $$ > \"$t/cgroup.procs\" || exit 125; done; "
+        "exec /usr/bin/nsenter -t \"$pid\" -a \"$@\"";
+    std::vector<std::string> cmd = {"/bin/sh", "-c", join, "sh", n.id, std::to_string(n.pid)};
     cmd.insert(cmd.end(), argv.begin(), argv.end());
     return run(cmd, input);
 }

@@ -1,0 +1,147 @@
+#!/bin/sh
+# vm-run.sh [--memory MIB] [--timeout SECONDS] [--share DIR]... -- COMMAND [ARG...]
+#
+# Runs COMMAND as root in a virtual machine whose kernel is Debian's own
+# (the newest /boot/vmlinuz-VERSION with its modules in /lib/modules, from
+# linux-image-amd64) and whose cgroup hierarchy is v2 alone, every
+# controller enabled at its root, as on a host that systemd booted in its
+# unified mode: what this project's tests cannot see on a host whose
+# controllers are bound to v1 hierarchies. qemu-system-x86 runs it (KVM
+# where /dev/kvm exists, else emulated).
+#
+# The machine's root is this machine's /, read-only over 9p, under a tmpfs
+# (an overlay: what the command writes stays in the machine); /tmp, /run and
+# /dev are its own. Each --share DIR is this machine's DIR, read-write at
+# the same path (results come back through it). COMMAND runs in the
+# caller's directory with the caller's exported environment; its output
+# comes here as it runs; the kernel's console goes to the file
+# $VM_CONSOLE_LOG where that is set.
+#
+# Exit status: COMMAND's; 77 where this machine cannot boot one (no qemu,
+# no kernel image with its 9p modules); 125 when the machine did not boot
+# or did not say how COMMAND ended (its console's last lines on stderr).
+set -eu
+memory=4096 timeout=1800 shares=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --memory) memory=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --share) shares="$shares $(cd "$2" && pwd)"; shift 2 ;;
+    --) shift; break ;;
+    *) echo "usage: vm-run.sh [--memory MIB] [--timeout S] [--share DIR]... -- COMMAND..." >&2; exit 2 ;;
+    esac
+done
+[ $# -gt 0 ] || { echo "vm-run.sh: no command" >&2; exit 2; }
+
+qemu=$(command -v qemu-system-x86_64 || true)
+[ -n "$qemu" ] || { echo "vm-run.sh: no qemu-system-x86_64 (Debian: qemu-system-x86)" >&2; exit 77; }
+kernel= version=
+for k in $(ls -v /boot/vmlinuz-* 2>/dev/null); do
+    v=${k#/boot/vmlinuz-}
+    [ -f "/lib/modules/$v/kernel/fs/9p/9p.ko" ] && kernel=$k version=$v
+done
+[ -n "$kernel" ] || { echo "vm-run.sh: no kernel image with 9p modules (Debian: linux-image-amd64)" >&2; exit 77; }
+
+work=$(mktemp -d /tmp/oci-run-vm-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/xchg" "$work/initrd"
+
+# The first stage, in an initramfs: busybox and the modules that reach the
+# root (virtio, 9p, overlay), loaded in order; those built in are absent.
+(
+    cd "$work/initrd"
+    mkdir -p bin dev proc sys host rw newroot modules
+    cp /bin/busybox bin/busybox
+    for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
+        netfs fscache 9pnet 9pnet_virtio 9p overlay; do
+        f=$(modinfo -k "$version" -n "$m" 2>/dev/null || true)
+        case "$f" in /*.ko) cp "$f" "modules/$m.ko" && echo "$m" >>modules/order ;; esac
+    done
+    cat >init <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t devtmpfs dev /dev
+for m in $(cat /modules/order); do insmod "/modules/$m.ko"; done
+fail() { echo "vm-run: $*" >/dev/console; poweroff -f; }
+p9=trans=virtio,version=9p2000.L,msize=262144
+mount -t 9p -o "$p9,ro,cache=loose" host /host || fail "mount the host's root"
+mount -t tmpfs -o mode=755 rw /rw && mkdir /rw/upper /rw/work
+mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work root /newroot ||
+    fail "the overlay root"
+for d in tmp run; do mount -t tmpfs -o mode=1777,nosuid,nodev "$d" "/newroot/$d"; done
+chmod 755 /newroot/run
+mkdir -p /newroot/run/vm && mount -t 9p -o "$p9" xchg /newroot/run/vm || fail "mount xchg"
+while read -r tag path; do
+    mkdir -p "/newroot$path" && mount -t 9p -o "$p9" "$tag" "/newroot$path" || fail "mount $path"
+done </newroot/run/vm/shares
+umount /proc
+exec switch_root /newroot /bin/sh /run/vm/boot
+INIT
+    chmod 755 init
+    find . | cpio -o -H newc --quiet | gzip -1 >"$work/initrd.gz"
+)
+
+# The second stage, in the machine's root: its own filesystems, the v2
+# hierarchy with every controller enabled below its root, loopback; then
+# COMMAND, its output on the second serial port.
+: >"$work/xchg/shares"
+qargs=
+n=0
+for s in $shares; do
+    echo "share$n $s" >>"$work/xchg/shares"
+    qargs="$qargs -fsdev local,id=share$n,path=$s,security_model=none -device virtio-9p-pci,fsdev=share$n,mount_tag=share$n"
+    n=$((n + 1))
+done
+export -p >"$work/xchg/env"
+{
+    echo "cd '$(pwd)'"
+    printf 'exec'
+    for a in "$@"; do printf " '%s'" "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")"; done
+    echo
+} >"$work/xchg/command"
+cat >"$work/xchg/boot" <<'BOOT'
+mount -t proc -o nosuid,nodev,noexec proc /proc
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+mount -t devtmpfs -o nosuid,mode=755 dev /dev
+mkdir -p /dev/pts /dev/shm /dev/mqueue
+mount -t devpts -o nosuid,noexec,newinstance,ptmxmode=0666,mode=620 devpts /dev/pts
+ln -sf pts/ptmx /dev/ptmx
+mount -t tmpfs -o nosuid,nodev shm /dev/shm && chmod 1777 /dev/shm
+mount -t mqueue mqueue /dev/mqueue
+mount -t cgroup2 -o nosuid,nodev,noexec,nsdelegate cgroup2 /sys/fs/cgroup
+for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
+    echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control
+done
+ip link set lo up
+hostname ocirun-vm
+stty -F /dev/ttyS1 raw -echo
+(
+    . /run/vm/env
+    . /run/vm/command
+) >/dev/ttyS1 2>&1 </dev/null
+echo $? >/run/vm/rc
+sync
+/bin/busybox poweroff -f
+BOOT
+
+accel=tcg,thread=multi
+[ -w /dev/kvm ] && accel=kvm
+console=${VM_CONSOLE_LOG:-$work/console.log}
+# shellcheck disable=SC2086
+timeout "$timeout" "$qemu" -accel "$accel" -smp "$(nproc)" -m "$memory" \
+    -nodefaults -display none -no-reboot -net none \
+    -kernel "$kernel" -initrd "$work/initrd.gz" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 systemd.unified_cgroup_hierarchy=1" \
+    -serial "file:$console" -serial stdio \
+    -fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
+    -device virtio-9p-pci,fsdev=host,mount_tag=host \
+    -fsdev "local,id=xchg,path=$work/xchg,security_model=none" \
+    -device virtio-9p-pci,fsdev=xchg,mount_tag=xchg \
+    $qargs </dev/null || true
+if [ ! -s "$work/xchg/rc" ]; then
+    echo "vm-run.sh: the machine did not say how the command ended; its console:" >&2
+    tail -n 30 "$console" >&2
+    exit 125
+fi
+exit "$(cat "$work/xchg/rc")"
