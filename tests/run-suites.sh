@@ -197,7 +197,7 @@ fi
 # machine (tests/vm/vm-run.sh) that sees this host's files and writes the
 # results here.
 suite_pass=0 suite_fail=0 suite_skip=0
-runner="$src/tests/vm/vm-run.sh --share $report --"
+runner="$src/tests/vm/vm-run.sh --see $src --see $build --share $report --"
 criterion_suite integration-v2 "$build/tests/integration-tests" --filter "${OCI_RUN_V2_FILTER:-@(cgroups|systemd|systemd_user|rootless)/*}"
 runner=
 tally integration-v2 "$suite_pass" "$suite_fail" "$suite_skip"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm-run.sh [--memory MIB] [--timeout SECONDS] [--share DIR]... -- COMMAND [ARG...]
+# vm-run.sh [--memory MIB] [--timeout S] [--see DIR]... [--share DIR]... -- COMMAND [ARG...]
 #
 # Runs COMMAND as root in a virtual machine whose kernel is Debian's own
 # (the newest /boot/vmlinuz-VERSION with its modules in /lib/modules, from
@@ -11,24 +11,27 @@
 #
 # The machine's root is this machine's /, read-only over 9p, under a tmpfs
 # (an overlay: what the command writes stays in the machine); /tmp, /run and
-# /dev are its own. Each --share DIR is this machine's DIR, read-write at
-# the same path (results come back through it). COMMAND runs in the
-# caller's directory with the caller's exported environment; its output
-# comes here as it runs; the kernel's console goes to the file
-# $VM_CONSOLE_LOG where that is set.
+# /dev are its own (a tmpfs: overlayfs cannot be the upper layer of Podman's
+# or containerd's own overlays). Each --see DIR (a checkout or a build under
+# /tmp, say) is this machine's DIR, read-only at the same path; each
+# --share DIR is this machine's DIR, read-write at the same path (results
+# come back through it). COMMAND runs in the caller's directory with the
+# caller's exported environment; its output comes here as it runs; the
+# kernel's console goes to the file $VM_CONSOLE_LOG where that is set.
 #
 # Exit status: COMMAND's; 77 where this machine cannot boot one (no qemu,
 # no kernel image with its 9p modules); 125 when the machine did not boot
 # or did not say how COMMAND ended (its console's last lines on stderr).
 set -eu
-memory=4096 timeout=1800 shares=
+memory=4096 timeout=1800 shares= sees=
 while [ $# -gt 0 ]; do
     case "$1" in
     --memory) memory=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --share) shares="$shares $(cd "$2" && pwd)"; shift 2 ;;
+    --see) sees="$sees $(cd "$2" && pwd)"; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: vm-run.sh [--memory MIB] [--timeout S] [--share DIR]... -- COMMAND..." >&2; exit 2 ;;
+    *) echo "usage: vm-run.sh [--memory MIB] [--timeout S] [--see DIR]... [--share DIR]... -- COMMAND..." >&2; exit 2 ;;
     esac
 done
 [ $# -gt 0 ] || { echo "vm-run.sh: no command" >&2; exit 2; }
@@ -73,7 +76,12 @@ for d in tmp run; do mount -t tmpfs -o mode=1777,nosuid,nodev "$d" "/newroot/$d"
 chmod 755 /newroot/run
 mkdir -p /newroot/run/vm && mount -t 9p -o "$p9" xchg /newroot/run/vm || fail "mount xchg"
 while read -r tag path; do
-    mkdir -p "/newroot$path" && mount -t 9p -o "$p9" "$tag" "/newroot$path" || fail "mount $path"
+    mkdir -p "/newroot$path" || fail "mkdir $path"
+    if [ "$tag" = see ]; then
+        mount -o bind "/host$path" "/newroot$path" || fail "bind $path"
+    else
+        mount -t 9p -o "$p9" "$tag" "/newroot$path" || fail "mount $path"
+    fi
 done </newroot/run/vm/shares
 umount /proc
 exec switch_root /newroot /bin/sh /run/vm/boot
@@ -86,6 +94,7 @@ INIT
 # hierarchy with every controller enabled below its root, loopback; then
 # COMMAND, its output on the second serial port.
 : >"$work/xchg/shares"
+for d in $sees; do echo "see $d" >>"$work/xchg/shares"; done
 qargs=
 n=0
 for s in $shares; do
