@@ -7,9 +7,10 @@
 //   oci-run-systemd [--user] stop UNIT DESC   StopUnit, then ResetFailedUnit
 //   oci-run-systemd [--user] check UNIT DESC  fails unless UNIT is not loaded or is DESC's
 //   oci-run-systemd [--user] attach UNIT DESC AttachProcessesToUnit (exec)
+//   oci-run-systemd [--user] result UNIT DESC prints the unit's Result ("oom-kill"...)
 //   oci-run-systemd [--user] root             prints the manager's ControlGroup
 //
-// set, stop, check and attach act only on a unit whose Description is DESC
+// set, stop, check, attach and result act only on a unit whose Description is DESC
 // (what start gave it: "oci-run container ID"): the unit's name comes from a
 // state file, and a name such as session-1.scope must not stop someone's
 // login session.
@@ -288,8 +289,9 @@ void start(sd_bus *bus, const std::string &unit, const Request &req) {
     }
 }
 
-// Whether `unit` is loaded; if it is, its Description must be `desc`.
-bool loaded_and_ours(sd_bus *bus, const std::string &unit, const std::string &desc,
+// The object path of `unit`, "" when it is not loaded; a loaded unit's
+// Description must be `desc`.
+std::string our_unit(sd_bus *bus, const std::string &unit, const std::string &desc,
                      const std::string &what) {
     sd_bus_error err = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = nullptr;
@@ -298,7 +300,7 @@ bool loaded_and_ours(sd_bus *bus, const std::string &unit, const std::string &de
     if (r < 0) {
         if (sd_bus_error_has_name(&err, "org.freedesktop.systemd1.NoSuchUnit")) {
             sd_bus_error_free(&err);
-            return false;
+            return "";
         }
         die(what + ": GetUnit: " + bus_error(err, r));
     }
@@ -315,12 +317,12 @@ bool loaded_and_ours(sd_bus *bus, const std::string &unit, const std::string &de
     if (seen != desc)
         die(what + ": the unit is not the container's (its description is \"" + seen +
             "\", not \"" + desc + "\"): refused");
-    return true;
+    return p;
 }
 
 void set(sd_bus *bus, const std::string &unit, const std::string &desc, const Request &req) {
     const std::string what = "SetUnitProperties " + unit;
-    if (!loaded_and_ours(bus, unit, desc, what)) die(what + ": the unit is not loaded");
+    if (our_unit(bus, unit, desc, what).empty()) die(what + ": the unit is not loaded");
     sd_bus_message *m = new_call(bus, "SetUnitProperties");
     int r = sd_bus_message_append(m, "sb", unit.c_str(), 1);
     if (r >= 0) r = append_props(m, req, -1);
@@ -333,12 +335,27 @@ void set(sd_bus *bus, const std::string &unit, const std::string &desc, const Re
 
 void attach(sd_bus *bus, const std::string &unit, const std::string &desc, const Request &req) {
     const std::string what = "AttachProcessesToUnit " + unit;
-    if (!loaded_and_ours(bus, unit, desc, what)) die(what + ": the unit is not loaded");
+    if (our_unit(bus, unit, desc, what).empty()) die(what + ": the unit is not loaded");
     if (req.pid <= 0) die(what + ": no process");
     sd_bus_error err = SD_BUS_ERROR_NULL;
     int r = sd_bus_call_method(bus, kDest, kPath, kManager, "AttachProcessesToUnit", &err, nullptr,
                                "ssau", unit.c_str(), "/", 1, static_cast<uint32_t>(req.pid));
     if (r < 0) die(what + ": " + bus_error(err, r));
+}
+
+// The unit's Result ("success", "oom-kill", ...; nothing when it is not
+// loaded): what systemd saw end it, for events once its cgroup is gone.
+void print_result(sd_bus *bus, const std::string &unit, const std::string &desc) {
+    const std::string what = "the Result of " + unit;
+    std::string path = our_unit(bus, unit, desc, what);
+    if (path.empty()) return;
+    sd_bus_error err = SD_BUS_ERROR_NULL;
+    char *r = nullptr;
+    int e = sd_bus_get_property_string(bus, kDest, path.c_str(), "org.freedesktop.systemd1.Scope",
+                                       "Result", &err, &r);
+    if (e < 0) die(what + ": " + bus_error(err, e));
+    std::printf("%s\n", r ? r : "");
+    std::free(r);
 }
 
 // The manager's own cgroup, below which its units' are.
@@ -353,7 +370,7 @@ void print_root(sd_bus *bus) {
 
 void stop(sd_bus *bus, const std::string &unit, const std::string &desc) {
     const std::string what = "StopUnit " + unit;
-    if (!loaded_and_ours(bus, unit, desc, what)) return; // stopped and gone already
+    if (our_unit(bus, unit, desc, what).empty()) return; // stopped and gone already
     watch_jobs(bus);
     sd_bus_message *m = new_call(bus, "StopUnit");
     if (sd_bus_message_append(m, "ss", unit.c_str(), "replace") < 0) die(what + ": append");
@@ -377,31 +394,48 @@ int main(int argc, char **argv) {
         user = true;
         i++;
     }
-    bool root = argc - i == 1 && std::string(argv[i]) == "root";
-    if (argc - i != 3 && !root) {
-        std::fprintf(stderr, "usage: oci-run-systemd [--user] start|set|stop|check|attach UNIT "
-                             "DESCRIPTION\n       oci-run-systemd [--user] root\n");
+    // The verbs: whether each reads a request on stdin, and what it does.
+    using Verb = void (*)(sd_bus *, const std::string &, const std::string &, const Request &);
+    static const struct {
+        const char *name;
+        bool request;
+        Verb run;
+    } kVerbs[] = {
+        {"start", true,
+         [](sd_bus *b, const auto &u, const auto &, const auto &r) { start(b, u, r); }},
+        {"set", true,
+         [](sd_bus *b, const auto &u, const auto &d, const auto &r) { set(b, u, d, r); }},
+        {"attach", true,
+         [](sd_bus *b, const auto &u, const auto &d, const auto &r) { attach(b, u, d, r); }},
+        {"stop", false,
+         [](sd_bus *b, const auto &u, const auto &d, const auto &) { stop(b, u, d); }},
+        {"check", false,
+         [](sd_bus *b, const auto &u, const auto &d, const auto &) {
+             (void)our_unit(b, u, d, "check " + u);
+         }},
+        {"result", false,
+         [](sd_bus *b, const auto &u, const auto &d, const auto &) { print_result(b, u, d); }},
+    };
+    if (argc - i == 1 && std::string(argv[i]) == "root") {
+        sd_bus *bus = connect(user);
+        print_root(bus);
+        sd_bus_flush_close_unref(bus);
+        return 0;
+    }
+    if (argc - i != 3) {
+        std::fprintf(stderr, "usage: oci-run-systemd [--user] start|set|attach|stop|check|result "
+                             "UNIT DESCRIPTION\n       oci-run-systemd [--user] root\n");
         return 2;
     }
-    std::string verb = argv[i], unit = root ? "" : argv[i + 1], desc = root ? "" : argv[i + 2];
-    if (verb != "start" && verb != "set" && verb != "stop" && verb != "check" && verb != "attach" &&
-        !root)
-        die("unknown verb " + verb);
-    Request req;
-    if (verb == "start" || verb == "set" || verb == "attach") req = read_request();
-    sd_bus *bus = connect(user);
-    if (root)
-        print_root(bus);
-    else if (verb == "start")
-        start(bus, unit, req);
-    else if (verb == "set")
-        set(bus, unit, desc, req);
-    else if (verb == "check")
-        (void)loaded_and_ours(bus, unit, desc, "check " + unit);
-    else if (verb == "attach")
-        attach(bus, unit, desc, req);
-    else
-        stop(bus, unit, desc);
-    sd_bus_flush_close_unref(bus);
-    return 0;
+    std::string verb = argv[i], unit = argv[i + 1], desc = argv[i + 2];
+    for (const auto &v : kVerbs) {
+        if (verb != v.name) continue;
+        Request req;
+        if (v.request) req = read_request();
+        sd_bus *bus = connect(user);
+        v.run(bus, unit, desc, req);
+        sd_bus_flush_close_unref(bus);
+        return 0;
+    }
+    die("unknown verb " + verb);
 }

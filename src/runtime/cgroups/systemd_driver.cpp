@@ -25,6 +25,19 @@ Result<oci::Hook> helper(bool user, std::vector<std::string> args) {
     return h;
 }
 
+// The one line the helper prints (an error with its last line when it
+// fails).
+Result<std::string> helper_line(bool user, std::vector<std::string> args, const std::string &what) {
+    oci::Hook h = OCI_TRY(helper(user, std::move(args)));
+    ProgramRun ran = OCI_TRY(run_program_status(h, what, {}));
+    std::string out = ran.output;
+    while (!out.empty() && out.back() == '\n')
+        out.pop_back();
+    if (ran.status != 0) return fail(what + ": " + out.substr(out.rfind('\n') + 1));
+    if (out.find('\n') != std::string::npos) return fail(what + ": more than one line");
+    return out;
+}
+
 Status run_helper(const char *verb, const SystemdScope &scope, const std::string &input) {
     oci::Hook h = OCI_TRY(helper(scope.user, {verb, scope.unit, scope_description(scope.id)}));
     return run_program(h, std::string(scope.user ? "systemd (user): " : "systemd: ") + scope.unit,
@@ -41,16 +54,18 @@ Result<std::vector<UnitProperty>> resource_properties(const oci::Resources &r,
 
 Result<std::string> user_manager_cgroup() {
     const std::string what = "--systemd-cgroup: the user's systemd manager's cgroup";
-    oci::Hook h = OCI_TRY(helper(true, {"root"}));
-    ProgramRun ran = OCI_TRY(run_program_status(h, what, {}));
-    std::string out = ran.output;
-    while (!out.empty() && out.back() == '\n')
-        out.pop_back();
-    if (ran.status != 0) return fail(what + ": " + out.substr(out.rfind('\n') + 1));
-    if (out.empty() || out[0] != '/' || out.find('\n') != std::string::npos ||
-        out.find("/../") != std::string::npos || out.ends_with("/.."))
+    auto line = helper_line(true, {"root"}, what);
+    if (!line) return line;
+    const std::string &out = *line;
+    if (out.empty() || out[0] != '/' || out.find("/../") != std::string::npos ||
+        out.ends_with("/.."))
         return fail(what + ": not a cgroup path: \"" + out + "\"");
     return out == "/" ? std::string() : out;
+}
+
+Result<std::string> scope_result(const SystemdScope &scope) {
+    return helper_line(scope.user, {"result", scope.unit, scope_description(scope.id)},
+                       "systemd: the Result of " + scope.unit);
 }
 
 std::string systemd_helper_path() {

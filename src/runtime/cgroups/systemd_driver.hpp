@@ -37,6 +37,10 @@ Status set_scope_properties(const SystemdScope &scope, const std::vector<UnitPro
 Status check_scope_owner(const SystemdScope &scope);
 // StopUnit, waiting for it (delete); a unit already gone is stopped.
 Status stop_scope(const SystemdScope &scope);
+// The unit's Result as systemd keeps it once the unit has stopped
+// ("oom-kill" when the kernel's OOM killer ended it), "" when the unit is
+// not loaded; only on a unit with the container's description.
+Result<std::string> scope_result(const SystemdScope &scope);
 // AttachProcessesToUnit (exec, where the runtime may not move the process
 // itself: a user's manager, which asks the system's where it may not
 // either), on a unit with the container's description.

@@ -4,6 +4,7 @@
 #include "oci/state.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/cgroup.hpp"
+#include "runtime/cgroups/systemd_driver.hpp"
 #include "runtime/lifecycle/store.hpp"
 #include "runtime/network/shim_launch.hpp"
 #include "runtime/process/proc.hpp"
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace ocirun {
@@ -30,6 +32,7 @@ struct Target {
     std::vector<std::string> dirs;
     pid_t pid = 0;
     uint64_t start_time = 0;
+    std::optional<SystemdScope> scope; // --systemd-cgroup
 };
 
 Result<Target> load_target(const std::string &root, const std::string &id) {
@@ -44,6 +47,7 @@ Result<Target> load_target(const std::string &root, const std::string &id) {
     t.dirs = rec.cgroup_dirs;
     t.pid = rec.state.pid;
     t.start_time = rec.init_start_time;
+    if (rec.systemd_cgroup) t.scope = OCI_TRY(recorded_scope(rec));
     return t;
 }
 
@@ -311,12 +315,15 @@ std::string stats_event(const Target &t) {
     return std::string(w.view());
 }
 
-// OOM kills so far in the container's memory cgroup.
-uint64_t oom_kills(const Target &t) {
+// OOM kills so far in the container's memory cgroup; none when its file
+// cannot be read (the cgroup is gone).
+std::optional<uint64_t> oom_kills(const Target &t) {
     int v = 0;
     std::string d = dir_for(t, "memory", &v);
     if (d.empty()) return 0;
-    return key_values(d + (v == 1 ? "/memory.oom_control" : "/memory.events"))["oom_kill"];
+    auto kv = key_values(d + (v == 1 ? "/memory.oom_control" : "/memory.events"));
+    if (kv.empty()) return std::nullopt;
+    return kv["oom_kill"];
 }
 
 // Woken at an OOM in the container's memory cgroup, not only at the next
@@ -421,7 +428,7 @@ Status stream_events(const std::string &root, const std::string &id, int interva
                      const std::function<void(const std::string &)> &emit) {
     Target t = OCI_TRY(load_target(root, id));
     OomNotifier oom(t);
-    uint64_t ooms = oom_kills(t);
+    uint64_t ooms = oom_kills(t).value_or(0);
     int since_stats = interval_ms;
     EgressTail egress(root + "/" + id + "/" + kEgressLog);
     bool v1_oom = false; // told by v1's eventfd, the kill perhaps not counted yet
@@ -432,7 +439,7 @@ Status stream_events(const std::string &root, const std::string &id, int interva
     };
     while (process_alive(t.pid, t.start_time)) {
         egress.emit_new(emit);
-        uint64_t now = oom_kills(t);
+        uint64_t now = oom_kills(t).value_or(ooms);
         if (now > ooms || v1_oom) {
             oom_event();
             // The kill it told of counts when it comes.
@@ -451,8 +458,16 @@ Status stream_events(const std::string &root, const std::string &id, int interva
                                             .count());
     }
     egress.emit_new(emit);
-    // An OOM kill that ended the container.
-    if (oom_kills(t) > ooms || v1_oom) oom_event();
+    // An OOM kill that ended the container. A systemd scope's cgroup goes
+    // as soon as it is empty, which may be before the kill could be read
+    // there: then how systemd saw the unit end says.
+    auto last = oom_kills(t);
+    bool ended_by_oom = v1_oom || (last && *last > ooms);
+    if (!last && t.scope) {
+        auto result = scope_result(*t.scope);
+        ended_by_oom = ended_by_oom || (result && *result == "oom-kill");
+    }
+    if (ended_by_oom) oom_event();
     return {};
 }
 
