@@ -9,19 +9,6 @@
 
 namespace ocirun {
 
-// "a,b,,c" -> {"a", "b", "", "c"}: every field, empty ones too.
-inline std::vector<std::string> split(std::string_view s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-        size_t end = s.find(sep, start);
-        if (end == std::string_view::npos) end = s.size();
-        out.emplace_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
-
 // Calls f(line) for each line of s, without its '\n' (a last line without
 // one too; an empty tail is no line). The runtime parses /proc and cgroup
 // files with these rather than iostreams, whose locale machinery would be
@@ -35,18 +22,42 @@ template <class F> void for_each_line(std::string_view s, F &&f) {
     }
 }
 
-// The words of s, split on blanks (space, tab, newline).
-inline std::vector<std::string_view> words(std::string_view s) {
-    std::vector<std::string_view> out;
+// Calls f(word) for each word of s (split on blanks: space, tab, newline),
+// without making a list.
+template <class F> void for_each_word(std::string_view s, F &&f) {
     size_t i = 0;
     while (true) {
         i = s.find_first_not_of(" \t\n", i);
         if (i == std::string_view::npos) break;
         size_t end = s.find_first_of(" \t\n", i);
         if (end == std::string_view::npos) end = s.size();
-        out.push_back(s.substr(i, end - i));
+        f(s.substr(i, end - i));
         i = end;
     }
+}
+
+// Calls f(field) for each field of s between `sep`s ("a,,b": "a", "", "b"),
+// without making a list.
+template <class F> void for_each_field(std::string_view s, char sep, F &&f) {
+    while (true) {
+        size_t end = s.find(sep);
+        f(s.substr(0, end));
+        if (end == std::string_view::npos) break;
+        s.remove_prefix(end + 1);
+    }
+}
+
+// "a,b,,c" -> {"a", "b", "", "c"}: every field, empty ones too.
+inline std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    for_each_field(s, sep, [&](std::string_view f) { out.emplace_back(f); });
+    return out;
+}
+
+// The words of s, split on blanks (space, tab, newline).
+inline std::vector<std::string_view> words(std::string_view s) {
+    std::vector<std::string_view> out;
+    for_each_word(s, [&](std::string_view w) { out.push_back(w); });
     return out;
 }
 

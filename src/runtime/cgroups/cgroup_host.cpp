@@ -7,27 +7,15 @@ namespace ocirun {
 
 namespace {
 
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); i++) {
-        if (s[i] == '\\' && i + 3 < s.size()) {
-            int v = 0;
-            bool ok = true;
-            for (size_t k = 1; k <= 3; k++) {
-                char c = s[i + k];
-                if (c < '0' || c > '7') ok = false;
-                v = v * 8 + (c - '0');
-            }
-            if (ok) {
-                out += static_cast<char>(v);
-                i += 3;
-                continue;
-            }
-        }
-        out += s[i];
-    }
-    return out;
+// Whether "a,b,c" is the list `names`, in that order.
+bool same_list(std::string_view text, const std::vector<std::string> &names) {
+    size_t i = 0;
+    bool same = true;
+    for_each_field(text, ',', [&](std::string_view f) {
+        same = same && i < names.size() && names[i] == f;
+        i++;
+    });
+    return same && i == names.size();
 }
 
 } // namespace
@@ -67,31 +55,28 @@ bool CgroupHost::pure_v2() const {
 }
 
 Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_view self_cgroup) {
+    return parse_cgroup_host(parse_mountinfo(mountinfo), self_cgroup);
+}
+
+Result<CgroupHost> parse_cgroup_host(const std::vector<MountEntry> &mounts,
+                                     std::string_view self_cgroup) {
     CgroupHost host;
-    for_each_line(mountinfo, [&](std::string_view line) {
-        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
-        auto dash = line.find(" - ");
-        if (dash == std::string_view::npos) return;
-        auto left = split(line.substr(0, dash), ' ');
-        auto right = split(line.substr(dash + 3), ' ');
-        if (left.size() < 6 || right.size() < 3) return;
-        const std::string &fstype = right[0];
-        if (fstype != "cgroup" && fstype != "cgroup2") return;
+    for (const MountEntry &m : mounts) {
+        if (m.fstype != "cgroup" && m.fstype != "cgroup2") continue;
         Hierarchy h;
-        h.version = fstype == "cgroup2" ? 2 : 1;
-        h.mount_root = unescape(left[3]);
-        h.mount = unescape(left[4]);
+        h.version = m.fstype == "cgroup2" ? 2 : 1;
+        h.mount_root = m.root;
+        h.mount = m.point;
         if (h.version == 1) {
-            for (const auto &opt : split(right[2], ',')) {
+            for_each_field(m.super_options, ',', [&](std::string_view opt) {
                 static const char *kNotControllers[] = {
                     "rw", "ro", "noprefix", "xattr", "clone_children", "nsdelegate"};
-                bool skip = false;
                 for (const char *n : kNotControllers)
-                    if (opt == n) skip = true;
-                if (opt.rfind("release_agent=", 0) == 0) skip = true;
-                if (!skip && !opt.empty()) h.controllers.push_back(opt);
-            }
-            if (h.controllers.empty()) return;
+                    if (opt == n) return;
+                if (opt.empty() || opt.starts_with("release_agent=")) return;
+                h.controllers.emplace_back(opt);
+            });
+            if (h.controllers.empty()) continue;
         }
         // The same hierarchy mounted twice: keep the first.
         bool dup = false;
@@ -101,20 +86,19 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
             else if (o.version == 2 && h.version == 2)
                 dup = true;
         if (!dup) host.hierarchies.push_back(std::move(h));
-    });
+    }
     // /proc/self/cgroup: "ID:controller,list:/path" (v2: "0::/path").
     for_each_line(self_cgroup, [&](std::string_view line) {
         auto a = line.find(':');
         auto b = a == std::string_view::npos ? a : line.find(':', a + 1);
         if (b == std::string_view::npos) return;
-        std::string ctrls(line.substr(a + 1, b - a - 1));
-        std::string path(line.substr(b + 1));
+        std::string_view ctrls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
         for (auto &h : host.hierarchies) {
             if (ctrls.empty()) {
                 if (h.version == 2) h.own = path;
                 continue;
             }
-            if (h.version == 1 && !h.controllers.empty() && split(ctrls, ',') == h.controllers)
+            if (h.version == 1 && !h.controllers.empty() && same_list(ctrls, h.controllers))
                 h.own = path;
         }
     });
@@ -124,15 +108,17 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
 }
 
 Result<CgroupHost> detect_cgroup_host() {
-    std::string mi = OCI_TRY(oci::read_file("/proc/self/mountinfo"));
+    return detect_cgroup_host(OCI_TRY(own_mounts()));
+}
+
+Result<CgroupHost> detect_cgroup_host(const std::vector<MountEntry> &mounts) {
     std::string sc = OCI_TRY(oci::read_file("/proc/self/cgroup"));
-    CgroupHost host = OCI_TRY(parse_cgroup_host(mi, sc));
+    CgroupHost host = OCI_TRY(parse_cgroup_host(mounts, sc));
     for (auto &h : host.hierarchies) {
         if (h.version != 2) continue;
         auto text = oci::read_file(h.mount + "/cgroup.controllers");
         if (!text) return forward(std::move(text.error()), "cgroup v2");
-        for (auto w : words(*text))
-            h.controllers.emplace_back(w);
+        for_each_word(*text, [&](std::string_view w) { h.controllers.emplace_back(w); });
     }
     return host;
 }

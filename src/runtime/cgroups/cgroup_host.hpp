@@ -5,6 +5,7 @@
 #pragma once
 
 #include "oci/error.hpp"
+#include "runtime/filesystem/mount_table.hpp"
 
 #include <string>
 #include <string_view>
@@ -39,9 +40,14 @@ struct CgroupHost {
 // Parse the two files' contents. v2 controllers are not in them: the caller
 // fills `controllers` of the v2 hierarchy (detect_cgroup_host reads them).
 Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_view self_cgroup);
+// The same from a mount table already parsed.
+Result<CgroupHost> parse_cgroup_host(const std::vector<MountEntry> &mounts,
+                                     std::string_view self_cgroup);
 
 // parse_cgroup_host on this process, with the v2 controllers read from the
-// hierarchy root's cgroup.controllers.
+// hierarchy root's cgroup.controllers; `mounts`: this process's mount table,
+// where the caller has read it already (create reads it once).
 Result<CgroupHost> detect_cgroup_host();
+Result<CgroupHost> detect_cgroup_host(const std::vector<MountEntry> &mounts);
 
 } // namespace ocirun

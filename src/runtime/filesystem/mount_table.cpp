@@ -14,7 +14,9 @@ namespace {
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string unescape(std::string_view s) {
+    if (s.find('\\') == std::string_view::npos) return std::string(s);
     std::string out;
+    out.reserve(s.size());
     for (size_t i = 0; i < s.size(); i++) {
         auto octal = [&](size_t k) { return s[k] >= '0' && s[k] <= '7'; };
         if (s[i] == '\\' && i + 3 < s.size() && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
@@ -32,10 +34,19 @@ std::string unescape(std::string_view s) {
 
 std::vector<MountEntry> parse_mountinfo(std::string_view text) {
     std::vector<MountEntry> out;
+    size_t lines = 0;
+    for (char c : text)
+        lines += c == '\n';
+    out.reserve(lines + 1);
     for_each_line(text, [&](std::string_view line) {
         // ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
-        auto f = words(line);
-        if (f.size() < 7) return;
+        // (at most 32 fields taken: the optional ones are few).
+        std::string_view f[32];
+        size_t n = 0;
+        for_each_word(line, [&](std::string_view w) {
+            if (n < std::size(f)) f[n++] = w;
+        });
+        if (n < 7) return;
         MountEntry m;
         auto id = number<int>(f[0]), parent = number<int>(f[1]);
         size_t colon = f[2].find(':');
@@ -49,14 +60,14 @@ std::vector<MountEntry> parse_mountinfo(std::string_view text) {
         m.minor = *minor;
         m.root = unescape(f[3]);
         m.point = unescape(f[4]);
-        m.readonly = ("," + std::string(f[5]) + ",").find(",ro,") != std::string::npos;
+        for_each_field(f[5], ',', [&](std::string_view o) { m.readonly |= o == "ro"; });
         size_t dash = 6;
-        while (dash < f.size() && f[dash] != "-")
+        while (dash < n && f[dash] != "-")
             dash++;
-        if (dash + 2 < f.size()) {
+        if (dash + 2 < n) {
             m.fstype = f[dash + 1];
             m.source = unescape(f[dash + 2]);
-            if (dash + 3 < f.size()) m.super_options = f[dash + 3];
+            if (dash + 3 < n) m.super_options = f[dash + 3];
         }
         out.push_back(std::move(m));
     });

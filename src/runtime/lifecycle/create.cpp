@@ -412,6 +412,9 @@ struct CreatePlan {
     // not config.json's (the runtime configuration, the pod).
     bool record_policy = false;
     oci::StringMap policy_keys;
+    // This process's mount table, read once (the cgroup hierarchies, what
+    // the mounts reach of the host).
+    std::vector<MountEntry> host_mounts;
     // The container's cgroup (none when cgroup_dirs is empty): decided here,
     // made by create_impl.
     CgroupHost cgroup_host;
@@ -435,7 +438,7 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
     const oci::Linux &lx = *p.spec.linux_;
     if (!o.systemd_cgroup && !wants_cgroup(p.spec, o.rootless)) return std::vector<CgroupView>{};
     CgroupHost &host = p.cgroup_host;
-    host = OCI_TRY(detect_cgroup_host());
+    host = OCI_TRY(detect_cgroup_host(p.host_mounts));
     const bool user = ::geteuid() != 0;
     // An unprivileged user can neither load a device program nor make
     // device nodes the rules would guard.
@@ -641,6 +644,7 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     facts.policy = policy.present ? &policy : nullptr;
     facts.joined_userns = user_ns_fd >= 0;
     facts.mount_ns = mount_ns_of(lx);
+    p.host_mounts = OCI_TRY(own_mounts());
     facts.cgroups = OCI_TRY(plan_container_cgroup(o, p));
     facts.cgroupns = cfg.new_cgroupns;
     facts.userns_owns_netns = cfg.in_userns && userns_owns_netns(p);
@@ -655,14 +659,10 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     // reaches the state directory, no writable one a protected path.
     rootfs_fd.reset(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!rootfs_fd.valid()) return fail_errno("root.path: open " + rootfs);
-    {
-        std::vector<MountEntry> host_mounts = OCI_TRY(own_mounts());
-        reach_guard =
-            OCI_TRY(reach_guards(o.root, policy.present ? &policy : nullptr, host_mounts));
-        auto reaches = OCI_TRY(
-            plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, host_mounts));
-        OCI_CHECK(check_reach(reaches, reach_guard));
-    }
+    reach_guard = OCI_TRY(reach_guards(o.root, policy.present ? &policy : nullptr, p.host_mounts));
+    auto reaches = OCI_TRY(
+        plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, p.host_mounts));
+    OCI_CHECK(check_reach(reaches, reach_guard));
     cfg.reach_guards = &reach_guard;
     cfg.rootfs_fd = rootfs_fd.get();
     OCI_CHECK(make_idmap_namespaces(mount_plan, user_ns_fd));
