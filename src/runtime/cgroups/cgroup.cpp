@@ -71,7 +71,8 @@ std::string controller_of(const std::string &file) {
 
 const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir) {
     for (const auto &h : host.hierarchies)
-        if (dir == h.mount || dir.rfind(h.mount + "/", 0) == 0) return &h;
+        if (dir.starts_with(h.mount) && (dir.size() == h.mount.size() || dir[h.mount.size()] == '/'))
+            return &h;
     return nullptr;
 }
 
@@ -103,16 +104,17 @@ cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const s
 
 Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string> &dirs,
                            const std::vector<CgroupWrite> &writes) {
-    auto dir_for = [&](const CgroupWrite &w) -> std::string {
+    static const std::string none;
+    auto dir_for = [&](const CgroupWrite &w) -> const std::string & {
         const Hierarchy *h = hierarchy_for(w, host);
-        if (!h) return {};
+        if (!h) return none;
         for (const auto &d : dirs)
             if (hierarchy_of(host, d) == h) return d;
-        return {};
+        return none;
     };
     for (size_t i = 0; i < writes.size(); i++) {
         const CgroupWrite &w = writes[i];
-        std::string dir = dir_for(w);
+        const std::string &dir = dir_for(w);
         if (dir.empty()) return fail(w.field + ": no cgroup hierarchy for " + w.file);
         if (w.file == kDeviceProgram) {
             OCI_CHECK(attach_device_program(w.device_rules, dir, w.replace_programs));
