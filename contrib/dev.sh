@@ -34,6 +34,7 @@ if [ -n "$missing" ]; then
     apt-get install -y -qq --no-install-recommends $missing
 fi
 
+started=$(date +%s)
 build=${OCI_RUN_BUILD:-build}
 if [ ! -f "$build/build.ninja" ]; then
     # fault_injection: the crash tests' OCI_RUN_FAULT hook (runtime/fault.hpp);
@@ -84,6 +85,7 @@ test)
             -Dstatic_deps=false
     fi
     ninja -C "$fuzz" fuzz
+    echo "dev.sh: packages and builds took $(($(date +%s) - started)) s"
     OCI_RUN_FUZZ_BUILD=$fuzz tests/run-suites.sh "$build" "$asan"
     ;;
 *)

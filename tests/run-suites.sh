@@ -25,8 +25,13 @@ report=$(mktemp -d /tmp/oci-run-suites-XXXXXX)
 chmod 755 "$report"
 trap 'rm -rf "$report"' EXIT
 
-# tally NAME PASSED FAILED SKIPPED: print the suite's line, add to the totals.
+# tally NAME PASSED FAILED SKIPPED: print the suite's line (and how long it
+# took since the last one: CI's budget is the sum), add to the totals.
+last_tally=$(date +%s)
 tally() {
+    now=$(date +%s)
+    echo "suite $1 took $((now - last_tally)) s"
+    last_tally=$now
     echo "suite $1: $2 passed, $3 failed, $4 skipped"
     total_pass=$((total_pass + $2))
     total_fail=$((total_fail + $3))
