@@ -448,7 +448,7 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
     if (o.systemd_cgroup) {
         // As an unprivileged user, the user's own systemd manager (as runc),
         // which is given the v2 hierarchy alone.
-        if (user && (host.hierarchies.size() != 1 || host.hierarchies[0].version != 2))
+        if (user && !host.pure_v2())
             return fail("--systemd-cgroup: as an unprivileged user, through the user's systemd "
                         "manager, which needs a host whose cgroups are v2 alone (this one has "
                         "v1 hierarchies: a user's manager is given none of them)");
