@@ -92,8 +92,12 @@ criterion_suite() {
     fi
     p=$(jq '.passed' "$report/$name.json")
     f=$(jq '.failed + .errored' "$report/$name.json")
-    s=$(jq '.skipped' "$report/$name.json")
-    jq -r '.test_suites[] as $s | $s.tests[] | select(.status == "SKIPPED")
+    # A test its --filter left out is "skipped" too, with Criterion's own
+    # words: only the tests that ran and skipped themselves count.
+    ran='def ran_skipped: select(.status == "SKIPPED" and
+                                (.messages // [""])[0] != "The test was skipped.");'
+    s=$(jq "$ran"' [.test_suites[].tests[] | ran_skipped] | length' "$report/$name.json")
+    jq -r "$ran"' .test_suites[] as $s | $s.tests[] | ran_skipped
            | "skipped: \($s.name)::\(.name): \((.messages // [""])[0])"' "$report/$name.json"
     jq -r '.test_suites[] as $s | $s.tests[] | select(.status != "SKIPPED" and .status != "PASSED")
            | "FAILED: \($s.name)::\(.name): \((.messages // [""]) | join(" / "))"' "$report/$name.json"
