@@ -103,7 +103,7 @@ std::string rfc3339(const struct timespec &ts) {
     auto day = floor<days>(secs);
     year_month_day ymd{day};
     hh_mm_ss<seconds> hms{secs - day};
-    char buf[64];
+    char buf[128]; // room for any value of each field (-Wformat-truncation)
     std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02lld.%09ldZ",
                   static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
                   static_cast<unsigned>(ymd.day()), static_cast<long>(hms.hours().count()),
