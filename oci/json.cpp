@@ -1,10 +1,11 @@
 #include "json.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 #include <vector>
 
 #include <yajl/yajl_parse.h>
@@ -182,10 +183,27 @@ Status no_duplicate_keys(yajl_val v, const Path &p) {
     }
     if (!YAJL_IS_OBJECT(v)) return {};
     // The first key, in document order, that an earlier member already named.
-    std::set<std::string_view> seen;
-    for (size_t i = 0; i < v->u.object.len; i++) {
-        std::string_view k = v->u.object.keys[i];
-        if (seen.insert(k).second) continue;
+    size_t n = v->u.object.len, dup = n;
+    auto key = [&](size_t i) { return std::string_view(v->u.object.keys[i]); };
+    if (n <= 32) { // most objects: compared in place, nothing allocated
+        for (size_t i = 1; i < n && dup == n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (key(j) == key(i)) {
+                    dup = i;
+                    break;
+                }
+    } else { // sorted by key then position: a key's second member is a duplicate
+        std::vector<size_t> order(n);
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return key(a) != key(b) ? key(a) < key(b) : a < b;
+        });
+        for (size_t i = 1; i < n; i++)
+            if (key(order[i - 1]) == key(order[i])) dup = std::min(dup, order[i]);
+    }
+    if (dup < n) {
+        std::string_view k = key(dup);
         std::string at = p.parent ? p.str() : "";
         at += identifier(k) ? (at.empty() ? "" : ".") + std::string(k)
                             : "[\"" + std::string(k) + "\"]";
@@ -199,6 +217,16 @@ Status no_duplicate_keys(yajl_val v, const Path &p) {
 } // namespace
 
 Result<Document> Document::parse(std::string_view text) {
+    // yajl_tree_parse needs a NUL-terminated buffer.
+    std::string copy(text);
+    return parse(text, copy.c_str());
+}
+
+Result<Document> Document::parse(const std::string &text) {
+    return parse(std::string_view(text), text.c_str());
+}
+
+Result<Document> Document::parse(std::string_view text, const char *terminated) {
     if (text.find('\0') != std::string_view::npos) return fail("invalid JSON: contains a NUL byte");
     // yajl checks no more than the text up to a bracket too deep: a syntax
     // error before it is the one reported, else the depth.
@@ -208,10 +236,8 @@ Result<Document> Document::parse(std::string_view text) {
     if (!whole)
         return fail_at_offset(text, deep,
                               "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    // yajl_tree_parse needs a NUL-terminated buffer.
-    std::string copy(text);
     char err[256] = {0};
-    yajl_val v = yajl_tree_parse(copy.c_str(), err, sizeof err);
+    yajl_val v = yajl_tree_parse(terminated, err, sizeof err);
     if (!v) return fail(std::string("invalid JSON: ") + err);
     Document d;
     d.tree_.reset(v);
@@ -336,7 +362,23 @@ Result<uint64_t> to_uint(yajl_val v, const Path &p, uint64_t hi) {
 
 // ---- Writer ----
 
-Writer::Writer(bool pretty) : g_(yajl_gen_alloc(nullptr)) {
+namespace {
+
+// One compact generator kept for the next Writer, its buffer emptied but
+// not freed: a create writes its record three times and the spec once, and
+// each new yajl_gen asked malloc for about 2.6 KB (the generator and its
+// first 2 KB of buffer; bench/startup's heap figure). One that wrote more
+// than kSpareMax is freed, so a large document's buffer is not held for the
+// process's life.
+// Atomic: the helper writes its log lines from more than one thread.
+std::atomic<yajl_gen> g_spare{nullptr};
+constexpr size_t kSpareMax = 16 * 1024;
+
+} // namespace
+
+Writer::Writer(bool pretty) : g_(pretty ? nullptr : g_spare.exchange(nullptr)), pretty_(pretty) {
+    if (g_) return; // reset and cleared when it was put back
+    g_ = yajl_gen_alloc(nullptr);
     if (pretty) {
         yajl_gen_config(g_, yajl_gen_beautify, 1);
         yajl_gen_config(g_, yajl_gen_indent_string, "\t");
@@ -345,6 +387,12 @@ Writer::Writer(bool pretty) : g_(yajl_gen_alloc(nullptr)) {
 }
 
 Writer::~Writer() {
+    if (!pretty_ && view().size() <= kSpareMax) {
+        yajl_gen_clear(g_);
+        yajl_gen_reset(g_, nullptr);
+        yajl_gen none = nullptr;
+        if (g_spare.compare_exchange_strong(none, g_)) return;
+    }
     yajl_gen_free(g_);
 }
 

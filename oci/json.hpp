@@ -43,9 +43,12 @@ class Document {
     // Parse text; a syntax error or nesting deeper than kMaxDepth names line
     // and column.
     static Result<Document> parse(std::string_view text);
+    // The same, without copying the text to terminate it for yajl.
+    static Result<Document> parse(const std::string &text);
     yajl_val root() const { return tree_.get(); }
 
   private:
+    static Result<Document> parse(std::string_view text, const char *terminated);
     struct Free {
         void operator()(yajl_val v) const { yajl_tree_free(v); }
     };
@@ -215,6 +218,7 @@ class Writer {
 
   private:
     yajl_gen g_;
+    bool pretty_;
     size_t replaced_ = 0;
 };
 

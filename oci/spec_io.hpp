@@ -13,6 +13,7 @@ namespace ocirun::oci {
 // ranges and enumerations. Unknown keys are ignored, as the spec requires.
 // Errors name the JSON path: "linux.namespaces[2].type: unknown namespace \"pidd\"".
 Result<Spec> parse_spec(std::string_view text);
+Result<Spec> parse_spec(const std::string &text); // the same, the text not copied
 
 // Parse a process.json (the "process" object alone), as `exec --process` takes.
 Result<Process> parse_process(std::string_view text);

@@ -550,10 +550,7 @@ Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
     return {};
 }
 
-} // namespace
-
-Result<Spec> parse_spec(std::string_view text) {
-    json::Document doc = OCI_TRY(json::Document::parse(text));
+Result<Spec> spec_from(const json::Document &doc) {
     Path root;
     yajl_val top = doc.root();
     if (!YAJL_IS_OBJECT(top)) return fail("expected a JSON object at the top level");
@@ -578,6 +575,16 @@ Result<Spec> parse_spec(std::string_view text) {
     if (spec.linux_ && spec.linux_->resources)
         normalise_pids_limit(*spec.linux_->resources, spec.oci_version);
     return spec;
+}
+
+} // namespace
+
+Result<Spec> parse_spec(std::string_view text) {
+    return spec_from(OCI_TRY(json::Document::parse(text)));
+}
+
+Result<Spec> parse_spec(const std::string &text) {
+    return spec_from(OCI_TRY(json::Document::parse(text)));
 }
 
 } // namespace ocirun::oci

@@ -981,6 +981,20 @@ Test(spec_parse, duplicate_key_is_refused_with_its_path) {
                      "mounts[1].destination: duplicate key: the object names it twice");
 }
 
+// A large object is checked another way (sorted, not compared in pairs):
+// the key reported is still the first, in document order, named twice.
+Test(spec_parse, duplicate_key_in_a_large_object_is_the_first_in_document_order) {
+    std::string a = R"({"ociVersion": "1.0.0", "annotations": {"a": "0", "z": "1")";
+    for (int i = 0; i < 100; i++)
+        a += ", \"k" + std::to_string(i) + "\": \"v\"";
+    std::string tail = R"(, "z": "2", "a": "3", "k5": "4"}})";
+    EXPECT_PARSE_ERR(a + tail, "annotations.z: duplicate key: the object names it twice");
+    EXPECT_PARSE_ERR(a + R"(, "k99": "x", "k0": "y"}})",
+                     "annotations.k99: duplicate key: the object names it twice");
+    a += "}}";
+    cr_assert(parse_spec(a).has_value());
+}
+
 // ---------------------------------------------------------------------------
 // validate_spec: cross-field checks.
 

@@ -356,15 +356,14 @@ Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules) 
     // (as runc; clients such as Podman allow what they add, in
     // resources.devices).
     std::vector<oci::DeviceRule> rules = effective_device_rules(spec_rules);
-    std::vector<std::string> fields;
-    for (size_t i = 0; i < rules.size(); i++)
-        fields.push_back(i < spec_rules.size() ? base + "[" + std::to_string(i) + "]"
-                                               : base + " (default devices)");
     if (p.version_of("devices") == 1) {
+        p.out.reserve(p.out.size() + rules.size());
         for (size_t i = 0; i < rules.size(); i++) {
             const auto &r = rules[i];
             p.add("devices", r.allow ? "devices.allow" : "devices.deny",
-                  device_rule(r.type, r.major, r.minor, r.access), fields[i]);
+                  device_rule(r.type, r.major, r.minor, r.access),
+                  i < spec_rules.size() ? base + "[" + std::to_string(i) + "]"
+                                        : base + " (default devices)");
         }
         return {};
     }

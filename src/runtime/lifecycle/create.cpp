@@ -330,7 +330,7 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
 // delete removes it (one on a filesystem the host does not show, such as a
 // tmpfs of the container's, goes with the container anyway).
 Status record_fs_note(ContainerRecord &rec, const sync::Packet &msg) {
-    auto doc = json::Document::parse(msg.text);
+    auto doc = json::Document::parse(std::string_view(msg.text));
     if (!doc) return forward(std::move(doc.error()), "sync: a filesystem rule from the init");
     yajl_val o = doc->root();
     json::Path p;
