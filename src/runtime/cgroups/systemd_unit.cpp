@@ -1,13 +1,13 @@
 #include "runtime/cgroups/systemd_unit.hpp"
 
 #include "oci/json.hpp"
+#include "oci/text.hpp"
 #include "runtime/cgroups/cgroup_plan.hpp"
 
 #include <charconv>
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <sstream>
 
 namespace ocirun {
 
@@ -45,8 +45,7 @@ UnitProperty u64(std::string name, uint64_t v) {
 // 8i..8i+7, lowest first.
 Result<std::vector<uint8_t>> cpu_mask(const std::string &list, const std::string &field) {
     std::vector<uint8_t> mask;
-    std::istringstream in(list);
-    for (std::string part; std::getline(in, part, ',');) {
+    for (const std::string &part : split(list, ',')) {
         if (part.empty()) continue;
         size_t dash = part.find('-');
         std::string a = part.substr(0, dash),
@@ -69,15 +68,16 @@ Result<std::vector<uint8_t>> cpu_mask(const std::string &list, const std::string
 std::map<std::pair<char, int64_t>, std::string> device_names(std::string_view text) {
     std::map<std::pair<char, int64_t>, std::string> out;
     char section = 0;
-    std::istringstream in{std::string(text)};
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("Character", 0) == 0) section = 'c';
-        if (line.rfind("Block", 0) == 0) section = 'b';
-        std::istringstream l(line);
-        int64_t major;
-        std::string name;
-        if (section && (l >> major >> name)) out[{section, major}] = name;
-    }
+    for_each_line(text, [&](std::string_view line) {
+        if (line.starts_with("Character")) section = 'c';
+        if (line.starts_with("Block")) section = 'b';
+        std::vector<std::string_view> w = words(line);
+        int64_t major = 0;
+        if (!section || w.size() < 2) return;
+        auto r = std::from_chars(w[0].data(), w[0].data() + w[0].size(), major);
+        if (r.ec == std::errc() && r.ptr == w[0].data() + w[0].size())
+            out[{section, major}] = std::string(w[1]);
+    });
     return out;
 }
 
