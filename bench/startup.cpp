@@ -380,6 +380,15 @@ int main(int argc, char **argv) {
     if (!executable(o.bundle_maker))
         die("--bundle-maker PATH (or $OCI_RUN_BUNDLE_MAKER) is required");
     if (::geteuid() != 0) die("run as root");
+    // LD_PRELOAD takes the library's path as given, relative to the
+    // runtime's working directory, and crun's is / (setns into the private
+    // mount namespace moves it there): its heap was not counted ("-").
+    if (!o.heap_lib.empty() && o.heap_lib[0] != '/') {
+        char *abs = ::realpath(o.heap_lib.c_str(), nullptr);
+        if (!abs) die("--heap-lib " + o.heap_lib + ": " + std::strerror(errno));
+        o.heap_lib = abs;
+        std::free(abs);
+    }
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
     char tmpl[] = "/tmp/oci-run-bench-XXXXXX";
