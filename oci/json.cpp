@@ -370,7 +370,8 @@ namespace {
 // first 2 KB of buffer; bench/startup's heap figure). One that wrote more
 // than kSpareMax is freed, so a large document's buffer is not held for the
 // process's life.
-// Atomic: the helper writes its log lines from more than one thread.
+// Atomic, so that it stays right for a program that writes from more than
+// one thread (none does today; it costs nothing).
 std::atomic<yajl_gen> g_spare{nullptr};
 constexpr size_t kSpareMax = 16 * 1024;
 
