@@ -3,16 +3,12 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "support/bundle.hpp"
+#include "support/elf.hpp"
 #include "support/harness.hpp"
 #include "support/process.hpp"
 
 #include <criterion/criterion.h>
 
-#include <elf.h>
-
-#include <cstring>
-#include <optional>
-#include <vector>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -192,45 +188,6 @@ Test(cli, systemd_cgroup_is_a_clear_error_without_systemd) {
     test::rm_rf(root);
 }
 
-namespace {
-
-// The names defined in an ELF's symbol table that start with `prefix`; nullopt
-// when it has none (stripped) or is not a 64-bit ELF.
-std::optional<std::vector<std::string>> symbols_with_prefix(const std::string &elf,
-                                                           const std::string &prefix) {
-    Elf64_Ehdr eh;
-    if (elf.size() < sizeof eh || std::memcmp(elf.data(), ELFMAG, SELFMAG) != 0 ||
-        elf[EI_CLASS] != ELFCLASS64)
-        return std::nullopt;
-    std::memcpy(&eh, elf.data(), sizeof eh);
-    auto section = [&](size_t i) {
-        Elf64_Shdr sh{};
-        size_t off = eh.e_shoff + i * static_cast<size_t>(eh.e_shentsize);
-        if (off + sizeof sh <= elf.size()) std::memcpy(&sh, elf.data() + off, sizeof sh);
-        return sh;
-    };
-    for (size_t i = 0; i < eh.e_shnum; i++) {
-        Elf64_Shdr sh = section(i);
-        if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum) continue;
-        Elf64_Shdr str = section(sh.sh_link);
-        std::vector<std::string> out;
-        for (size_t off = sh.sh_offset; off + sizeof(Elf64_Sym) <= sh.sh_offset + sh.sh_size &&
-                                        off + sizeof(Elf64_Sym) <= elf.size();
-             off += sizeof(Elf64_Sym)) {
-            Elf64_Sym sym;
-            std::memcpy(&sym, elf.data() + off, sizeof sym);
-            size_t at = str.sh_offset + sym.st_name;
-            if (at >= elf.size() || sym.st_shndx == SHN_UNDEF) continue;
-            const char *name = elf.data() + at;
-            if (std::strncmp(name, prefix.c_str(), prefix.size()) == 0) out.emplace_back(name);
-        }
-        return out;
-    }
-    return std::nullopt;
-}
-
-} // namespace
-
 // The static oci-run links no iostreams: their locale machinery's static
 // constructors ran at every start, each in another 64 KB of text (a page
 // fault and its fault-around), and were a third of the binary. One
@@ -239,11 +196,10 @@ std::optional<std::vector<std::string>> symbols_with_prefix(const std::string &e
 // libstdc++ outside the binary, and a stripped one no symbol table to read.
 Test(cli, static_binary_links_no_iostreams) {
     std::string elf = test::read_file(test::oci_run_path());
-    auto locale = symbols_with_prefix(elf, "_ZNSt6locale");
-    if (!locale) cr_skip_test("%s has no symbol table (stripped)", test::oci_run_path().c_str());
-    auto start = symbols_with_prefix(elf, "__libc_start_main");
-    if (!start || start->empty())
+    if (test::elf_has_interpreter(elf))
         cr_skip_test("%s is linked dynamically: libstdc++ is not in it", test::oci_run_path().c_str());
+    auto locale = test::elf_defined_symbols(elf, "_ZNSt6locale");
+    if (!locale) cr_skip_test("%s has no symbol table (stripped)", test::oci_run_path().c_str());
     cr_assert(locale->empty(), "%s links std::locale (%zu symbols, e.g. %s): an iostream is back",
               test::oci_run_path().c_str(), locale->size(), locale->front().c_str());
 }

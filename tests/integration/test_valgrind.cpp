@@ -40,10 +40,10 @@
 //   statically into it, so memcheck sees operator new as plain malloc: leaks
 //   are found, new/delete mismatches are not.
 #include "support/container_env.hpp"
+#include "support/elf.hpp"
 
 #include <criterion/criterion.h>
 
-#include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -76,21 +76,6 @@ const std::string &checked_binary() {
     return path;
 }
 
-// A dynamically linked executable has a PT_INTERP program header.
-bool has_interpreter(const std::string &elf) {
-    Elf64_Ehdr eh;
-    if (elf.size() < sizeof eh) return false;
-    std::memcpy(&eh, elf.data(), sizeof eh);
-    for (unsigned i = 0; i < eh.e_phnum; i++) {
-        Elf64_Phdr ph;
-        size_t off = eh.e_phoff + i * static_cast<size_t>(eh.e_phentsize);
-        if (off + sizeof ph > elf.size()) return false;
-        std::memcpy(&ph, elf.data() + off, sizeof ph);
-        if (ph.p_type == PT_INTERP) return true;
-    }
-    return false;
-}
-
 // Skip (with the reason) when the run cannot be made here.
 void need_valgrind() {
     if (test::find_in_path("valgrind").empty())
@@ -101,7 +86,7 @@ void need_valgrind() {
     if (contains(bin, "__asan_init"))
         cr_skip_test("%s is built with AddressSanitizer, which valgrind cannot run",
                      checked_binary().c_str());
-    if (!has_interpreter(bin))
+    if (!test::elf_has_interpreter(bin))
         cr_skip_test("%s is a static binary, whose malloc memcheck cannot follow: set "
                      "OCI_RUN_DYNAMIC to the build's oci-run-dynamic",
                      checked_binary().c_str());
