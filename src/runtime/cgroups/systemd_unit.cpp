@@ -4,7 +4,6 @@
 #include "oci/text.hpp"
 #include "runtime/cgroups/cgroup_plan.hpp"
 
-#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -48,15 +47,12 @@ Result<std::vector<uint8_t>> cpu_mask(const std::string &list, const std::string
     for (const std::string &part : split(list, ',')) {
         if (part.empty()) continue;
         size_t dash = part.find('-');
-        std::string a = part.substr(0, dash),
-                    b = dash == std::string::npos ? a : part.substr(dash + 1);
-        unsigned lo = 0, hi = 0;
-        auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
-        auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
-        if (a.empty() || b.empty() || r1.ec != std::errc() || r2.ec != std::errc() ||
-            r1.ptr != a.data() + a.size() || r2.ptr != b.data() + b.size() || lo > hi || hi > 8191)
+        std::string_view whole = part;
+        auto lo = number<unsigned>(whole.substr(0, dash));
+        auto hi = dash == std::string::npos ? lo : number<unsigned>(whole.substr(dash + 1));
+        if (!lo || !hi || *lo > *hi || *hi > 8191)
             return fail(field + ": \"" + list + "\" is not a list of numbers and ranges");
-        for (unsigned i = lo; i <= hi; i++) {
+        for (unsigned i = *lo; i <= *hi; i++) {
             if (mask.size() <= i / 8) mask.resize(i / 8 + 1, 0);
             mask[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
         }
@@ -72,11 +68,8 @@ std::map<std::pair<char, int64_t>, std::string> device_names(std::string_view te
         if (line.starts_with("Character")) section = 'c';
         if (line.starts_with("Block")) section = 'b';
         std::vector<std::string_view> w = words(line);
-        int64_t major = 0;
         if (!section || w.size() < 2) return;
-        auto r = std::from_chars(w[0].data(), w[0].data() + w[0].size(), major);
-        if (r.ec == std::errc() && r.ptr == w[0].data() + w[0].size())
-            out[{section, major}] = std::string(w[1]);
+        if (auto major = number<int64_t>(w[0])) out[{section, *major}] = std::string(w[1]);
     });
     return out;
 }
