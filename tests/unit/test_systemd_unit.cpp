@@ -136,6 +136,27 @@ Test(systemd_unit, resources_as_v2_properties) {
                         "IOWeight=t:4950\n");
 }
 
+// What a cpus or mems list may say as systemd's bitmask: numbers and
+// ranges up to CPU 8191, empty items skipped; anything else is refused,
+// naming the field.
+Test(systemd_unit, cpu_lists_as_masks_and_refusals) {
+    auto mask = [](const char *cpus) -> std::string {
+        oci::Resources r;
+        r.cpu.emplace().cpus = cpus;
+        auto p = systemd_properties(r, v2(), "");
+        if (!p) return "error: " + p.error().text();
+        return text(*p);
+    };
+    expect_eq(mask("0,,2"), "AllowedCPUs=ay:05\n");
+    expect_eq(mask("8-9"), "AllowedCPUs=ay:0003\n");
+    for (const char *bad : {"1-", "-1", "x", "1-x", "3-1", "8192", "0-8192", "+1", "1 "}) {
+        std::string got = mask(bad);
+        cr_assert(got.find("error: linux.resources.cpu.cpus: \"") == 0 &&
+                      got.find("is not a list of numbers and ranges") != std::string::npos,
+                  "\"%s\": %s", bad, got.c_str());
+    }
+}
+
 Test(systemd_unit, resources_as_v1_properties) {
     oci::Resources r;
     r.memory.emplace().limit = 64 << 20;
