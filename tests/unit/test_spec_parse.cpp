@@ -196,6 +196,14 @@ Test(spec_parse, syntax_nul_byte) {
     std::string doc = cfg();
     doc.insert(5, 1, '\0');
     EXPECT_PARSE_ERR(doc, "invalid JSON: contains a NUL byte");
+    // After a whole document: yajl, reading a terminated string, would stop
+    // at the NUL and take the first document for all of it.
+    std::string two = cfg() + std::string(1, '\0') + R"({"ociVersion": "1.0.0", "hostname": "x"})";
+    EXPECT_PARSE_ERR(two, "invalid JSON: contains a NUL byte");
+    auto viewed = parse_spec(std::string_view(two)); // the overload that copies
+    cr_assert(!viewed.has_value());
+    cr_assert(viewed.error().text() == "invalid JSON: contains a NUL byte", "got: %s",
+              viewed.error().text().c_str());
 }
 
 Test(spec_parse, syntax_no_comments) {
