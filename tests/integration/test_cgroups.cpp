@@ -383,7 +383,8 @@ Test(cgroups, memory_hog_is_oom_killed_and_events_reports_it) {
     e.b.save();
     auto c = create(e);
     test::Spawned ev = test::spawn_oci({"--root", e.root, "events", "--interval", "1s", e.id});
-    usleep(200000);
+    // Its first stats event comes once it has read the kill count it starts from.
+    (void)test::read_output(ev.out_path, "\"stats\"");
     auto s = oci({"--root", e.root, "start", e.id});
     std::string st = wait_status(e.root, e.id, "stopped", 20000);
     int evs = test::wait_bounded(ev.pid, 5000);

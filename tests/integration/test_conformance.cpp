@@ -50,7 +50,8 @@ struct RunAndExec {
     test::Output start, exec;
     std::string out;
 };
-RunAndExec run_and_exec(Env &e, const std::vector<std::string> &exec) {
+RunAndExec run_and_exec(Env &e, const std::vector<std::string> &exec,
+                        const std::string &needle = "") {
     e.b.save();
     RunAndExec r;
     r.create = test::create(e);
@@ -58,8 +59,7 @@ RunAndExec run_and_exec(Env &e, const std::vector<std::string> &exec) {
     std::vector<std::string> args = {"--root", e.root, "exec", e.id};
     args.insert(args.end(), exec.begin(), exec.end());
     r.exec = test::oci(args);
-    usleep(200000);
-    r.out = read_file(r.create.out_path);
+    r.out = test::read_output(r.create.out_path, needle);
     return r;
 }
 
@@ -88,8 +88,7 @@ Test(conformance, runc_signals_reset_before_the_process_for_run_and_exec) {
     ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::sigaction(SIGPIPE, &old_pipe, nullptr);
     ::sigaction(SIGHUP, &old_hup, nullptr);
-    usleep(200000);
-    std::string run_status = read_file(c.out_path);
+    std::string run_status = test::read_output(c.out_path, "nonvoluntary_ctxt_switches");
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
@@ -207,8 +206,7 @@ Test(conformance, runc_cwd_is_entered_before_the_identity_change) {
     auto c = test::create(e);
     auto s = test::oci({"--root", e.root, "start", e.id});
     auto x = test::oci({"--root", e.root, "exec", "--user", "65534:65534", e.id, "pwd"});
-    usleep(200000);
-    std::string out = read_file(c.out_path);
+    std::string out = test::read_output(c.out_path);
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_str_eq(out.c_str(), "/private/work\n", "%s", out.c_str());
@@ -237,8 +235,7 @@ Test(conformance, runc_ambient_capabilities_the_kernel_allows) {
     auto s = test::oci({"--root", e.root, "start", e.id});
     auto x = test::oci(
         {"--root", e.root, "exec", "--cap", "CAP_NET_RAW", e.id, "cat", "/proc/self/status"});
-    usleep(200000);
-    std::string out = read_file(cr.out_path);
+    std::string out = test::read_output(cr.out_path, "nonvoluntary_ctxt_switches");
     cleanup_all();
     cr_assert_eq(cr.status, 0, "create: %s", cr.err.c_str());
     cr_assert(contains(cr.err, "process.capabilities.bounding[3]: unknown capability \"CAP_FOO\", "
@@ -433,8 +430,7 @@ Test(conformance, runc_cpu_affinity_is_not_inherited) {
     auto x = test::oci(
         {"--root", e.root, "exec", e.id, "grep", "Cpus_allowed_list", "/proc/self/status"});
     ::sched_setaffinity(0, sizeof all, &all);
-    usleep(200000);
-    std::string out = read_file(c.out_path);
+    std::string out = test::read_output(c.out_path);
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert(!contains(out, "Cpus_allowed_list:\t0\n") && contains(out, "Cpus_allowed_list:"),
@@ -557,7 +553,7 @@ Test(conformance, runtime_spec_scheduler_and_io_priority_for_run_and_exec) {
     s.nice = 7;
     e.b.spec.process->scheduler = s;
     e.b.spec.process->io_priority = ocirun::oci::IoPriority{"IOPRIO_CLASS_BE", 6};
-    auto r = run_and_exec(e, {"sh", "-c", "cat /proc/self/stat; ionice"});
+    auto r = run_and_exec(e, {"sh", "-c", "cat /proc/self/stat; ionice"}, "prio");
     cleanup_all();
     cr_assert_eq(r.create.status, 0, "create: %s", r.create.err.c_str());
     cr_assert_eq(r.start.status, 0, "start: %s", r.start.err.c_str());
@@ -649,8 +645,7 @@ Test(conformance, runtime_spec_exec_cpu_affinity) {
     auto final1 = with(R"({"initial": "0", "final": "1"})");
     auto initial1 = with(R"({"initial": "1"})");
     auto bad = with(R"({"final": "1-0"})");
-    usleep(200000);
-    std::string out = read_file(c.out_path);
+    std::string out = test::read_output(c.out_path);
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());

@@ -315,7 +315,8 @@ Test(exhaustion, eating_memory_to_the_limit) {
     std::string st = test::wait_status(e.root, e.id, "running", 10000);
     cr_assert_str_eq(st.c_str(), "running");
     test::Spawned ev = test::spawn_oci({"--root", e.root, "events", "--interval", "1s", e.id});
-    ::usleep(300000); // events has read the kill count it starts from
+    // Its first stats event comes once it has read the kill count it starts from.
+    (void)test::read_output(ev.out_path, "\"stats\"");
     test::write_file(gate + "/go", "");
     int status = test::wait_bounded(run.pid, 30000);
     int evs = test::wait_bounded(ev.pid, 5000);

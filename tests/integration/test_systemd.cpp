@@ -254,7 +254,8 @@ Test(systemd, memory_hog_is_oom_killed_and_events_says_so) {
     // events ends by itself once the container has stopped.
     (void)script_in(id, "($OCI events --interval 1s $ID > " + ev + ".log 2> " + ev +
                             ".err < /dev/null &)");
-    ::usleep(300000);
+    // Its first stats event comes once it has read the kill count it starts from.
+    (void)test::read_output(ev + ".log", "\"stats\"");
     auto s = oci_in({"start", id});
     auto st = script_in(id, "for i in $(seq 200); do $OCI state $ID | grep -q stopped && break; "
                             "sleep 0.1; done; sleep 1.5; $OCI state $ID | grep -o stopped");

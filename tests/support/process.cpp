@@ -149,6 +149,15 @@ std::string read_file(const std::string &path) {
     return ss.str();
 }
 
+std::string read_output(const std::string &path, const std::string &needle) {
+    for (int waited_ms = 0;; waited_ms += 20) {
+        std::string s = read_file(path);
+        bool whole = !s.empty() && s.back() == '\n' && s.find(needle) != std::string::npos;
+        if (whole || waited_ms >= 10000) return s;
+        ::usleep(20000);
+    }
+}
+
 void write_file(const std::string &path, const std::string &content) {
     std::ofstream f(path, std::ios::trunc);
     f << content;

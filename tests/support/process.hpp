@@ -33,6 +33,11 @@ std::string make_temp_dir(const char *tag);
 void rm_rf(const std::string &path);
 
 std::string read_file(const std::string &path);
+// read_file once what a container's process prints there has arrived: the
+// file ends a line and holds `needle` (any complete line when it is empty).
+// Waits up to 10 s (a loaded machine or a sanitizer build can take far
+// longer than a fixed pause would allow), then returns whatever is there.
+std::string read_output(const std::string &path, const std::string &needle = "");
 // Everything `fd` gives until EOF (it stays open).
 std::string read_to_eof(int fd);
 // The hex field `key` of a /proc/PID/status text ("CapBnd", "SigIgn"), or 0.
