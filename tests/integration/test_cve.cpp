@@ -593,8 +593,7 @@ Hijack hijack_exec(const char *tag, bool userns, bool all_caps, bool ptrace) {
     e.b.save();
     h.create = create(e);
     oci({"--root", e.root, "start", e.id});
-    for (int i = 0; i < 250 && !contains(read_file(h.create.out_path), "watching"); i++)
-        usleep(20000);
+    (void)test::read_output(h.create.out_path, "watching");
     ::setenv("OCI_RUN_FAULT_DELAY", "exec:cloned,exec-child:visible", 1);
     h.exec = oci({"--root", e.root, "exec", e.id, "sh", "-c", "echo exec-ran"});
     ::unsetenv("OCI_RUN_FAULT_DELAY");

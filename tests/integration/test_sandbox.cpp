@@ -526,11 +526,7 @@ Test(sandbox, trace_logs_the_process_under_strace) {
     auto s = test::oci({"--root", e.root, "start", e.id});
     std::string stopped = test::wait_status(e.root, e.id, "stopped");
     std::string log_path = e.root + "/" + e.id + "/trace.log";
-    std::string log;
-    for (int i = 0; i < 100 && !contains(log, "+++ exited"); i++) {
-        log = read_file(log_path);
-        usleep(20000);
-    }
+    std::string log = test::read_output(log_path, "+++ exited");
     auto d = test::oci({"--root", e.root, "delete", e.id});
     bool left = test::exists(log_path);
     cleanup_all();
