@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include <yajl/yajl_parse.h>
@@ -119,9 +122,8 @@ static std::unexpected<Error> fail_at_offset(std::string_view text, size_t off,
     return fail("invalid JSON: " + std::string(pos) + what);
 }
 
-// yajl_tree_parse allows comments and says what is wrong but not where, so
-// the text is first checked by yajl's stream parser with comments off; on an
-// error the offending token is located and its line and column counted.
+// yajl says what is wrong but not where: on an error the offending token is
+// located and its line and column counted.
 // `complete`: the text is the whole document (else a prefix of it, which may
 // end anywhere).
 static Status check_syntax(std::string_view text, bool complete) {
@@ -134,13 +136,13 @@ static Status check_syntax(std::string_view text, bool complete) {
 }
 
 // The offset of the first bracket nested deeper than kMaxDepth, or npos.
-// yajl_tree_free recurses once per level of nesting, so a document of a few
-// MB of "[" (config.json may be 16 MiB) would overflow the stack; and yajl's
-// parser grows its own stack of levels 128 bytes at a time (quadratic where
-// realloc copies: 22 s for a million levels under ASan). No OCI document
-// comes near this depth. This scan comes before yajl's, so the text may be
-// invalid; where it is valid up to the offset, every bracket counted is
-// structure.
+// The readers and the duplicate-key check recurse once per level of
+// nesting, so a document of a few MB of "[" (config.json may be 16 MiB)
+// would overflow the stack; and yajl's parser grows its own stack of levels
+// 128 bytes at a time (quadratic where realloc copies: 22 s for a million
+// levels under ASan). No OCI document comes near this depth. This scan comes
+// before yajl's, so the text may be invalid; where it is valid up to the
+// offset, every bracket counted is structure.
 static size_t too_deep_at(std::string_view text) {
     size_t depth = 0;
     bool in_string = false;
@@ -196,9 +198,8 @@ Status no_duplicate_keys(yajl_val v, const Path &p) {
         std::vector<size_t> order(n);
         for (size_t i = 0; i < n; i++)
             order[i] = i;
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-            return key(a) != key(b) ? key(a) < key(b) : a < b;
-        });
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
         for (size_t i = 1; i < n; i++)
             if (key(order[i - 1]) == key(order[i])) dup = std::min(dup, order[i]);
     }
@@ -216,33 +217,194 @@ Status no_duplicate_keys(yajl_val v, const Path &p) {
 
 } // namespace
 
+// The tree, built from yajl's callbacks. Nodes, strings and member arrays
+// come from an arena: blocks of at least kBlock bytes (the first sized from
+// the text, about what a configuration's tree takes), freed together with
+// the document. A container's members are gathered on a stack shared by all
+// open containers and copied into the arena, exactly sized, when it closes.
+struct TreeBuilder {
+    Document &doc;
+    char *next = nullptr; // free space in the newest block
+    size_t left = 0;
+    size_t block = 0; // the size of the next block
+    std::vector<yajl_val> values;
+    std::vector<char *> keys;
+    struct Open {
+        yajl_val v;
+        size_t first_value, first_key;
+    };
+    std::vector<Open> open;
+
+    static constexpr size_t kBlock = 4096;
+
+    explicit TreeBuilder(Document &d) : doc(d) {}
+
+    void *take(size_t n, size_t align) {
+        size_t pad = (align - reinterpret_cast<uintptr_t>(next) % align) % align;
+        if (!next || pad + n > left) {
+            size_t size = std::max(block, n + sizeof(void *) + align);
+            block = std::max(kBlock, 2 * size);
+            auto *b = static_cast<char *>(std::malloc(size));
+            if (!b) std::abort(); // as operator new without exceptions
+            *reinterpret_cast<void **>(b) = doc.blocks_;
+            doc.blocks_ = b;
+            next = b + sizeof(void *);
+            left = size - sizeof(void *);
+            pad = (align - reinterpret_cast<uintptr_t>(next) % align) % align;
+        }
+        void *out = next + pad;
+        next += pad + n;
+        left -= pad + n;
+        return out;
+    }
+    char *copy(const char *s, size_t n) {
+        auto *out = static_cast<char *>(take(n + 1, 1));
+        std::memcpy(out, s, n);
+        out[n] = '\0';
+        return out;
+    }
+    yajl_val node(yajl_type t) {
+        auto *v = static_cast<yajl_val>(take(sizeof(yajl_val_s), alignof(yajl_val_s)));
+        std::memset(v, 0, sizeof *v);
+        v->type = t;
+        if (open.empty())
+            doc.root_ = v;
+        else
+            values.push_back(v);
+        return v;
+    }
+    template <class T> T *array_of(const std::vector<T> &from, size_t first) {
+        size_t n = from.size() - first;
+        if (n == 0) return nullptr;
+        auto *out = static_cast<T *>(take(n * sizeof(T), alignof(T)));
+        std::memcpy(out, from.data() + first, n * sizeof(T));
+        return out;
+    }
+    int start(yajl_type t) {
+        yajl_val v = node(t);
+        open.push_back({v, values.size(), keys.size()});
+        return 1;
+    }
+    int end() {
+        Open o = open.back();
+        open.pop_back();
+        size_t n = values.size() - o.first_value;
+        if (o.v->type == yajl_t_object) {
+            o.v->u.object.keys = const_cast<const char **>(array_of(keys, o.first_key));
+            o.v->u.object.values = array_of(values, o.first_value);
+            o.v->u.object.len = n;
+            keys.resize(o.first_key);
+        } else {
+            o.v->u.array.values = array_of(values, o.first_value);
+            o.v->u.array.len = n;
+        }
+        values.resize(o.first_value);
+        return 1;
+    }
+
+    static TreeBuilder &of(void *ctx) { return *static_cast<TreeBuilder *>(ctx); }
+    static int on_null(void *c) { return of(c).node(yajl_t_null), 1; }
+    static int on_bool(void *c, int b) { return of(c).node(b ? yajl_t_true : yajl_t_false), 1; }
+    static int on_number(void *c, const char *s, size_t n) {
+        TreeBuilder &t = of(c);
+        yajl_val v = t.node(yajl_t_number);
+        v->u.number.r = t.copy(s, n);
+        // As yajl_tree: the integer when the text is one that fits (digits
+        // after an optional sign), the double when strtod takes it whole.
+        const char *d = v->u.number.r + (*v->u.number.r == '-');
+        bool digits = *d != '\0';
+        for (const char *q = d; *q; q++)
+            digits = digits && *q >= '0' && *q <= '9';
+        errno = 0;
+        char *end = nullptr;
+        long long i = digits ? std::strtoll(v->u.number.r, &end, 10) : 0;
+        if (digits && errno == 0) {
+            v->u.number.i = i;
+            v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+        }
+        errno = 0;
+        end = nullptr;
+        v->u.number.d = std::strtod(v->u.number.r, &end);
+        if (errno == 0 && end && *end == '\0') v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+        return 1;
+    }
+    static int on_string(void *c, const unsigned char *s, size_t n) {
+        TreeBuilder &t = of(c);
+        t.node(yajl_t_string)->u.string = t.copy(reinterpret_cast<const char *>(s), n);
+        return 1;
+    }
+    static int on_key(void *c, const unsigned char *s, size_t n) {
+        TreeBuilder &t = of(c);
+        t.keys.push_back(t.copy(reinterpret_cast<const char *>(s), n));
+        return 1;
+    }
+    static int on_start_map(void *c) { return of(c).start(yajl_t_object); }
+    static int on_start_array(void *c) { return of(c).start(yajl_t_array); }
+    static int on_end(void *c) { return of(c).end(); }
+};
+
 Result<Document> Document::parse(std::string_view text) {
-    // yajl_tree_parse needs a NUL-terminated buffer.
-    std::string copy(text);
-    return parse(text, copy.c_str());
-}
-
-Result<Document> Document::parse(const std::string &text) {
-    return parse(std::string_view(text), text.c_str());
-}
-
-Result<Document> Document::parse(std::string_view text, const char *terminated) {
     if (text.find('\0') != std::string_view::npos) return fail("invalid JSON: contains a NUL byte");
     // yajl checks no more than the text up to a bracket too deep: a syntax
     // error before it is the one reported, else the depth.
     size_t deep = too_deep_at(text);
-    bool whole = deep == std::string_view::npos;
-    OCI_CHECK(check_syntax(whole ? text : text.substr(0, deep + 1), whole));
-    if (!whole)
+    if (deep != std::string_view::npos) {
+        OCI_CHECK(check_syntax(text.substr(0, deep + 1), false));
         return fail_at_offset(text, deep,
                               "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    char err[256] = {0};
-    yajl_val v = yajl_tree_parse(terminated, err, sizeof err);
-    if (!v) return fail(std::string("invalid JSON: ") + err);
+    }
+    static const yajl_callbacks kTree = {
+        TreeBuilder::on_null,
+        TreeBuilder::on_bool,
+        nullptr,
+        nullptr,
+        TreeBuilder::on_number,
+        TreeBuilder::on_string,
+        TreeBuilder::on_start_map,
+        TreeBuilder::on_key,
+        TreeBuilder::on_end,
+        TreeBuilder::on_start_array,
+        TreeBuilder::on_end,
+    };
     Document d;
-    d.tree_.reset(v);
-    OCI_CHECK(no_duplicate_keys(v, Path{}));
+    TreeBuilder t{d};
+    t.block = std::clamp<size_t>(3 * text.size(), TreeBuilder::kBlock, 256 * 1024);
+    t.values.reserve(32);
+    t.keys.reserve(32);
+    t.open.reserve(8);
+    yajl_handle h = yajl_alloc(&kTree, nullptr, &t);
+    if (!h) return fail("invalid JSON: out of memory");
+    yajl_config(h, yajl_allow_comments, 0);
+    yajl_status st =
+        yajl_parse(h, reinterpret_cast<const unsigned char *>(text.data()), text.size());
+    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+    yajl_free(h);
+    if (st != yajl_status_ok || !d.root_) {
+        OCI_CHECK(check_syntax(text, true)); // the error located and explained
+        return fail("invalid JSON");
+    }
+    OCI_CHECK(no_duplicate_keys(d.root_, Path{}));
     return d;
+}
+
+Document &Document::operator=(Document &&o) noexcept {
+    if (this != &o) {
+        this->~Document();
+        root_ = o.root_;
+        blocks_ = o.blocks_;
+        o.root_ = nullptr;
+        o.blocks_ = nullptr;
+    }
+    return *this;
+}
+
+Document::~Document() {
+    while (blocks_) {
+        void *b = blocks_;
+        blocks_ = *static_cast<void **>(b);
+        std::free(b);
+    }
+    root_ = nullptr;
 }
 
 yajl_val member(yajl_val obj, const char *key) {
@@ -308,6 +470,7 @@ Status get_bool_opt(yajl_val obj, const Path &p, const char *key, std::optional<
 
 Status get_strings(yajl_val obj, const Path &p, const char *key, std::vector<std::string> &out,
                    bool required) {
+    reserve_for(obj, key, out);
     return each(
         obj, p, key,
         [&](yajl_val v, const Path &ip, size_t) -> Status {

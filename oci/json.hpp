@@ -34,29 +34,46 @@ struct Path {
 std::unexpected<Error> fail_at(const Path &p, std::string_view what);
 
 // Arrays and objects nested deeper than this are refused by Document::parse
-// (yajl frees its tree recursively); OCI documents use fewer than ten levels.
+// (yajl's parser grows its stack of levels in small steps); OCI documents
+// use fewer than ten levels.
 inline constexpr size_t kMaxDepth = 512;
 
-// A parsed document; owns the yajl tree.
+// A parsed document: yajl's parser, with the tree (yajl_tree.h's nodes, so
+// the readers below and YAJL_* macros apply) built from its callbacks in
+// one arena the document owns and frees at once.
 class Document {
   public:
     // Parse text; a syntax error or nesting deeper than kMaxDepth names line
-    // and column.
+    // and column, a key twice in one object its path.
     static Result<Document> parse(std::string_view text);
-    // The same, without copying the text to terminate it for yajl.
-    static Result<Document> parse(const std::string &text);
-    yajl_val root() const { return tree_.get(); }
+    yajl_val root() const { return root_; }
+
+    Document() = default;
+    Document(Document &&o) noexcept : root_(o.root_), blocks_(o.blocks_) {
+        o.root_ = nullptr;
+        o.blocks_ = nullptr;
+    }
+    Document &operator=(Document &&o) noexcept;
+    Document(const Document &) = delete;
+    Document &operator=(const Document &) = delete;
+    ~Document();
 
   private:
-    static Result<Document> parse(std::string_view text, const char *terminated);
-    struct Free {
-        void operator()(yajl_val v) const { yajl_tree_free(v); }
-    };
-    std::unique_ptr<std::remove_pointer_t<yajl_val>, Free> tree_;
+    friend struct TreeBuilder;
+    yajl_val root_ = nullptr;
+    void *blocks_ = nullptr; // the arena's blocks, each starting with the next's address
 };
 
 // Member lookup; nullptr when absent or JSON null (null means unset).
 yajl_val member(yajl_val obj, const char *key);
+
+// Room in `out` for one element per item of the array member `key` (none
+// when it is absent or not an array: the reader reports that), so that a
+// reader appending them allocates once.
+template <class T> void reserve_for(yajl_val obj, const char *key, std::vector<T> &out) {
+    yajl_val v = member(obj, key);
+    if (v && YAJL_IS_ARRAY(v)) out.reserve(out.size() + v->u.array.len);
+}
 
 Result<yajl_val> as_object(yajl_val v, const Path &p);
 Result<yajl_val> as_array(yajl_val v, const Path &p);
