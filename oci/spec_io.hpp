@@ -7,6 +7,10 @@
 #include <string>
 #include <string_view>
 
+namespace ocirun::json {
+class Writer;
+}
+
 namespace ocirun::oci {
 
 // Parse config.json text into a Spec: JSON syntax, types, required fields,
@@ -37,6 +41,8 @@ inline constexpr size_t kMaxConfigSize = 16u << 20;
 
 // Serialise a Spec (pretty with tabs, like runc spec).
 std::string write_spec(const Spec &spec, bool pretty = true);
+// The same into `w` (written out from w.view(), without a copy).
+void write_spec(json::Writer &w, const Spec &spec);
 
 // The default configuration `oci-run spec` writes (runc's default shape).
 Spec default_spec(bool rootless, uint32_t euid, uint32_t egid);

@@ -1,5 +1,6 @@
-// config.json -> Spec: one pass over the yajl tree, each field read with its
-// type, range and enumeration checked and any error naming its JSON path.
+// config.json -> Spec: one pass over the document's tree (json::Document),
+// each field read with its type, range and enumeration checked and any error
+// naming its JSON path.
 #include "json.hpp"
 #include "names.hpp"
 #include "spec_io.hpp"
@@ -104,6 +105,7 @@ Result<yajl_val> object_member(yajl_val obj, const Path &p, const char *key) {
 
 Status parse_id_mappings(yajl_val obj, const Path &p, const char *key,
                          std::vector<IdMapping> &out) {
+    json::reserve_for(obj, key, out);
     return json::each(obj, p, key, [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         IdMapping m;
@@ -167,6 +169,7 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
         OCI_CHECK(parse_capabilities(c, p.field("capabilities"), caps));
         proc.capabilities = std::move(caps);
     }
+    json::reserve_for(obj, "rlimits", proc.rlimits);
     OCI_CHECK(json::each(obj, p, "rlimits", [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         Rlimit r;
@@ -222,6 +225,7 @@ Status parse_process(yajl_val obj, const Path &p, Process &proc) {
 }
 
 Status parse_mounts(yajl_val obj, const Path &p, std::vector<Mount> &out) {
+    json::reserve_for(obj, "mounts", out);
     return json::each(obj, p, "mounts", [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         Mount m;
@@ -242,6 +246,7 @@ Status parse_mounts(yajl_val obj, const Path &p, std::vector<Mount> &out) {
 }
 
 Status parse_hook_list(yajl_val obj, const Path &p, const char *key, std::vector<Hook> &out) {
+    json::reserve_for(obj, key, out);
     return json::each(obj, p, key, [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         Hook h;
@@ -269,6 +274,7 @@ bool valid_device_type(const std::string &t) {
 }
 
 Status parse_devices(yajl_val obj, const Path &p, std::vector<Device> &out) {
+    json::reserve_for(obj, "devices", out);
     return json::each(obj, p, "devices", [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         Device d;
@@ -317,6 +323,7 @@ Status parse_cpu(yajl_val c, const Path &p, Cpu &cpu) {
 
 Status parse_throttle(yajl_val obj, const Path &p, const char *key,
                       std::vector<ThrottleDevice> &out) {
+    json::reserve_for(obj, key, out);
     return json::each(obj, p, key, [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         ThrottleDevice t;
@@ -356,6 +363,7 @@ bool valid_rule_type(const std::string &t) {
 }
 
 Status parse_resources(yajl_val r, const Path &p, Resources &res) {
+    json::reserve_for(r, "devices", res.devices);
     OCI_CHECK(json::each(r, p, "devices", [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         DeviceRule d;
@@ -428,6 +436,7 @@ Status parse_seccomp(yajl_val s, const Path &p, Seccomp &sc) {
     OCI_CHECK(get_enum_list(s, p, "flags", sc.flags, is_seccomp_flag, "seccomp flag"));
     OCI_CHECK(json::get_string(s, p, "listenerPath", sc.listener_path));
     OCI_CHECK(json::get_string(s, p, "listenerMetadata", sc.listener_metadata));
+    json::reserve_for(s, "syscalls", sc.syscalls);
     OCI_CHECK(json::each(s, p, "syscalls", [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         Syscall sys;
@@ -459,6 +468,7 @@ Status parse_seccomp(yajl_val s, const Path &p, Seccomp &sc) {
 }
 
 Status parse_linux(yajl_val l, const Path &p, Linux &lx) {
+    json::reserve_for(l, "namespaces", lx.namespaces);
     OCI_CHECK(json::each(l, p, "namespaces", [&](yajl_val v, const Path &ip, size_t) -> Status {
         OCI_CHECK(json::as_object(v, ip));
         std::string type;

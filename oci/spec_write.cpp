@@ -320,6 +320,13 @@ void write_linux(Writer &w, const Linux &l) {
 
 std::string write_spec(const Spec &spec, bool pretty) {
     Writer w(pretty);
+    write_spec(w, spec);
+    std::string out(w.view());
+    if (pretty && (out.empty() || out.back() != '\n')) out += '\n';
+    return out;
+}
+
+void write_spec(Writer &w, const Spec &spec) {
     w.begin_object().kv("ociVersion", spec.oci_version);
     if (spec.process) write_process(w, *spec.process);
     if (spec.root) {
@@ -355,9 +362,6 @@ std::string write_spec(const Spec &spec, bool pretty) {
     w.opt_map("annotations", spec.annotations);
     if (spec.linux_) write_linux(w, *spec.linux_);
     w.end_object();
-    std::string out(w.view());
-    if (pretty && (out.empty() || out.back() != '\n')) out += '\n';
-    return out;
 }
 
 Spec default_spec(bool rootless, uint32_t euid, uint32_t egid) {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <set>
 
@@ -71,7 +72,8 @@ std::string controller_of(const std::string &file) {
 
 const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir) {
     for (const auto &h : host.hierarchies)
-        if (dir.starts_with(h.mount) && (dir.size() == h.mount.size() || dir[h.mount.size()] == '/'))
+        if (dir.starts_with(h.mount) &&
+            (dir.size() == h.mount.size() || dir[h.mount.size()] == '/'))
             return &h;
     return nullptr;
 }
@@ -84,6 +86,7 @@ cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const s
     if (has_dotdot(path))
         return fail("linux.cgroupsPath: \"" + cgroups_path + "\" must not contain \"..\"");
     std::vector<std::string> dirs;
+    dirs.reserve(host.hierarchies.size());
     for (const auto &h : host.hierarchies) {
         std::string inner;
         if (path[0] == '/') {
@@ -171,6 +174,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
         if (w.controller.empty() && w.file != kDeviceProgram && !controller_of(w.file).empty())
             v2_needed.insert(controller_of(w.file));
     std::vector<std::string> made; // deepest last
+    made.reserve(2 * dirs.size()); // "oci-run" and the container's, in most
     auto undo = [&](Error e) -> Status {
         for (auto it = made.rbegin(); it != made.rend(); ++it)
             ::rmdir(it->c_str());
@@ -180,8 +184,14 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
         const Hierarchy *h = hierarchy_of(host, dir);
         // Levels from the mount down to dir; make the missing ones.
         std::vector<std::string> levels;
-        for (std::string d = dir; d.size() > h->mount.size(); d = parent_of(d))
-            levels.insert(levels.begin(), d);
+        levels.reserve(2);
+        for (std::string_view d = dir; d.size() > h->mount.size();) {
+            levels.emplace_back(d);
+            size_t slash = d.rfind('/');
+            d = slash == std::string_view::npos || slash == 0 ? "/"
+                                                              : d.substr(0, slash); // parent_of
+        }
+        std::reverse(levels.begin(), levels.end());
         int retries = 0;
         for (size_t i = 0; i < levels.size(); i++) {
             const std::string &d = levels[i];

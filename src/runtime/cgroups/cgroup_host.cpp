@@ -61,6 +61,10 @@ Result<CgroupHost> parse_cgroup_host(std::string_view mountinfo, std::string_vie
 Result<CgroupHost> parse_cgroup_host(const std::vector<MountEntry> &mounts,
                                      std::string_view self_cgroup) {
     CgroupHost host;
+    size_t cgroup_mounts = 0;
+    for (const MountEntry &m : mounts)
+        cgroup_mounts += m.fstype == "cgroup" || m.fstype == "cgroup2";
+    host.hierarchies.reserve(cgroup_mounts);
     for (const MountEntry &m : mounts) {
         if (m.fstype != "cgroup" && m.fstype != "cgroup2") continue;
         Hierarchy h;

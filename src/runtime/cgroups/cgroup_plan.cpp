@@ -338,7 +338,9 @@ oci::DeviceRule rule(bool allow, const std::string &type, int64_t major, int64_t
 
 std::vector<oci::DeviceRule>
 effective_device_rules(const std::vector<oci::DeviceRule> &spec_rules) {
-    std::vector<oci::DeviceRule> rules = spec_rules;
+    std::vector<oci::DeviceRule> rules;
+    rules.reserve(spec_rules.size() + std::size(kDefaultDevices));
+    rules = spec_rules;
     for (const auto &d : kDefaultDevices)
         rules.push_back(rule(true, d.type, d.major, d.minor, d.access));
     return rules;
@@ -355,22 +357,26 @@ Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules) 
     // adds nodes, never an allow rule: a device the rules deny stays denied
     // (as runc; clients such as Podman allow what they add, in
     // resources.devices).
-    std::vector<oci::DeviceRule> rules = effective_device_rules(spec_rules);
-    if (p.version_of("devices") == 1) {
-        p.out.reserve(p.out.size() + rules.size());
-        for (size_t i = 0; i < rules.size(); i++) {
-            const auto &r = rules[i];
+    if (p.version_of("devices") == 1) { // (the rules of effective_device_rules, in its order)
+        p.out.reserve(p.out.size() + spec_rules.size() + std::size(kDefaultDevices));
+        for (size_t i = 0; i < spec_rules.size(); i++) {
+            const auto &r = spec_rules[i];
             p.add("devices", r.allow ? "devices.allow" : "devices.deny",
                   device_rule(r.type, r.major, r.minor, r.access),
-                  i < spec_rules.size() ? base + "[" + std::to_string(i) + "]"
-                                        : base + " (default devices)");
+                  base + "[" + std::to_string(i) + "]");
+        }
+        for (const auto &d : kDefaultDevices) {
+            auto any = [](int64_t n) { return n >= 0 ? std::optional<int64_t>(n) : std::nullopt; };
+            p.add("devices", "devices.allow",
+                  device_rule(d.type, any(d.major), any(d.minor), d.access),
+                  base + " (default devices)");
         }
         return {};
     }
     CgroupWrite w;
     w.file = kDeviceProgram;
     w.field = base;
-    w.device_rules = std::move(rules);
+    w.device_rules = effective_device_rules(spec_rules);
     p.out.push_back(std::move(w));
     return {};
 }

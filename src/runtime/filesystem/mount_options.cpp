@@ -93,66 +93,74 @@ bool MountOptions::readonly() const {
     return flags & MS_RDONLY;
 }
 
+namespace {
+
+// Applies one option to `m`; false when it is none the runtime knows (then
+// it is filesystem data).
+bool apply_option(MountOptions &m, std::string_view o) {
+    if (o == "bind") {
+        m.bind = true;
+        return true;
+    }
+    if (o == "rbind") {
+        m.bind = true;
+        m.recursive = true;
+        return true;
+    }
+    if (o == "tmpcopyup") {
+        m.tmpcopyup = true;
+        return true;
+    }
+    if (o == "idmap" || o == "ridmap") {
+        m.idmap = true;
+        m.idmap_recursive = o == "ridmap";
+        return true;
+    }
+    for (const auto &f : kFlags)
+        if (o == f.name) {
+            if (f.clear) {
+                m.flags &= ~f.flag;
+                m.clear |= f.flag;
+            } else {
+                m.flags |= f.flag;
+                m.clear &= ~f.flag;
+            }
+            return true;
+        }
+    for (const auto &p : kProp)
+        if (o == p.name) {
+            m.propagation = p.flags;
+            return true;
+        }
+    for (const auto &r : kRec)
+        if (o == r.name) {
+            if (r.clear) {
+                m.rec_clear |= r.attr;
+                m.rec_set &= ~r.attr;
+            } else {
+                m.rec_set |= r.attr;
+                m.rec_clear &= ~r.attr;
+            }
+            return true;
+        }
+    return false;
+}
+
+} // namespace
+
 MountOptions parse_mount_options(const std::vector<std::string> &options) {
     MountOptions m;
     for (const auto &o : options) {
-        if (o == "bind") {
-            m.bind = true;
-            continue;
-        }
-        if (o == "rbind") {
-            m.bind = true;
-            m.recursive = true;
-            continue;
-        }
-        if (o == "tmpcopyup") {
-            m.tmpcopyup = true;
-            continue;
-        }
-        if (o == "idmap" || o == "ridmap") {
-            m.idmap = true;
-            m.idmap_recursive = o == "ridmap";
-            continue;
-        }
-        bool found = false;
-        for (const auto &f : kFlags)
-            if (o == f.name) {
-                if (f.clear) {
-                    m.flags &= ~f.flag;
-                    m.clear |= f.flag;
-                } else {
-                    m.flags |= f.flag;
-                    m.clear &= ~f.flag;
-                }
-                found = true;
-                break;
-            }
-        if (found) continue;
-        for (const auto &p : kProp)
-            if (o == p.name) {
-                m.propagation = p.flags;
-                found = true;
-                break;
-            }
-        if (found) continue;
-        for (const auto &r : kRec)
-            if (o == r.name) {
-                if (r.clear) {
-                    m.rec_clear |= r.attr;
-                    m.rec_set &= ~r.attr;
-                } else {
-                    m.rec_set |= r.attr;
-                    m.rec_clear &= ~r.attr;
-                }
-                found = true;
-                break;
-            }
-        if (found) continue;
-        m.unknown.push_back(o);
+        if (apply_option(m, o)) continue;
         if (!m.data.empty()) m.data += ',';
         m.data += o;
     }
     return m;
+}
+
+bool known_mount_option(std::string_view option) {
+    MountOptions scratch;
+    return apply_option(scratch, option);
 }
 
 MountAttrPlan attr_plan(const MountOptions &o) {

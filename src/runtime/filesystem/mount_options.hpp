@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ocirun {
@@ -14,20 +15,22 @@ struct MountOptions {
     unsigned long clear = 0;       // MS_* explicitly cleared (rw, suid, dev, exec, ...)
     unsigned long propagation = 0; // MS_PRIVATE/SHARED/SLAVE/UNBINDABLE (| MS_REC)
     bool bind = false;
-    bool recursive = false; // rbind
+    bool recursive = false;       // rbind
+    bool tmpcopyup = false;       // tmpfs: copy up what the destination held
+    bool idmap = false;           // idmap / ridmap (idmapped mounts)
+    bool idmap_recursive = false; // ridmap
     bool readonly() const;
-    std::string data; // options passed to the filesystem (size=, mode=, ...)
+    std::string data; // options passed to the filesystem (size=, mode=, ...): the unknown ones
     // Recursive attributes (rro, rnosuid, ...): MOUNT_ATTR_* set and cleared
     // on the mount and every submount with mount_setattr(AT_RECURSIVE).
     uint64_t rec_set = 0, rec_clear = 0;
-    bool tmpcopyup = false;           // tmpfs: copy up what the destination held
-    bool idmap = false;               // idmap / ridmap (idmapped mounts)
-    bool idmap_recursive = false;     // ridmap
-    std::vector<std::string> unknown; // not flags: filesystem data (an error for binds)
 };
 
 // Unknown options are passed to the filesystem as data, as runc does.
 MountOptions parse_mount_options(const std::vector<std::string> &options);
+// Whether parse_mount_options takes `option` as one of its own (else it is
+// filesystem data).
+bool known_mount_option(std::string_view option);
 
 // What a bind mount's options do to the per-mount attributes (MOUNT_ATTR_*),
 // in the order the applier sets them: first the top mount, as a bind

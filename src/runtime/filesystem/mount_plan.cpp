@@ -210,6 +210,7 @@ void plan_cgroup(MountOp &o, const MountFacts &f) {
         return;
     }
     o.cgroup_show = CgroupShow::per_hierarchy;
+    o.cgroup_parts.reserve(f.cgroups.size());
     for (const CgroupView &v : f.cgroups) {
         CgroupPart part{v, f.cgroupns && (v.version == 2 || !f.in_userns), {}};
         if (v.name.find(',') != std::string::npos)
@@ -235,19 +236,17 @@ const char *cgroup_show_name(CgroupShow s) {
 
 // A destination as the path it names ("//dev/./" -> "/dev"; ".." above the
 // root stays at the root, as inside it).
-std::string lexical(const std::string &dest) {
-    std::vector<std::string> parts;
-    for (const auto &p : split(dest, '/')) {
-        if (p.empty() || p == ".") continue;
-        if (p == "..") {
-            if (!parts.empty()) parts.pop_back();
-            continue;
-        }
-        parts.push_back(p);
-    }
+std::string lexical(std::string_view dest) {
     std::string out;
-    for (const auto &p : parts)
-        out += "/" + p;
+    for_each_field(dest, '/', [&](std::string_view p) {
+        if (p.empty() || p == ".") return;
+        if (p == "..") {
+            out.resize(std::min(out.size(), out.rfind('/'))); // nothing above "/"
+            return;
+        }
+        out += '/';
+        out += p;
+    });
     return out.empty() ? "/" : out;
 }
 
@@ -279,9 +278,14 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     size_t policy_ops = facts.policy ? facts.policy->deny.size() + facts.policy->deny_write.size() +
                                            facts.policy->deny_rename.size()
                                      : 0;
+    size_t optional_ops = spec.root->readonly + !lx.rootfs_propagation.empty() +
+                          !spec.hostname.empty() + !spec.domainname.empty() +
+                          lx.personality.has_value();
+    for (const auto &m : spec.mounts)
+        optional_ops += is_dev(m.destination); // room for dev_readonly, if it asks for ro
     plan.reserve(1 + spec.mounts.size() + std::size(kDevices) + lx.devices.size() +
                  std::size(kLinks) + 1 + lx.masked_paths.size() + lx.readonly_paths.size() +
-                 policy_ops + 3 + 2 + lx.sysctl.size() + 1);
+                 policy_ops + optional_ops + lx.sysctl.size());
     std::string dev_readonly; // the /dev mount that asks for ro, if any
     bool devpts = false;      // a devpts on /dev/pts: /dev/ptmx links to its ptmx
     bool dev_bound = false;   // /dev is a bind: nothing is made in it
@@ -302,12 +306,11 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
             if (!o.bind) return fail(what + ": idmapped mounts must be bind mounts");
             if (m.uid_mappings.empty() != m.gid_mappings.empty())
                 return fail(what + ": uidMappings and gidMappings go together");
-            o.idmap_uids = m.uid_mappings.empty() ? lx.uid_mappings : m.uid_mappings;
-            o.idmap_gids = m.gid_mappings.empty() ? lx.gid_mappings : m.gid_mappings;
             // In a user namespace joined by path, that namespace's own
             // mapping (make_idmap_namespaces uses it).
             bool joined = facts.joined_userns && m.uid_mappings.empty();
-            if (!joined && (o.idmap_uids.empty() || o.idmap_gids.empty()))
+            if (!joined && m.uid_mappings.empty() &&
+                (lx.uid_mappings.empty() || lx.gid_mappings.empty()))
                 return fail(what + ": idmap without uidMappings needs the container's user "
                                    "namespace mappings");
             o.options.idmap = true;
@@ -319,8 +322,8 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
             // as runc does (config.md: unknown options SHOULD be data). A
             // bare word it does not know is most likely a flag misspelt
             // ("noexce"), which would otherwise be dropped without a word.
-            for (const auto &u : o.options.unknown)
-                if (u.find('=') == std::string::npos)
+            for (const auto &u : m.options)
+                if (!known_mount_option(u) && u.find('=') == std::string::npos)
                     return fail(what + ": unknown mount option \"" + u + "\"");
         }
         if (o.options.tmpcopyup && o.type != "tmpfs")
@@ -431,10 +434,16 @@ Status idmap_copy(MountOp &op, int userns) {
 
 } // namespace
 
-Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns) {
+Status make_idmap_namespaces(std::vector<MountOp> &plan, const oci::Spec &spec, int joined_userns) {
     for (MountOp &op : plan) {
         if (op.kind != MountOpKind::mount || !op.options.idmap) continue;
-        if (op.idmap_uids.empty() && joined_userns >= 0) {
+        if (op.index >= spec.mounts.size())
+            return fail(op.what + ": idmap: not a mount of this configuration");
+        const oci::Mount &m = spec.mounts[op.index];
+        const bool own = !m.uid_mappings.empty(); // plan_mounts: both or neither
+        const auto &uids = own ? m.uid_mappings : spec.linux_->uid_mappings;
+        const auto &gids = own ? m.gid_mappings : spec.linux_->gid_mappings;
+        if (uids.empty() && joined_userns >= 0) {
             OCI_CHECK(idmap_copy(op, joined_userns));
             continue;
         }
@@ -456,8 +465,8 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns) {
             return fail_code(e, op.what + ": idmap: clone a user namespace");
         }
         oci::Linux maps;
-        maps.uid_mappings = op.idmap_uids;
-        maps.gid_mappings = op.idmap_gids;
+        maps.uid_mappings = uids;
+        maps.gid_mappings = gids;
         Status st = write_id_mappings(child, maps);
         Fd userns;
         if (st) {

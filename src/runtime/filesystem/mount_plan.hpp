@@ -72,8 +72,11 @@ struct CgroupPart {
     std::vector<std::string> aliases;
 };
 
+// (Fields are grouped by size: a plan holds one per step, 30 to 40 of them.)
 struct MountOp {
     MountOpKind kind;
+    // A cgroup mount (type "cgroup" or "cgroup2"): what it shows.
+    CgroupShow cgroup_show = CgroupShow::host_tree;
     std::string what; // names the config.json field in errors: "mounts[3] /proc"
     std::string dest; // container path
     // mount
@@ -82,9 +85,9 @@ struct MountOp {
     MountOptions options;
     std::string option_list; // as config.json gives them, comma-separated ("none")
     bool bind = false;
-    // idmapped bind: the mapping of its user namespace (the mount's own, or
-    // the container's); the runtime makes that namespace (idmap_userns_fd).
-    std::vector<oci::IdMapping> idmap_uids, idmap_gids;
+    // An idmapped bind (options.idmap) is mapped as config.json's
+    // mounts[index] says, or else as the container's user namespace: the
+    // runtime makes that namespace (make_idmap_namespaces).
     int idmap_tree_fd = -1; // the detached, idmapped copy of the source the init attaches
     // A bind's source, opened once by the runtime (O_PATH, symlinks followed)
     // before anything is checked: the checks look at this object, and the
@@ -103,18 +106,17 @@ struct MountOp {
     // namespace (where the kernel refuses sysfs): the host's /sys bound
     // read-only instead (as runc).
     bool sysfs_from_host = false;
-    // A cgroup mount (type "cgroup" or "cgroup2"): what it shows.
-    CgroupShow cgroup_show = CgroupShow::host_tree;
-    std::vector<CgroupPart> cgroup_parts; // per_hierarchy
+    // device: in a user namespace (no mknod), the host's node bound
+    bool bind_host_node = false;
+    std::vector<CgroupPart> cgroup_parts; // per_hierarchy (cgroup_show)
     // device
     mode_t node_type = 0;
     unsigned major = 0, minor = 0;
     mode_t mode = 0;
     uid_t uid = 0;
     gid_t gid = 0;
-    bool bind_host_node = false; // in a user namespace (no mknod): the host's node bound
     // dev_link (/dev/ptmx is planned only over a devpts mount on /dev/pts)
-    std::string link_to;
+    const char *link_to = nullptr;
     // personality
     unsigned long persona = 0;
 };
@@ -167,9 +169,11 @@ std::string describe_plan(const std::vector<MountOp> &plan);
 // the runtime's own namespaces (where it has the privilege to), a detached
 // copy of the source with that idmapping and the mount's flags; the init
 // only attaches it. Runtime side, before the init.
+// `spec` is the configuration the plan was made from (its mappings);
 // `joined_userns`: the fd of a user namespace joined by path, the idmapping
 // of idmap mounts without mappings of their own (-1 when none).
-Status make_idmap_namespaces(std::vector<MountOp> &plan, int joined_userns = -1);
+Status make_idmap_namespaces(std::vector<MountOp> &plan, const oci::Spec &spec,
+                             int joined_userns = -1);
 
 // Whether the runtime passes `op`'s source to an init in a user namespace
 // (Msg::bind_source): a bind of a host path, which the container's root may

@@ -609,7 +609,7 @@ Status apply_dev_link(int rootfd, const MountOp &op) {
     std::string name = op.dest.substr(5);
     if (name == "ptmx" && ::unlinkat(devfd.get(), "ptmx", 0) < 0 && errno != ENOENT)
         return fail_errno(op.what + ": remove what the rootfs has there");
-    if (::symlinkat(op.link_to.c_str(), devfd.get(), name.c_str()) < 0 && errno != EEXIST)
+    if (::symlinkat(op.link_to, devfd.get(), name.c_str()) < 0 && errno != EEXIST)
         return fail_errno("symlink " + op.what);
     return {};
 }

@@ -461,6 +461,7 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
             auto more = OCI_TRY(resource_properties(r, host));
             p.scope_props.insert(p.scope_props.end(), more.begin(), more.end());
         }
+        p.cgroup_dirs.reserve(host.hierarchies.size());
         for (const auto &h : host.hierarchies)
             p.cgroup_dirs.push_back(h.dir_of(p.scope->cgroup));
     } else {
@@ -469,6 +470,7 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
             leave_out_v1_cpuset(host, p.cgroup_dirs);
     }
     std::vector<CgroupView> views;
+    views.reserve(p.cgroup_dirs.size());
     for (const auto &d : p.cgroup_dirs) {
         const Hierarchy &h = *hierarchy_of(host, d);
         CgroupView v;
@@ -665,7 +667,7 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     OCI_CHECK(check_reach(reaches, reach_guard));
     cfg.reach_guards = &reach_guard;
     cfg.rootfs_fd = rootfs_fd.get();
-    OCI_CHECK(make_idmap_namespaces(mount_plan, user_ns_fd));
+    OCI_CHECK(make_idmap_namespaces(mount_plan, spec, user_ns_fd));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));
     cfg.mounts = &mount_plan;
     cfg.lock_mounts = policy.masks();
@@ -1017,10 +1019,12 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     fault_point("create:pid-saved");
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
-    if (auto r =
-            oci::write_file_atomic(dir.path() + "/config.json", oci::write_spec(p.spec, false));
-        !r)
-        return abort_child(r.error());
+    {
+        json::Writer spec_json(false); // (scoped: the next writer reuses its generator)
+        oci::write_spec(spec_json, p.spec);
+        if (auto r = oci::write_file_atomic(dir.path() + "/config.json", spec_json.view()); !r)
+            return abort_child(r.error());
+    }
     if (here) here->spec = p.spec;
     // (Not with filesystem rules either: the init reports them below.)
     if (here && !p.want_shim && !p.cfg.lock_mounts) {

@@ -6,6 +6,11 @@ namespace ocirun {
 
 std::string write_record(const ContainerRecord &rec) {
     json::Writer w(false);
+    write_record(w, rec);
+    return std::string(w.view());
+}
+
+void write_record(json::Writer &w, const ContainerRecord &rec) {
     w.begin_object();
     oci::write_state_members(w, rec.state);
     w.kv_u64("initStartTime", rec.init_start_time);
@@ -58,7 +63,6 @@ std::string write_record(const ContainerRecord &rec) {
     w.opt_str("networkOwner", rec.network_owner);
     if (rec.policy_recorded) w.kv_map("policyKeys", rec.policy_keys);
     w.end_object();
-    return std::string(w.view());
 }
 
 Result<ContainerRecord> parse_record(std::string_view text) {

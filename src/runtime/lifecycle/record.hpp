@@ -15,6 +15,10 @@
 
 namespace ocirun {
 
+namespace json {
+class Writer;
+}
+
 // A filesystem rule of the sandbox policy as the container's init resolved
 // it (runtime/filesystem/fs_policy.hpp), with the other ways to its object the init
 // found (report mode only: strict refuses them). `report` tries each.
@@ -72,6 +76,8 @@ struct ContainerRecord {
 };
 
 std::string write_record(const ContainerRecord &rec);
+// The same into `w` (written out from w.view(), without a copy).
+void write_record(json::Writer &w, const ContainerRecord &rec);
 Result<ContainerRecord> parse_record(std::string_view text);
 
 } // namespace ocirun

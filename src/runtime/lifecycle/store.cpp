@@ -1,5 +1,6 @@
 #include "runtime/lifecycle/store.hpp"
 
+#include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 
 #include <dirent.h>
@@ -168,11 +169,15 @@ Result<ContainerRecord> ContainerDir::load() const {
 }
 
 Status ContainerDir::save(const ContainerRecord &rec) const {
-    return oci::write_file_atomic(path_ + "/state.json", write_record(rec));
+    json::Writer w(false);
+    write_record(w, rec);
+    return oci::write_file_atomic(path_ + "/state.json", w.view());
 }
 
 Result<oci::StagedFile> ContainerDir::stage(const ContainerRecord &rec) const {
-    return oci::stage_file(path_ + "/state.json", write_record(rec));
+    json::Writer w(false);
+    write_record(w, rec);
+    return oci::stage_file(path_ + "/state.json", w.view());
 }
 
 static void remove_tree_at(int dirfd) {

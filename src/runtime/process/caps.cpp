@@ -1,14 +1,14 @@
 #include "runtime/process/caps.hpp"
 
 #include "oci/names.hpp"
+#include "oci/text.hpp"
 #include "runtime/log.hpp"
 
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <cstdio>
 
 namespace ocirun {
 
@@ -18,10 +18,16 @@ int last_cap() {
     static int last = -1;
     if (last >= 0) return last;
     last = 40;
-    if (FILE *f = std::fopen("/proc/sys/kernel/cap_last_cap", "re")) {
-        if (std::fscanf(f, "%d", &last) != 1) last = 40;
-        std::fclose(f);
-    }
+    // (read(2) into a buffer here: stdio would allocate a FILE and a page)
+    int fd = ::open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return last;
+    char buf[16];
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    while (n > 0 && buf[n - 1] == '\n')
+        n--;
+    if (n > 0)
+        if (auto v = number<int>(std::string_view(buf, static_cast<size_t>(n)))) last = *v;
     return last;
 }
 
