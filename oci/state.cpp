@@ -1,6 +1,7 @@
 #include "state.hpp"
 
 #include "json.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -125,7 +126,7 @@ Result<StagedFile> stage_file(const std::string &path, std::string_view content,
     }
     char tmp[64];
     std::snprintf(tmp, sizeof tmp, "/.tmp-%d-%08x", getpid(), suffix);
-    std::string tmp_path = dir + tmp;
+    std::string tmp_path = concat(dir, tmp);
     int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
     // Errors name `path`, the file the caller knows: the temp name is ours.
     if (fd < 0) return fail_errno("write " + path);

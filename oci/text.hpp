@@ -47,6 +47,15 @@ template <class F> void for_each_field(std::string_view s, char sep, F &&f) {
     }
 }
 
+// The pieces joined in one allocation of the exact size: `dir + "/" + file`
+// makes two (the second, growing the first, about twice the size).
+template <class... S> std::string concat(const S &...pieces) {
+    std::string out;
+    out.reserve((std::string_view(pieces).size() + ...));
+    (out.append(std::string_view(pieces)), ...);
+    return out;
+}
+
 // "a,b,,c" -> {"a", "b", "", "c"}: every field, empty ones too.
 inline std::vector<std::string> split(std::string_view s, char sep) {
     std::vector<std::string> out;

@@ -31,7 +31,7 @@ Status write_file(const std::string &path, const std::string &value, const std::
 std::string read_trimmed(const std::string &path) {
     auto t = oci::read_file(path);
     if (!t) return {};
-    std::string s = *t;
+    std::string s = std::move(*t);
     while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
         s.pop_back();
     return s;
@@ -123,8 +123,9 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
             OCI_CHECK(attach_device_program(w.device_rules, dir, w.replace_programs));
             continue;
         }
-        std::string file = dir + "/" + w.file;
-        if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0) file = dir + "/" + w.alt_file;
+        std::string file = concat(dir, "/", w.file);
+        if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0)
+            file = concat(dir, "/", w.alt_file);
         auto r = write_file(file, w.value, w.field);
         if (!r && w.retry_after_next && r.error().code == EINVAL && i + 1 < writes.size()) {
             const CgroupWrite &next = writes[i + 1];
@@ -480,7 +481,7 @@ Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dir
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {
     std::string p = std::to_string(pid);
     for (const auto &d : dirs)
-        OCI_CHECK(write_file(d + "/cgroup.procs", p, "cgroup: join"));
+        OCI_CHECK(write_file(concat(d, "/cgroup.procs"), p, "cgroup: join"));
     return {};
 }
 

@@ -31,8 +31,7 @@ std::string Hierarchy::dir_of(const std::string &p) const {
     // A path under the mount's root (in a cgroup namespace the root shows as "/").
     if (mount_root != "/" && rel.rfind(mount_root, 0) == 0) rel = rel.substr(mount_root.size());
     if (rel.empty() || rel == "/") return mount;
-    if (rel[0] != '/') rel = "/" + rel;
-    return mount + rel;
+    return concat(mount, rel[0] == '/' ? "" : "/", rel);
 }
 
 const Hierarchy *CgroupHost::unified() const {

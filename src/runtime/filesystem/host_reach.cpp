@@ -49,8 +49,8 @@ std::vector<OverlayDir> overlay_dirs(const std::string &data) {
 } // namespace
 
 std::string describe_mount(const MountOp &op) {
-    return "mounts[" + std::to_string(op.index) + "] (source " + op.source + ", destination " +
-           op.dest + ", options " + op.option_list + ")";
+    return concat("mounts[", std::to_string(op.index), "] (source ", op.source, ", destination ",
+                  op.dest, ", options ", op.option_list, ")");
 }
 
 Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const SandboxPolicy *policy,

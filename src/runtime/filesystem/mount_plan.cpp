@@ -169,7 +169,8 @@ void add_after_pivot(const oci::Spec &spec, const MountFacts &facts,
     const oci::Linux &lx = *spec.linux_;
     // A path listed twice is masked once (a second mask over the first
     // would only stack another mount).
-    std::vector<std::string> masked;
+    std::vector<std::string_view> masked;
+    masked.reserve(lx.masked_paths.size());
     for (const auto &p : lx.masked_paths) {
         if (std::find(masked.begin(), masked.end(), p) != masked.end()) continue;
         masked.push_back(p);
