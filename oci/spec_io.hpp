@@ -48,9 +48,13 @@ void write_spec(json::Writer &w, const Spec &spec);
 Spec default_spec(bool rootless, uint32_t euid, uint32_t egid);
 
 // A CPU list as cpuset and process.execCPUAffinity write it ("0-3,7"), each
-// CPU below kMaxCpus; "" is the empty list.
+// CPU below kMaxCpus; "" is the empty list. An empty item ("0,,2", a
+// trailing comma) is refused, or with EmptyItems::skip left out (as runc's
+// systemd driver reads resources.cpu.cpus and mems).
 inline constexpr unsigned kMaxCpus = 8192;
-Result<std::vector<unsigned>> parse_cpu_list(std::string_view list);
+enum class EmptyItems { refuse, skip };
+Result<std::vector<unsigned>> parse_cpu_list(std::string_view list,
+                                             EmptyItems empty = EmptyItems::refuse);
 
 // Whether a SemVer ociVersion is `major`.`minor` or later ("1.3.0-rc.1" is).
 bool version_at_least(std::string_view version, unsigned major, unsigned minor);

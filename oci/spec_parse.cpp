@@ -620,7 +620,7 @@ Result<Process> parse_process(std::string_view text) {
     return p;
 }
 
-Result<std::vector<unsigned>> parse_cpu_list(std::string_view list) {
+Result<std::vector<unsigned>> parse_cpu_list(std::string_view list, EmptyItems empty) {
     std::vector<unsigned> cpus;
     auto bad = [&] {
         return fail("\"" + std::string(list) + "\" is not a list of CPUs (\"0-3,7\")");
@@ -640,6 +640,11 @@ Result<std::vector<unsigned>> parse_cpu_list(std::string_view list) {
         size_t comma = list.find(',', at);
         std::string_view item =
             list.substr(at, comma == std::string_view::npos ? list.npos : comma - at);
+        if (item.empty() && empty == EmptyItems::skip) {
+            if (comma == std::string_view::npos) break;
+            at = comma + 1;
+            continue;
+        }
         size_t dash = item.find('-');
         unsigned lo = 0, hi = 0;
         if (!number(item.substr(0, dash), lo)) return bad();
@@ -650,7 +655,7 @@ Result<std::vector<unsigned>> parse_cpu_list(std::string_view list) {
             cpus.push_back(c);
         if (comma == std::string_view::npos) break;
         at = comma + 1;
-        if (at == list.size()) return bad();
+        if (at == list.size() && empty == EmptyItems::refuse) return bad();
     }
     return cpus;
 }

@@ -148,6 +148,7 @@ Test(systemd_unit, cpu_lists_as_masks_and_refusals) {
         return text(*p);
     };
     expect_eq(mask("0,,2"), "AllowedCPUs=ay:05\n");
+    expect_eq(mask(",0,2,"), "AllowedCPUs=ay:05\n");
     expect_eq(mask("8-9"), "AllowedCPUs=ay:0003\n");
     for (const char *bad : {"1-", "-1", "x", "1-x", "3-1", "8192", "0-8192", "+1", "1 "}) {
         std::string got = mask(bad);

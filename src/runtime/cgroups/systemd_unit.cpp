@@ -1,6 +1,7 @@
 #include "runtime/cgroups/systemd_unit.hpp"
 
 #include "oci/json.hpp"
+#include "oci/spec_io.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/cgroup_plan.hpp"
 
@@ -43,19 +44,12 @@ UnitProperty u64(std::string name, uint64_t v) {
 // A cpus or mems list ("0-3,7") as systemd's bitmask: byte i holds bits
 // 8i..8i+7, lowest first.
 Result<std::vector<uint8_t>> cpu_mask(const std::string &list, const std::string &field) {
+    auto cpus = oci::parse_cpu_list(list, oci::EmptyItems::skip);
+    if (!cpus) return fail(field + ": \"" + list + "\" is not a list of numbers and ranges");
     std::vector<uint8_t> mask;
-    for (const std::string &part : split(list, ',')) {
-        if (part.empty()) continue;
-        size_t dash = part.find('-');
-        std::string_view whole = part;
-        auto lo = number<unsigned>(whole.substr(0, dash));
-        auto hi = dash == std::string::npos ? lo : number<unsigned>(whole.substr(dash + 1));
-        if (!lo || !hi || *lo > *hi || *hi > 8191)
-            return fail(field + ": \"" + list + "\" is not a list of numbers and ranges");
-        for (unsigned i = *lo; i <= *hi; i++) {
-            if (mask.size() <= i / 8) mask.resize(i / 8 + 1, 0);
-            mask[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
-        }
+    for (unsigned i : *cpus) {
+        if (mask.size() <= i / 8) mask.resize(i / 8 + 1, 0);
+        mask[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
     }
     return mask;
 }
