@@ -272,6 +272,30 @@ Test(mounts, idmapped_bind_maps_owners) {
     cr_assert_str_eq(content.c_str(), "data\nmore\n");
 }
 
+// A mount's own uidMappings and gidMappings (no user namespace for the
+// container): the runtime makes a namespace with that mapping for the mount,
+// read from config.json's mounts[i] when it makes it. On-disk owner 0 shows
+// as 1000 through the idmapped bind, as 0 through the plain one.
+Test(mounts, idmapped_bind_with_its_own_mapping) {
+    std::string dir = test::track_dir(test::make_temp_dir("mtido"));
+    ::chmod(dir.c_str(), 0755);
+    test::write_file(dir + "/f", "data\n");
+    ::chmod((dir + "/f").c_str(), 0644);
+    Env e = make_env("mtido", {"sh", "-c", "stat -c '%u %g' /m/f /n/f"});
+    e.b.spec.root->readonly = false;
+    ::mkdir((e.b.rootfs + "/m").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/n").c_str(), 0755);
+    auto m = test::mount_entry("/m", "bind", dir, {"bind", "idmap"});
+    m.uid_mappings = {{0, 1000, 1}};
+    m.gid_mappings = {{0, 2000, 1}};
+    e.b.spec.mounts.push_back(m);
+    e.b.spec.mounts.push_back(test::mount_entry("/n", "bind", dir, {"bind"}));
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "1000 2000\n0 0\n");
+}
+
 // linux.devices: made with mknod as root (mode, owner), bound from the host
 // in a user namespace; and the /dev links every container gets.
 Test(mounts, configured_devices_and_dev_links) {
