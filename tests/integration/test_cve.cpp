@@ -259,6 +259,38 @@ Test(cve, cve_2019_5736_create_returns_with_the_init_in_the_sealed_stage) {
     cr_assert_str_eq(comm.c_str(), "oci-run-stage\n", "what ps shows of the init");
 }
 
+// An installed prefix put anywhere (sbin/oci-run beside
+// libexec/oci-run/oci-run-exec-stage: a DESTDIR staging, /opt/NAME): the
+// runtime finds its exec stage there as it finds its other helpers, not only
+// in the configured $libexecdir, and the init runs from the stage's sealed
+// copy rather than the runtime re-executing itself.
+Test(cve, exec_stage_found_in_a_relocated_prefix) {
+    std::string prefix = test::track_dir(test::make_temp_dir("prefix"));
+    std::string runtime = prefix + "/sbin/oci-run";
+    std::string stage = prefix + "/libexec/oci-run/oci-run-exec-stage";
+    std::string built_stage = test::oci_run_path();
+    built_stage = built_stage.substr(0, built_stage.rfind('/') + 1) + "oci-run-exec-stage";
+    for (const char *d : {"/sbin", "/libexec", "/libexec/oci-run"})
+        cr_assert_eq(::mkdir((prefix + d).c_str(), 0755), 0, "mkdir %s", d);
+    test::write_file(runtime, read_file(test::oci_run_path()));
+    test::write_file(stage, read_file(built_stage));
+    ::chmod(runtime.c_str(), 0755);
+    ::chmod(stage.c_str(), 0755);
+    Env e = make_env("stpfx", {"true"});
+    e.b.save();
+    std::string saved = test::oci_run_path();
+    ::setenv("OCI_RUN", runtime.c_str(), 1);
+    auto c = create(e);
+    ::setenv("OCI_RUN", saved.c_str(), 1);
+    long pid = state_of(e.root, e.id).pid;
+    char buf[256] = "";
+    ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
+    std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(exe.rfind("/memfd:oci-run-exec-stage", 0) == 0, "the init runs %s", exe.c_str());
+}
+
 // The other way to the binary: a process of /proc/self/exe (or a
 // `#!/proc/self/exe` script) runs whatever the init exec'd from. That is the
 // exec stage's sealed view, which refuses to run without the init's

@@ -4,6 +4,7 @@
 #include "runtime/lifecycle/exec_stage_protocol.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
+#include "runtime/network/shim_launch.hpp"
 #include "runtime/process/proc.hpp"
 #include "runtime/process/process_setup.hpp"
 
@@ -17,15 +18,13 @@ namespace ocirun {
 
 namespace {
 
+// Where the other helpers are found (helper_path: beside this binary, in
+// ../libexec/oci-run/ of a prefix, else the configured $libexecdir).
 std::string find_stage() {
     const char *env = std::getenv("OCI_RUN_EXEC_STAGE");
     if (env && *env) return ::access(env, X_OK) == 0 ? env : "";
-    std::string self = own_binary_path();
-    if (size_t slash = self.rfind('/'); slash != std::string::npos) {
-        std::string next = self.substr(0, slash + 1) + "oci-run-exec-stage";
-        if (::access(next.c_str(), X_OK) == 0) return next;
-    }
-    return ::access(OCIRUN_EXEC_STAGE_PATH, X_OK) == 0 ? OCIRUN_EXEC_STAGE_PATH : "";
+    std::string path = helper_path("oci-run-exec-stage", OCIRUN_EXEC_STAGE_PATH);
+    return ::access(path.c_str(), X_OK) == 0 ? path : "";
 }
 
 // Any rule that may notify (whatever capabilities it is conditional on).

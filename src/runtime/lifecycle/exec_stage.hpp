@@ -18,7 +18,8 @@
 //    noNewPrivileges, or with a notify rule): the stage's own system calls
 //    would be filtered by rules written for the container's process;
 //  - the stage is installed: $OCI_RUN_EXEC_STAGE, else next to the running
-//    oci-run, else $libexecdir/oci-run/oci-run-exec-stage.
+//    oci-run (the same directory, or ../libexec/oci-run/ of its prefix),
+//    else $libexecdir/oci-run/oci-run-exec-stage.
 // Otherwise create and run re-execute from the sealed runtime, as exec
 // always does, and the init execs the process itself.
 #pragma once
