@@ -57,7 +57,7 @@ std::vector<Relay *> &Relay::all() {
 }
 
 void cap_buffers(int fd, bool big) {
-    int size = big ? 1 << 20 : 64 << 10;
+    int size = big ? 512 << 10 : 64 << 10;
     (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
     (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
