@@ -57,9 +57,12 @@ bool has_dotdot(const std::string &p) {
     return false;
 }
 
-std::string parent_of(const std::string &p) {
+std::string_view parent_view(std::string_view p) {
     auto slash = p.rfind('/');
-    return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
+    return slash == std::string_view::npos || slash == 0 ? "/" : p.substr(0, slash);
+}
+std::string parent_of(const std::string &p) {
+    return std::string(parent_view(p));
 }
 
 // The controller a v2 file belongs to ("pids.max" -> "pids"); "" for cgroup.*.
@@ -186,12 +189,8 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
         // Levels from the mount down to dir; make the missing ones.
         std::vector<std::string> levels;
         levels.reserve(2);
-        for (std::string_view d = dir; d.size() > h->mount.size();) {
+        for (std::string_view d = dir; d.size() > h->mount.size(); d = parent_view(d))
             levels.emplace_back(d);
-            size_t slash = d.rfind('/');
-            d = slash == std::string_view::npos || slash == 0 ? "/"
-                                                              : d.substr(0, slash); // parent_of
-        }
         std::reverse(levels.begin(), levels.end());
         int retries = 0;
         for (size_t i = 0; i < levels.size(); i++) {

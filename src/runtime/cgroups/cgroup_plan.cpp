@@ -336,13 +336,24 @@ oci::DeviceRule rule(bool allow, const std::string &type, int64_t major, int64_t
 
 } // namespace
 
+namespace {
+
+// f(rule, i) for each rule of effective_device_rules, in its order: i is the
+// rule's index in `spec_rules`, or npos for a default.
+template <class F> void each_device_rule(const std::vector<oci::DeviceRule> &spec_rules, F f) {
+    for (size_t i = 0; i < spec_rules.size(); i++)
+        f(spec_rules[i], i);
+    for (const auto &d : kDefaultDevices)
+        f(rule(true, d.type, d.major, d.minor, d.access), std::string::npos);
+}
+
+} // namespace
+
 std::vector<oci::DeviceRule>
 effective_device_rules(const std::vector<oci::DeviceRule> &spec_rules) {
     std::vector<oci::DeviceRule> rules;
     rules.reserve(spec_rules.size() + std::size(kDefaultDevices));
-    rules = spec_rules;
-    for (const auto &d : kDefaultDevices)
-        rules.push_back(rule(true, d.type, d.major, d.minor, d.access));
+    each_device_rule(spec_rules, [&](const oci::DeviceRule &r, size_t) { rules.push_back(r); });
     return rules;
 }
 
@@ -357,20 +368,14 @@ Status plan_devices(Planner &p, const std::vector<oci::DeviceRule> &spec_rules) 
     // adds nodes, never an allow rule: a device the rules deny stays denied
     // (as runc; clients such as Podman allow what they add, in
     // resources.devices).
-    if (p.version_of("devices") == 1) { // (the rules of effective_device_rules, in its order)
+    if (p.version_of("devices") == 1) {
         p.out.reserve(p.out.size() + spec_rules.size() + std::size(kDefaultDevices));
-        for (size_t i = 0; i < spec_rules.size(); i++) {
-            const auto &r = spec_rules[i];
+        each_device_rule(spec_rules, [&](const oci::DeviceRule &r, size_t i) {
             p.add("devices", r.allow ? "devices.allow" : "devices.deny",
                   device_rule(r.type, r.major, r.minor, r.access),
-                  base + "[" + std::to_string(i) + "]");
-        }
-        for (const auto &d : kDefaultDevices) {
-            auto any = [](int64_t n) { return n >= 0 ? std::optional<int64_t>(n) : std::nullopt; };
-            p.add("devices", "devices.allow",
-                  device_rule(d.type, any(d.major), any(d.minor), d.access),
-                  base + " (default devices)");
-        }
+                  i != std::string::npos ? base + "[" + std::to_string(i) + "]"
+                                         : base + " (default devices)");
+        });
         return {};
     }
     CgroupWrite w;

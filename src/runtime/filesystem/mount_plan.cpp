@@ -42,6 +42,17 @@ constexpr Link kLinks[] = {{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/
                            {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
                            {"core", "/proc/kcore"},       {"ptmx", "pts/ptmx"}};
 
+// An idmapped mount's mapping: its own (uidMappings and gidMappings go
+// together), else the container's user namespace's. plan_mounts checks it,
+// make_idmap_namespaces writes it.
+struct IdmapMaps {
+    const std::vector<oci::IdMapping> &uids, &gids;
+};
+IdmapMaps idmap_maps(const oci::Spec &spec, const oci::Mount &m) {
+    if (!m.uid_mappings.empty()) return {m.uid_mappings, m.gid_mappings};
+    return {spec.linux_->uid_mappings, spec.linux_->gid_mappings};
+}
+
 MountOp op(MountOpKind k, std::string what, std::string dest = {}) {
     MountOp o;
     o.kind = k;
@@ -310,8 +321,8 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
             // In a user namespace joined by path, that namespace's own
             // mapping (make_idmap_namespaces uses it).
             bool joined = facts.joined_userns && m.uid_mappings.empty();
-            if (!joined && m.uid_mappings.empty() &&
-                (lx.uid_mappings.empty() || lx.gid_mappings.empty()))
+            IdmapMaps maps = idmap_maps(spec, m);
+            if (!joined && (maps.uids.empty() || maps.gids.empty()))
                 return fail(what + ": idmap without uidMappings needs the container's user "
                                    "namespace mappings");
             o.options.idmap = true;
@@ -440,11 +451,8 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan, const oci::Spec &spec, 
         if (op.kind != MountOpKind::mount || !op.options.idmap) continue;
         if (op.index >= spec.mounts.size())
             return fail(op.what + ": idmap: not a mount of this configuration");
-        const oci::Mount &m = spec.mounts[op.index];
-        const bool own = !m.uid_mappings.empty(); // plan_mounts: both or neither
-        const auto &uids = own ? m.uid_mappings : spec.linux_->uid_mappings;
-        const auto &gids = own ? m.gid_mappings : spec.linux_->gid_mappings;
-        if (uids.empty() && joined_userns >= 0) {
+        IdmapMaps mapping = idmap_maps(spec, spec.mounts[op.index]);
+        if (mapping.uids.empty() && joined_userns >= 0) {
             OCI_CHECK(idmap_copy(op, joined_userns));
             continue;
         }
@@ -466,8 +474,8 @@ Status make_idmap_namespaces(std::vector<MountOp> &plan, const oci::Spec &spec, 
             return fail_code(e, op.what + ": idmap: clone a user namespace");
         }
         oci::Linux maps;
-        maps.uid_mappings = uids;
-        maps.gid_mappings = gids;
+        maps.uid_mappings = mapping.uids;
+        maps.gid_mappings = mapping.gids;
         Status st = write_id_mappings(child, maps);
         Fd userns;
         if (st) {
