@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "runtime/lifecycle/exec.hpp"
+#include "runtime/lifecycle/sealed_binary.hpp"
 
 #include <cstdlib>
 
@@ -37,6 +38,9 @@ int cmd_exec(const Globals &g, int argc, char **argv) {
     };
     ExecOptions o;
     o.root = g.root;
+    o.sealed = g.sealed;
+    char **sealed_argv = g.argv;
+    o.reseal = [sealed_argv] { return reexec_sealed(sealed_argv); };
     int rc = parse_flags(cmd, argc, argv, opts, true, [&](int c, const char *arg) -> int {
         switch (c) {
         case 'p':

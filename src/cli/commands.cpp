@@ -60,7 +60,7 @@ const Command kCommands[] = {
      "  -g, --additional-gids G add a supplementary group (repeatable)\n"
      "  --ignore-paused         exec into a paused container (the process waits\n"
      "                          frozen until resume)\n",
-     cmd_exec, true},
+     cmd_exec, true, true},
     {"ps", "list the processes of a container", "[options] ID [PS-ARGS...]",
      "  -f, --format FORMAT     table (default) or json (PIDs)\n", cmd_ps},
     {"pause", "freeze every process of a container", "ID", "", cmd_pause},

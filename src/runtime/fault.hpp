@@ -12,8 +12,14 @@ namespace ocirun {
 
 #ifdef OCI_RUN_FAULT_INJECTION
 void fault_point(const char *phase);
+// What fault_point(phase) would do, for a program that keeps the point
+// itself (the exec stage): "kill", "delay" or "-".
+const char *fault_action(const char *phase);
 #else
 inline void fault_point(const char *) {}
+inline const char *fault_action(const char *) {
+    return "-";
+}
 #endif
 
 } // namespace ocirun

@@ -291,17 +291,112 @@ Test(cve, exec_stage_found_in_a_relocated_prefix) {
     cr_assert(exe.rfind("/memfd:oci-run-exec-stage", 0) == 0, "the init runs %s", exe.c_str());
 }
 
+namespace {
+
+// What the process `exec` starts runs from while the container first sees it
+// (held there 300 ms): /proc/PID/exe of the runtime's child that is in the
+// container's PID namespace, and what the exec printed.
+struct SeenExec {
+    std::string exe, out, err;
+    int status = -1;
+};
+SeenExec exe_of_exec_child(const Env &e) {
+    long init = state_of(e.root, e.id).pid;
+    std::string pidns = test::ns_link(init, "pid");
+    ::setenv("OCI_RUN_FAULT_DELAY", "exec-child:visible", 1);
+    test::Spawned x = test::spawn_oci({"--root", e.root, "exec", e.id, "echo", "exec-ran"});
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    SeenExec seen;
+    for (int waited = 0; seen.exe.empty() && waited < 3000; waited += 5) {
+        for (const auto &name : test::dir_entries("/proc")) {
+            if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+            std::string stat = read_file("/proc/" + name + "/stat");
+            size_t paren = stat.rfind(')');
+            if (paren == std::string::npos) continue;
+            long ppid = std::atol(stat.c_str() + paren + 4); // ") S PPID"
+            if (ppid != x.pid || test::ns_link(std::stol(name), "pid") != pidns) continue;
+            char buf[256];
+            ssize_t n = ::readlink(("/proc/" + name + "/exe").c_str(), buf, sizeof buf - 1);
+            if (n > 0) seen.exe.assign(buf, static_cast<size_t>(n));
+        }
+        if (seen.exe.empty()) ::usleep(5000);
+    }
+    seen.status = test::wait_bounded(x.pid, 10000);
+    seen.out = read_file(x.out_path);
+    seen.err = read_file(x.err_path);
+    return seen;
+}
+
+} // namespace
+
+// exec without re-executing the runtime: the process the container sees is
+// forked by the exec stage's sealed copy, never the runtime's binary, with
+// and without a user namespace. Where the container's user namespace maps the
+// runtime's own uid (as a rootless container's does), the stage's memory
+// would belong to that namespace, whose CAP_SYS_PTRACE would reach it
+// (exec_stage.hpp open_join_stage): exec re-executes the runtime sealed
+// instead, as before, and the process runs from that view.
+Test(cve, exec_process_forked_by_the_sealed_stage) {
+    struct Case {
+        const char *name;
+        int userns; // 0: none; 1: 0 -> 100000; 2: 0 -> 0 (the runtime's uid mapped)
+        bool stage;
+    } cases[] = {
+        {"no user namespace", 0, true},
+        {"a user namespace", 1, true},
+        {"a user namespace that maps the runtime's uid", 2, false},
+    };
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("exstage", {"sleep", "30"});
+        if (c.userns) test::use_user_namespace(e);
+        if (c.userns == 2) {
+            e.b.spec.linux_->uid_mappings = {{0, 0, 65536}};
+            e.b.spec.linux_->gid_mappings = {{0, 0, 65536}};
+        }
+        e.b.save();
+        auto cr = create(e);
+        oci({"--root", e.root, "start", e.id});
+        SeenExec seen = exe_of_exec_child(e);
+        cleanup_all();
+        std::string what = std::string(c.name) + ": ";
+        if (cr.status != 0) {
+            failures += what + "create: " + cr.err + "\n";
+            continue;
+        }
+        if (seen.status != 0 || seen.out != "exec-ran\n")
+            failures +=
+                what + "exec (" + std::to_string(seen.status) + "): " + seen.out + seen.err + "\n";
+        bool from_stage = seen.exe.rfind("/memfd:oci-run-exec-stage", 0) == 0;
+        bool sealed_runtime = seen.exe.rfind("/memfd:oci-run ", 0) == 0 || seen.exe == "/oci-run";
+        if (c.stage ? !from_stage : !sealed_runtime)
+            failures += what + "the process ran from \"" + seen.exe + "\"\n";
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
 // The other way to the binary: a process of /proc/self/exe (or a
-// `#!/proc/self/exe` script) runs whatever the init exec'd from. That is the
-// exec stage's sealed view, which refuses to run without the init's
-// arguments; the runtime's binary would have said "missing command".
+// `#!/proc/self/exe` script) runs whatever the init, or the process exec
+// started, exec'd from. That is the exec stage's sealed view, which refuses
+// to run without the runtime's arguments; the runtime's binary would have
+// said "missing command".
 Test(cve, cve_2019_5736_proc_self_exe_entry_point_runs_the_sealed_stage) {
     Env e = make_env("selfexe", {"/proc/self/exe"});
     auto o = run(e);
     cleanup_all();
     cr_assert_eq(o.status, 127, "status %d: %s", o.status, o.err.c_str());
-    cr_assert(contains(o.err, "oci-run-exec-stage: run by oci-run's container init only"), "%s",
-              o.err.c_str());
+    cr_assert(contains(o.err, "oci-run-exec-stage: run by oci-run only"), "%s", o.err.c_str());
+    // And a process `exec` starts: the stage forked it.
+    Env x = make_env("selfexex", {"sleep", "30"});
+    x.b.save();
+    auto c = create(x);
+    oci({"--root", x.root, "start", x.id});
+    auto ex = oci({"--root", x.root, "exec", x.id, "/proc/self/exe"});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(ex.status, 127, "exec: status %d: %s", ex.status, ex.err.c_str());
+    cr_assert(contains(ex.err, "oci-run-exec-stage: run by oci-run only"), "exec: %s",
+              ex.err.c_str());
 }
 
 // CVE-2024-21626: a process.cwd of /proc/self/fd/N reaches whatever the init
@@ -611,7 +706,9 @@ uint64_t mask_of(const std::vector<std::string> &caps) {
 // A container whose process is exec-hijack, then `exec sh -c 'echo exec-ran'`
 // into it with the process the container can see held 300 ms (where the old
 // exec child waited for the runtime and where the new one is first visible).
-Hijack hijack_exec(const char *tag, bool userns, bool all_caps, bool ptrace) {
+// userns: 0 none, 1 mapping 0 -> 100000, 2 mapping 0 -> 0 (the runtime's
+// own uid, as a rootless container's maps it).
+Hijack hijack_exec(const char *tag, int userns, bool all_caps, bool ptrace) {
     const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
     Hijack h;
     Env e = make_env(tag, {"/exec-hijack"});
@@ -619,6 +716,10 @@ Hijack hijack_exec(const char *tag, bool userns, bool all_caps, bool ptrace) {
     ::chmod((e.b.rootfs + "/exec-hijack").c_str(), 0755);
     test::write_file(e.b.rootfs + "/hijack-marker", "");
     if (userns) test::use_user_namespace(e);
+    if (userns == 2) {
+        e.b.spec.linux_->uid_mappings = {{0, 0, 65536}};
+        e.b.spec.linux_->gid_mappings = {{0, 0, 65536}};
+    }
     if (ptrace) test::add_capabilities(e, {"CAP_SYS_PTRACE"});
     if (all_caps) test::add_all_capabilities(e);
     h.bounding = mask_of(e.b.spec.process->capabilities->bounding);
@@ -644,18 +745,23 @@ Hijack hijack_exec(const char *tag, bool userns, bool all_caps, bool ptrace) {
 // container's user and mount namespaces, not dumpable, and holding no more
 // than the exec'd process will: the code runs with the container's files
 // and bounding set, never the host's. With a user namespace, or without
-// CAP_SYS_PTRACE, the write is refused and the exec runs as asked.
+// CAP_SYS_PTRACE, the write is refused and the exec runs as asked: the
+// process's memory belongs to a user namespace above the container's
+// (the exec stage's execute-only copy, or the sealed runtime where the
+// container's namespace maps the runtime's uid; exec_stage.hpp).
 Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_container) {
     const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
     if (!helper || ::access(helper, X_OK) != 0) cr_skip_test("no exec-hijack helper (x86-64 only)");
     struct Case {
         const char *name;
-        bool userns, all_caps, ptrace, reached;
+        int userns;
+        bool all_caps, ptrace, reached;
     } cases[] = {
-        {"default capabilities + CAP_SYS_PTRACE", false, false, true, true},
-        {"every capability", false, true, false, true},
-        {"CAP_SYS_PTRACE in a user namespace", true, false, true, false},
-        {"default capabilities", false, false, false, false},
+        {"default capabilities + CAP_SYS_PTRACE", 0, false, true, true},
+        {"every capability", 0, true, false, true},
+        {"CAP_SYS_PTRACE in a user namespace", 1, false, true, false},
+        {"CAP_SYS_PTRACE in a user namespace that maps the runtime's uid", 2, false, true, false},
+        {"default capabilities", 0, false, false, false},
     };
     std::string failures;
     for (const auto &c : cases) {

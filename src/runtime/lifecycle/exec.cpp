@@ -8,7 +8,10 @@
 
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
+#include "oci/text.hpp"
 #include "runtime/filesystem/mount_plan.hpp"
+#include "runtime/lifecycle/exec_stage.hpp"
+#include "runtime/lifecycle/exec_stage_protocol.hpp"
 #include "runtime/lifecycle/store.hpp"
 #include "runtime/lifecycle/sync.hpp"
 #include "runtime/lifecycle/tty_relay.hpp"
@@ -27,6 +30,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,6 +38,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace ocirun {
@@ -62,6 +67,32 @@ void add_unique(std::vector<std::string> &v, const std::string &s) {
     for (const auto &x : v)
         if (x == s) return;
     v.push_back(s);
+}
+
+// Whether the init's namespace `name` is this process's own (or cannot be
+// told apart).
+bool same_namespace(pid_t init, const char *name) {
+    struct stat theirs, ours;
+    std::string link = concat("/proc/", std::to_string(init), "/ns/", name);
+    std::string self = concat("/proc/self/ns/", name);
+    if (::stat(link.c_str(), &theirs) < 0 || ::stat(self.c_str(), &ours) < 0) return true;
+    return theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
+}
+
+// Whether `id` (outside) is mapped in the init's user namespace, by its
+// uid_map or gid_map (read from this namespace, the outside IDs are ours);
+// unreadable counts as mapped.
+bool id_mapped(pid_t init, const char *map, unsigned id) {
+    auto text = oci::read_file("/proc/" + std::to_string(init) + "/" + map, 0, 1 << 16);
+    if (!text) return true;
+    bool mapped = false;
+    for_each_line(*text, [&](std::string_view line) {
+        auto w = words(line);
+        if (w.size() != 3) return;
+        auto outside = number<uint64_t>(w[1]), count = number<uint64_t>(w[2]);
+        if (outside && count && id >= *outside && id - *outside < *count) mapped = true;
+    });
+    return mapped;
 }
 
 Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) {
@@ -133,6 +164,10 @@ struct Child {
     // The init's root, chrooted into once in its namespaces, where its mount
     // namespace is not the container's own (setns sets that one's root); or -1.
     int root_fd = -1;
+    // The sealed exec stage, which forks the process (exec_through_stage),
+    // and the process's filter for it to load; or -1.
+    int stage = -1;
+    int stage_filters = -1;
 };
 
 // The process the container sees (the intermediate's child, born in its PID
@@ -181,6 +216,95 @@ Status exec_child(const Child &c, oci::Process &proc) {
     if (!in_cwd) in_cwd = OCI_TRY(apply_cwd_umask(*c.proc, false));
     if (c.seccomp && nnp) OCI_CHECK(load_seccomp_and_pass(c.sync_fd, *c.seccomp));
     return {};
+}
+
+std::string hex(uint64_t v) {
+    char buf[20];
+    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+// The intermediate's end where the exec stage forks the process
+// (exec_stage.hpp): what exec_child sets up before the identity change is
+// set here, where the process inherits it through the stage's exec and
+// fork (signals, CPU affinity, memory policy, scheduling, HOME, cwd and
+// umask, the terminal's pty, no fd but its own beyond the preserved ones);
+// the stage drops the bounding set and the capabilities, forks the process
+// as the runtime's child and says its PID; the process takes its session,
+// terminal, filter and identity (src/exec_stage/main.cpp join_child).
+[[noreturn]] void exec_through_stage(const Child &c) {
+    auto die = [&](const Error &e) {
+        sync::send_error(c.sync_fd, e);
+        ::_exit(1);
+    };
+    auto check = [&](Status st) {
+        if (!st) die(st.error());
+    };
+    oci::Process proc = *c.proc;
+    check(reset_signals());
+    check(apply_final_cpu_affinity(proc));
+    check(set_memory_policy(c.lx->memory_policy));
+    check(apply_scheduling(proc));
+    // The container's /etc/passwd (this process is in its mount namespace).
+    set_home(proc);
+    auto in_cwd = apply_cwd_umask(proc, true);
+    if (!in_cwd) die(in_cwd.error());
+    int tty = -1;
+    if (proc.terminal) {
+        auto peer = open_terminal(c.console_fd, proc.console_size, proc.user.uid, c.clear_onlcr);
+        if (!peer) die(peer.error());
+        tty = *peer;
+    }
+    check(mark_fds_cloexec(c.preserve_fds));
+
+    oci::Capabilities none;
+    CapMasks m = capability_masks(proc.capabilities ? *proc.capabilities : none);
+    bool early = c.stage_filters >= 0 && !proc.no_new_privileges;
+    uint64_t limit = m.permitted | m.effective | 1ull << CAP_SETUID | 1ull << CAP_SETGID |
+                     1ull << CAP_SETPCAP | (early ? 1ull << CAP_SYS_ADMIN : 0);
+    std::string nproc = "-", groups;
+    if (c.in_userns)
+        for (const auto &r : proc.rlimits)
+            if (r.resource == RLIMIT_NPROC)
+                nproc = std::to_string(r.soft) + ":" + std::to_string(r.hard);
+    for (uint32_t g : proc.user.additional_gids)
+        groups += (groups.empty() ? "" : ",") + std::to_string(g);
+    ExecCandidates files = exec_candidates(proc);
+    std::vector<std::string> args = {
+        exec_stage::kJoinName,
+        std::to_string(c.sync_fd),
+        std::to_string(c.stage_filters),
+        early ? "1" : "0",
+        hex(m.bounding),
+        hex(limit),
+        hex(m.effective),
+        hex(m.permitted),
+        hex(m.inheritable),
+        hex(m.ambient),
+        std::to_string(proc.user.uid),
+        std::to_string(proc.user.gid),
+        groups,
+        groups.empty() && setgroups_denied() ? "1" : "0",
+        proc.no_new_privileges ? "1" : "0",
+        nproc,
+        std::to_string(tty),
+        *in_cwd ? "" : proc.cwd,
+        c.detach ? "1" : "0",
+        fault_action("exec-child:visible"),
+        proc.args[0],
+        files.dirs,
+        std::to_string(files.files.size()),
+    };
+    args.insert(args.end(), files.files.begin(), files.files.end());
+    args.insert(args.end(), proc.args.begin(), proc.args.end());
+    // These outlive the exec; the stage closes them or marks them.
+    for (int fd : {c.sync_fd, c.stage_filters, tty})
+        if (fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0)
+            die(Error{errno, "exec stage: keep fd " + std::to_string(fd) + " open"});
+    std::vector<char *> argv = exec_strings(args), envp = exec_strings(proc.env);
+    ::syscall(SYS_execveat, c.stage, "", argv.data(), envp.data(), AT_EMPTY_PATH);
+    die(Error{errno, "exec stage: execute oci-run-exec-stage"});
+    ::_exit(1);
 }
 
 // The runtime's child, in the host's PID namespace, where nothing in the
@@ -251,6 +375,7 @@ Status exec_child(const Child &c, oci::Process &proc) {
     // born under it; it allows what is left of the setup.
     if (c.guard)
         if (auto g = load_seccomp(*c.guard); !g) die(g.error());
+    if (c.stage >= 0) exec_through_stage(c);
     oci::Capabilities none;
     const oci::Capabilities &caps = c.proc->capabilities ? *c.proc->capabilities : none;
     check(drop_bounding(caps));
@@ -358,6 +483,33 @@ Result<int> exec_in_container(const ExecOptions &o) {
     oci::Process proc = OCI_TRY(build_process(o, *spec));
     const oci::Linux &lx = *spec->linux_;
     pid_t init = rec.state.pid;
+    // CVE-2019-5736: the exec stage forks the process where it can, or this
+    // process re-executes from its sealed view first (exec_stage.hpp).
+    // Nothing is made yet.
+    Fd stage;
+    if (!o.sealed) {
+        std::string stage_path;
+        bool ours = !lx.find_namespace(oci::NsType::pid) || same_namespace(init, "pid");
+        // The stage is exec'd in the container's user namespace, execute-only
+        // to it, so that its memory belongs to the namespace above where the
+        // copy's owner (this process) is mapped: not the container's, where
+        // CAP_SYS_PTRACE would reach it.
+        bool mapped = !same_namespace(init, "user") && (id_mapped(init, "uid_map", ::geteuid()) ||
+                                                        id_mapped(init, "gid_map", ::getegid()));
+        stage_path = exec_stage_for_join(proc, ours, mapped);
+        if (!stage_path.empty()) {
+            auto view = open_join_stage(stage_path);
+            if (view)
+                stage = std::move(*view);
+            else
+                log::debug("exec stage not used: " + view.error().msg);
+        }
+        if (!stage.valid()) {
+            if (!o.reseal) return fail("CVE-2019-5736 protection: no way to run sealed");
+            dir = ContainerDir(); // its lock, which the sealed runtime takes again
+            return forward(o.reseal());
+        }
+    }
 
     std::optional<SeccompFilter> filter;
     if (lx.seccomp) {
@@ -388,6 +540,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (!g) return forward(std::move(g.error()), "exec");
         guard = std::move(*g);
     }
+    Fd stage_filters_fd;
+    if (stage.valid() && filter) stage_filters_fd = OCI_TRY(stage_filters({&*filter}));
     Child c{&proc,
             filter ? &*filter : nullptr,
             guard ? &*guard : nullptr,
@@ -445,6 +599,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
     Fd ours(sv[0]), theirs(sv[1]);
     c.sync_fd = sv[1];
     c.pidns_fd = pidns.get();
+    c.stage = stage.get();
+    c.stage_filters = stage_filters_fd.get();
     // The intermediate (exec_intermediate) joins the container; the process
     // it forks is our child.
     pid_t mid =
@@ -464,6 +620,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
     ns_fds.clear();
     pidns.reset();
     init_root.reset();
+    stage.reset();
+    stage_filters_fd.reset();
     if (paused) {
         auto unlocked = sync::receive(ours.get(), "exec");
         if (!unlocked || unlocked->type != sync::Msg::ready) {

@@ -6,6 +6,7 @@
 #include "oci/fd.hpp"
 #include "oci/spec.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ struct ExecOptions {
     bool ignore_paused = false; // exec into a frozen cgroup anyway (the process waits there)
     int preserve_fds = 0;
     std::vector<uint32_t> additional_gids;
+    // CVE-2019-5736 (runtime/lifecycle/exec_stage.hpp): `sealed` when this
+    // process already runs from a sealed view of the runtime. Otherwise the
+    // process is forked by the exec stage where it can be, and `reseal`
+    // (which returns only on failure) re-executes this process sealed where
+    // it cannot.
+    bool sealed = true;
+    std::function<Error()> reseal;
 };
 
 // Returns the process's exit status (128 + signal), or 0 once started with detach.

@@ -3,18 +3,30 @@
 #include "build_config.h"
 #include "runtime/lifecycle/exec_stage_protocol.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
+#include "runtime/lifecycle/sync.hpp"
 #include "runtime/log.hpp"
 #include "runtime/network/shim_launch.hpp"
 #include "runtime/process/proc.hpp"
 #include "runtime/process/process_setup.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace ocirun {
+
+// The stage writes the sync socket's packets itself.
+static_assert(sizeof(exec_stage::Packet) == sizeof(sync::Packet));
+static_assert(offsetof(exec_stage::Packet, text) == offsetof(sync::Packet, text));
+static_assert(sizeof(exec_stage::Packet::text) == sizeof(sync::Packet::text));
+static_assert(exec_stage::kError == static_cast<unsigned>(sync::Msg::error));
+static_assert(exec_stage::kHello == static_cast<unsigned>(sync::Msg::init_hello));
+static_assert(exec_stage::kSeccompNotify == static_cast<unsigned>(sync::Msg::seccomp_notify));
 
 namespace {
 
@@ -35,6 +47,17 @@ bool may_notify(const oci::Seccomp &s) {
     return false;
 }
 
+// The stage's path, or "" with the reason at debug (`why`: why not, or null).
+std::string stage_unless(const char *why) {
+    if (why) {
+        log::debug(std::string("exec stage not used: ") + why);
+        return "";
+    }
+    std::string path = find_stage();
+    if (path.empty()) log::debug("exec stage not used: oci-run-exec-stage is not installed");
+    return path;
+}
+
 bool new_pid_namespace(const oci::Spec &spec) {
     const oci::Namespace *pid = spec.linux_->find_namespace(oci::NsType::pid);
     return pid && pid->path.empty();
@@ -52,13 +75,39 @@ std::string exec_stage_for(const oci::Spec &spec) {
         why = "hooks run in the container's namespaces";
     else if (seccomp && (!spec.process->no_new_privileges || may_notify(*seccomp)))
         why = "the seccomp filter goes in before the exec";
-    if (why) {
-        log::debug(std::string("exec stage not used: ") + why);
-        return "";
+    return stage_unless(why);
+}
+
+std::string exec_stage_for_join(const oci::Process &p, bool pid_namespace_is_ours,
+                                bool runtime_mapped) {
+    const char *why = nullptr;
+    if (pid_namespace_is_ours)
+        why = "the container's PID namespace is the runtime's";
+    else if (runtime_mapped)
+        why = "the container's user namespace maps the runtime's uid or gid";
+    else if (p.scheduler && std::find(p.scheduler->flags.begin(), p.scheduler->flags.end(),
+                                      "SCHED_FLAG_RESET_ON_FORK") != p.scheduler->flags.end())
+        why = "process.scheduler resets on fork";
+    return stage_unless(why);
+}
+
+Result<Fd> stage_filters(const std::vector<const SeccompFilter *> &filters) {
+    std::string data;
+    for (const SeccompFilter *f : filters) {
+        uint32_t head[2] = {f->flags, static_cast<uint32_t>(f->program.size())};
+        data.append(reinterpret_cast<const char *>(head), sizeof head);
+        data.append(reinterpret_cast<const char *>(f->program.data()),
+                    f->program.size() * sizeof f->program[0]);
     }
-    std::string path = find_stage();
-    if (path.empty()) log::debug("exec stage not used: oci-run-exec-stage is not installed");
-    return path;
+    return sealed_memfd("oci-run-seccomp", data, "exec stage: the seccomp filters' memfd");
+}
+
+Result<Fd> open_join_stage(const std::string &path) {
+    auto mem = memfd_copy_of(path, "oci-run-exec-stage");
+    if (!mem) return mem;
+    if (::fchmod(mem->get(), 0111) < 0)
+        return fail_errno("exec stage: make the sealed copy execute-only");
+    return mem;
 }
 
 Result<Fd> open_exec_stage(const std::string &path) {
@@ -67,17 +116,7 @@ Result<Fd> open_exec_stage(const std::string &path) {
 
 Status prepare_exec_stage(ExecStage &stage, const oci::Process &p,
                           const std::vector<const SeccompFilter *> &filters, StageFds fds) {
-    if (!filters.empty()) {
-        std::string data;
-        for (const SeccompFilter *f : filters) {
-            uint32_t head[2] = {f->flags, static_cast<uint32_t>(f->program.size())};
-            data.append(reinterpret_cast<const char *>(head), sizeof head);
-            data.append(reinterpret_cast<const char *>(f->program.data()),
-                        f->program.size() * sizeof f->program[0]);
-        }
-        stage.filters = OCI_TRY(
-            sealed_memfd("oci-run-seccomp", data, "exec stage: the seccomp filters' memfd"));
-    }
+    if (!filters.empty()) stage.filters = OCI_TRY(stage_filters(filters));
     ExecCandidates c = exec_candidates(p);
     stage.args = {exec_stage::kName,
                   std::to_string(fds.fifo_read),

@@ -20,8 +20,19 @@
 //  - the stage is installed: $OCI_RUN_EXEC_STAGE, else next to the running
 //    oci-run (the same directory, or ../libexec/oci-run/ of its prefix),
 //    else $libexecdir/oci-run/oci-run-exec-stage.
-// Otherwise create and run re-execute from the sealed runtime, as exec
-// always does, and the init execs the process itself.
+// Otherwise create and run re-execute from the sealed runtime, and the init
+// execs the process itself.
+//
+// `exec` the same way (exec_stage_for_join): the runtime and its
+// intermediate, which joins the container's namespaces, run from the host's
+// binary while the container cannot see them (its PID namespace is not the
+// runtime's); the intermediate execs the stage, and the stage forks the
+// process into the container's PID namespace (runtime/lifecycle/exec.cpp has
+// the steps). Used when the container's PID namespace is not the runtime's,
+// process.scheduler does not reset on fork (the stage forks after it is
+// set), the container's user namespace (if any) does not map the runtime's
+// uid or gid (open_join_stage), and the stage is installed; otherwise exec re-executes from the
+// sealed runtime first, and its own child enters the container.
 #pragma once
 
 #include "oci/error.hpp"
@@ -47,6 +58,26 @@ struct ExecStage {
     Fd filters; // the filters to load after start, or none
     std::vector<std::string> args;
 };
+
+// exec's decision (see above): the stage's path, or "". `runtime_mapped`:
+// the container has a user namespace of its own in which this process's uid
+// or gid is mapped (a rootless container): the stage's memory would belong
+// to that namespace, where the container's CAP_SYS_PTRACE reaches it
+// (open_join_stage).
+std::string exec_stage_for_join(const oci::Process &p, bool pid_namespace_is_ours,
+                                bool runtime_mapped);
+
+// The sealed stage for exec: a memfd copy, execute-only, so that when the
+// intermediate execs it in the container's user namespace the kernel counts
+// it unreadable there and gives the new memory to the first namespace above
+// where the copy's owner is mapped (the host's for a container whose user
+// namespace does not map the runtime's uid), and a process in the container
+// needs CAP_SYS_PTRACE there, not in its own namespace, to reach it.
+Result<Fd> open_join_stage(const std::string &path);
+
+// The filters the stage loads, in order, in a sealed memfd (the layout of
+// exec_stage_protocol.hpp kFilters).
+Result<Fd> stage_filters(const std::vector<const SeccompFilter *> &filters);
 
 // A sealed copy of the stage at `path`.
 Result<Fd> open_exec_stage(const std::string &path);

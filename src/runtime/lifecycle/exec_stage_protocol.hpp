@@ -1,7 +1,12 @@
-// What the container's init hands oci-run-exec-stage (src/exec_stage/), the
-// small program that waits for `start` and execs the container's process
-// from a sealed view, so that the init never execs it from the runtime's own
-// binary (CVE-2019-5736; runtime/lifecycle/exec_stage.hpp has the why).
+// What the runtime hands oci-run-exec-stage (src/exec_stage/), the small
+// program that execs a container's process from a sealed view, so that no
+// process the container can see runs the runtime's own binary
+// (CVE-2019-5736; runtime/lifecycle/exec_stage.hpp has the why). Two uses:
+//  - the container's init execs it once set up: it waits for `start` and
+//    execs the process (kName, Arg);
+//  - `exec`'s intermediate execs it once it is in the container's
+//    namespaces: it forks the process into the container's PID namespace,
+//    which sets its identity and execs (kJoinName, JoinArg).
 //
 // Everything travels in the stage's argv; the process's environment is the
 // stage's environment. This header is shared by both sides and includes
@@ -24,5 +29,46 @@ enum Arg {
     kCount = 7,     // N: the files to try, in order
     kFirstFile = 8, // N files, then the process's args to the end
 };
+
+// `exec`'s use. Numbers are decimal, capability sets hexadecimal; a fd of -1
+// is none.
+constexpr const char *kJoinName = "oci-run-exec-stage/join/1";
+
+enum JoinArg {
+    kJSync = 1,         // the sync socket to the runtime (runtime/lifecycle/sync.hpp packets)
+    kJFilters = 2,      // -1, or the process's seccomp filters, as kFilters
+    kJFiltersEarly = 3, // 1: loaded before the identity change (no noNewPrivileges), else after
+    kJBounding = 4,     // the bounding set to keep
+    kJLimit = 5,        // what the stage keeps (effective and permitted) until the identity change
+    kJEffective = 6,    // the process's effective, permitted, inheritable and ambient sets
+    kJPermitted = 7,
+    kJInheritable = 8,
+    kJAmbient = 9,     // only those also permitted and inheritable
+    kJUid = 10,        // process.user
+    kJGid = 11,        //
+    kJGroups = 12,     // additionalGids, comma-separated, or ""
+    kJGroupsMay = 13,  // 1: setgroups is denied in this user namespace, fine when there are none
+    kJNoNewPrivs = 14, // 1 or 0
+    kJNproc = 15,      // "-", or RLIMIT_NPROC as SOFT:HARD, set by the process itself
+    kJTerminal = 16,   // -1, or the pty peer: stdio and controlling terminal
+    kJCwd = 17,        // "", or process.cwd to enter after the identity change
+    kJDetach = 18,     // 1: the process outlives the runtime (no death signal)
+    kJFault = 19,      // "-", "kill" or "delay": the crash tests' exec-child:visible
+    kJProg = 20,       // as kProg, kPathDirs, kCount and kFirstFile
+    kJPathDirs = 21,
+    kJCount = 22,
+    kJFirstFile = 23,
+};
+
+// The sync socket's packet (runtime/lifecycle/sync.hpp Packet, whose layout
+// exec_stage.cpp checks against this) and the messages the stage sends.
+constexpr unsigned kPacketText = 2048;
+struct Packet {
+    unsigned type;
+    int value;
+    char text[kPacketText];
+    int sender, fd;
+};
+enum PacketType : unsigned { kError = 3, kHello = 4, kSeccompNotify = 7 };
 
 } // namespace ocirun::exec_stage

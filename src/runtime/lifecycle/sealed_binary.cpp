@@ -169,6 +169,10 @@ static bool memfd_forced() {
     return force && std::strcmp(force, "memfd") == 0;
 }
 
+Result<Fd> memfd_copy_of(const std::string &path, const char *memfd_name) {
+    return memfd_copy(path, memfd_name);
+}
+
 Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name) {
     auto copy = memfd_copy(path, memfd_name);
     if (copy || memfd_forced()) return copy;

@@ -50,6 +50,8 @@ Error reexec_sealed(char *const argv[]);
 // container's process exits waits for an RCU grace period. The overlay view
 // only where no memfd can be made (vm.memfd_noexec=2), as root.
 Result<Fd> sealed_copy_of(const std::string &path, const char *memfd_name);
+// The memfd copy alone (none where memfds cannot be executed).
+Result<Fd> memfd_copy_of(const std::string &path, const char *memfd_name);
 
 // A memfd named `name` holding `data`, sealed (sealed_binary_seals) and read
 // from its start: what the runtime hands another program to read (the exec

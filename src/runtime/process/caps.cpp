@@ -40,6 +40,16 @@ uint64_t mask_of(const std::vector<std::string> &names) {
 
 } // namespace
 
+CapMasks capability_masks(const oci::Capabilities &caps) {
+    CapMasks m;
+    m.bounding = mask_of(caps.bounding);
+    m.effective = mask_of(caps.effective);
+    m.permitted = mask_of(caps.permitted);
+    m.inheritable = mask_of(caps.inheritable);
+    m.ambient = mask_of(caps.ambient) & m.permitted & m.inheritable;
+    return m;
+}
+
 Status drop_bounding(const oci::Capabilities &caps) {
     uint64_t keep = mask_of(caps.bounding);
     for (int c = 0; c <= last_cap(); c++) {
@@ -61,8 +71,8 @@ Status limit_capabilities(const oci::Capabilities &caps, uint64_t extra) {
 }
 
 Status apply_capabilities(const oci::Capabilities &caps) {
-    uint64_t eff = mask_of(caps.effective), perm = mask_of(caps.permitted),
-             inh = mask_of(caps.inheritable);
+    CapMasks m = capability_masks(caps);
+    uint64_t eff = m.effective, perm = m.permitted, inh = m.inheritable;
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2] = {};
     data[0].effective = static_cast<uint32_t>(eff);
@@ -80,9 +90,7 @@ Status apply_capabilities(const oci::Capabilities &caps) {
     // securebit), left out as runc does.
     for (const auto &n : caps.ambient) {
         auto c = oci::capability_from_name(n);
-        if (!c || *c > last_cap()) continue;
-        uint64_t bit = uint64_t(1) << *c;
-        if (!(perm & bit) || !(inh & bit)) continue;
+        if (!c || !(m.ambient & uint64_t(1) << *c)) continue;
         if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, *c, 0, 0) < 0 && errno != EPERM)
             return fail_errno("raise ambient capability " + n);
     }

@@ -18,6 +18,16 @@ Status apply_capabilities(const oci::Capabilities &caps);
 // ambient empty. apply_capabilities sets the final sets later.
 Status limit_capabilities(const oci::Capabilities &caps, uint64_t extra);
 
+// The five sets as masks of the capabilities this kernel knows: what
+// drop_bounding, limit_capabilities and apply_capabilities apply, and what
+// the exec stage is handed to apply the same way. `ambient` holds only those
+// also permitted and inheritable (the kernel refuses the others; runc
+// leaves them out).
+struct CapMasks {
+    uint64_t bounding = 0, effective = 0, permitted = 0, inheritable = 0, ambient = 0;
+};
+CapMasks capability_masks(const oci::Capabilities &caps);
+
 // What the runtime says of a process's capabilities before it starts it
 // (`where`: "process.capabilities", "exec"): a warning per name this build
 // or kernel does not know (runtime-spec: MUST log, SHOULD NOT fail; nothing

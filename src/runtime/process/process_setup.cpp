@@ -26,8 +26,8 @@
 
 namespace ocirun {
 
-Status attach_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
-                       bool clear_onlcr) {
+Result<int> open_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
+                          bool clear_onlcr) {
     int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0) return fail_errno("open /dev/ptmx");
     if (::unlockpt(master) < 0) {
@@ -62,7 +62,16 @@ Status attach_terminal(int console_fd, const std::optional<oci::Box> &size, uint
     }
     auto sent = sync::send_fd(console_fd, master);
     ::close(master);
-    if (!sent) return forward(std::move(sent.error()), "--console-socket");
+    if (!sent) {
+        ::close(peer);
+        return forward(std::move(sent.error()), "--console-socket");
+    }
+    return peer;
+}
+
+Status attach_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
+                       bool clear_onlcr) {
+    int peer = OCI_TRY(open_terminal(console_fd, size, uid, clear_onlcr));
     for (int i = 0; i < 3; i++)
         if (::dup2(peer, i) < 0) return fail_errno("dup2 the pty peer");
     if (peer > 2) ::close(peer);
@@ -292,7 +301,7 @@ Status apply_rlimits(const oci::Process &p, Rlimits which) {
     return {};
 }
 
-static bool setgroups_denied() {
+bool setgroups_denied() {
     int fd = ::open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     char buf[8] = {};

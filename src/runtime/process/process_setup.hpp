@@ -17,6 +17,11 @@ namespace ocirun {
 // an output that is not a terminal, as runc's ClearONLCR).
 Status attach_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
                        bool clear_onlcr);
+// Its first half: the pty made, its master sent; returns the peer (open
+// across exec), which attach_terminal then makes stdio and the controlling
+// terminal (the exec stage does that part itself).
+Result<int> open_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
+                          bool clear_onlcr);
 
 // The null-terminated char* array execve takes, pointing into `strings`.
 std::vector<char *> exec_strings(const std::vector<std::string> &strings);
@@ -66,6 +71,9 @@ void set_home(oci::Process &p);
 // only that one (which a fork checks against the forking process's user).
 enum class Rlimits { all, but_nproc, nproc };
 Status apply_rlimits(const oci::Process &p, Rlimits which = Rlimits::all);
+// Whether setgroups(2) is denied in this process's user namespace
+// (/proc/self/setgroups), where a rootless self-mapping has no groups.
+bool setgroups_denied();
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.
 Status apply_identity(const oci::Process &p);
 // umask, cwd (checked to be inside the container's root: CVE-2024-21626).
