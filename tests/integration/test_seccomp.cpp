@@ -3,6 +3,7 @@
 // x32 entry points; a notify listener that receives the fd and the state and
 // answers a call; exec is filtered too.
 #include "oci/json.hpp"
+#include "oci/names.hpp"
 #include "oci/spec_io.hpp"
 #include "support/container_env.hpp"
 
@@ -215,76 +216,147 @@ Test(seccomp, unknown_action_is_a_config_error) {
     cr_assert(left.empty());
 }
 
-// SCMP_ACT_NOTIFY: the listener gets the notify fd and the container process
-// state (runtime-spec), then answers the container's mkdir with EDQUOT.
-Test(seccomp, notify_listener_receives_the_fd_and_answers) {
-    std::string dir = test::track_dir(test::make_temp_dir("scnotify"));
-    std::string path = dir + "/agent.sock";
-    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa {};
-    sa.sun_family = AF_UNIX;
-    std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
-    cr_assert_eq(bind(lfd, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
-    cr_assert_eq(listen(lfd, 1), 0);
+namespace {
 
-    Env e = make_env("scnote", {"sh", "-c", "mkdir /tmp/n 2>&1; echo done"});
-    e.b.spec.root->readonly = false;
-    Seccomp &s = filter(e);
-    s.listener_path = path;
-    s.listener_metadata = "agent-metadata";
-    s.syscalls.push_back(rule({"mkdir", "mkdirat"}, "SCMP_ACT_NOTIFY"));
-    e.b.save();
-
-    std::string message;
+// A seccomp agent on a UNIX socket (linux.seccomp.listenerPath): it takes
+// `connections` messages, each with a notify fd, and answers the first
+// notification of the last one's fd with EDQUOT.
+struct Agent {
+    std::string path;
+    int lfd = -1;
+    std::string message; // the last connection's
     int notify_fd = -1;
     long notified_nr = -1;
-    std::thread agent([&] {
-        struct pollfd p = {lfd, POLLIN, 0};
-        if (poll(&p, 1, 10000) != 1) return;
-        int conn = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (conn < 0) return;
-        char buf[8192];
-        struct iovec iov = {buf, sizeof buf};
-        alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-        struct msghdr mh {};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
-        if (n > 0) message.assign(buf, static_cast<size_t>(n));
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        if (cm && cm->cmsg_type == SCM_RIGHTS) std::memcpy(&notify_fd, CMSG_DATA(cm), sizeof(int));
-        close(conn);
-        if (notify_fd < 0) return;
-        struct pollfd np = {notify_fd, POLLIN, 0};
+    int received = 0; // connections that came
+    std::thread thread;
+    ~Agent() {
+        if (thread.joinable()) thread.join();
+        if (notify_fd >= 0) close(notify_fd);
+        if (lfd >= 0) close(lfd);
+    }
+};
+
+void start_agent(Agent &a, const char *tag, int connections) {
+    std::string dir = test::track_dir(test::make_temp_dir(tag));
+    a.path = dir + "/agent.sock";
+    a.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa {};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, a.path.c_str(), sizeof sa.sun_path - 1);
+    cr_assert_eq(bind(a.lfd, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
+    cr_assert_eq(listen(a.lfd, 2), 0);
+    a.thread = std::thread([&a, connections] {
+        for (int i = 0; i < connections; i++) {
+            struct pollfd p = {a.lfd, POLLIN, 0};
+            if (poll(&p, 1, 10000) != 1) return;
+            int conn = accept4(a.lfd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (conn < 0) return;
+            char buf[8192];
+            struct iovec iov = {buf, sizeof buf};
+            alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+            struct msghdr mh {};
+            mh.msg_iov = &iov;
+            mh.msg_iovlen = 1;
+            mh.msg_control = cbuf;
+            mh.msg_controllen = sizeof cbuf;
+            ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
+            if (n > 0) a.message.assign(buf, static_cast<size_t>(n));
+            a.received++;
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+            if (a.notify_fd >= 0) close(a.notify_fd);
+            a.notify_fd = -1;
+            if (cm && cm->cmsg_type == SCM_RIGHTS)
+                std::memcpy(&a.notify_fd, CMSG_DATA(cm), sizeof(int));
+            close(conn);
+        }
+        if (a.notify_fd < 0) return;
+        struct pollfd np = {a.notify_fd, POLLIN, 0};
         if (poll(&np, 1, 10000) != 1) return;
         struct seccomp_notif req {};
-        if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) return;
-        notified_nr = req.data.nr;
+        if (ioctl(a.notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) return;
+        a.notified_nr = req.data.nr;
         struct seccomp_notif_resp resp {};
         resp.id = req.id;
         resp.error = -EDQUOT;
-        ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+        ioctl(a.notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
     });
+}
+
+void notify_mkdir(Env &e, const Agent &a) {
+    e.b.spec.root->readonly = false;
+    Seccomp &s = filter(e);
+    s.listener_path = a.path;
+    s.listener_metadata = "agent-metadata";
+    s.syscalls.push_back(rule({"mkdir", "mkdirat"}, "SCMP_ACT_NOTIFY"));
+}
+
+void assert_agent_answered(const Agent &a, const Env &e, const std::string &out) {
+    cr_assert(contains(a.message, "\"fds\":[\"seccompFd\"]"), "%s", a.message.c_str());
+    cr_assert(contains(a.message, "\"metadata\":\"agent-metadata\""), "%s", a.message.c_str());
+    cr_assert(contains(a.message, "\"state\":{\"ociVersion\":\"1.3.0\",\"id\":\"" + e.id + "\""),
+              "%s", a.message.c_str());
+    cr_assert_geq(a.notify_fd, 0, "no fd came with the message");
+    cr_assert(a.notified_nr == 83 || a.notified_nr == 258, "notified syscall %ld", a.notified_nr);
+    cr_assert(contains(out, "Disk quota exceeded"), "%s", out.c_str());
+    cr_assert(contains(out, "done"), "%s", out.c_str());
+}
+
+} // namespace
+
+// SCMP_ACT_NOTIFY: the listener gets the notify fd and the container process
+// state (runtime-spec), then answers the container's mkdir with EDQUOT.
+Test(seccomp, notify_listener_receives_the_fd_and_answers) {
+    Agent a;
+    start_agent(a, "scnotify", 1);
+    Env e = make_env("scnote", {"sh", "-c", "mkdir /tmp/n 2>&1; echo done"});
+    notify_mkdir(e, a);
+    e.b.save();
     auto c = create(e);
     auto st = oci({"--root", e.root, "start", e.id});
     std::string status = test::wait_status(e.root, e.id, "stopped", 10000);
-    agent.join();
+    a.thread.join();
     std::string out = read_file(c.out_path);
-    if (notify_fd >= 0) close(notify_fd);
-    close(lfd);
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
-    cr_assert(contains(message, "\"fds\":[\"seccompFd\"]"), "%s", message.c_str());
-    cr_assert(contains(message, "\"metadata\":\"agent-metadata\""), "%s", message.c_str());
-    cr_assert(contains(message, "\"state\":{\"ociVersion\":\"1.3.0\",\"id\":\"" + e.id + "\""),
-              "%s", message.c_str());
-    cr_assert_geq(notify_fd, 0, "no fd came with the message");
-    cr_assert(notified_nr == 83 || notified_nr == 258, "notified syscall %ld", notified_nr);
-    cr_assert(contains(out, "Disk quota exceeded"), "%s", out.c_str());
-    cr_assert(contains(out, "done"), "%s", out.c_str());
+    assert_agent_answered(a, e, out);
+}
+
+// The same for a process exec starts, without noNewPrivileges: its filter
+// goes in before its identity change, while it holds CAP_SYS_ADMIN for it
+// (the exec stage's early filters), and its listener reaches the agent
+// after the init's. The process keeps no CAP_SYS_ADMIN and no
+// no_new_privs.
+Test(seccomp, exec_notify_listener_without_no_new_privileges) {
+    Agent a;
+    start_agent(a, "scnotifyx", 2);
+    Env e = make_env("scnotex", {"sleep", "30"});
+    notify_mkdir(e, a);
+    e.b.spec.process->no_new_privileges = false;
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    long init = test::state_of(e.root, e.id).pid;
+    auto x =
+        oci({"--root", e.root, "exec", e.id, "sh", "-c",
+             "mkdir /tmp/n 2>&1; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; echo done"});
+    a.thread.join();
+    uint64_t want = 0;
+    for (const auto &cap : e.b.spec.process->capabilities->effective)
+        want |= 1ull << *ocirun::oci::capability_from_name(cap);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert_eq(a.received, 2, "the agent heard from %d", a.received);
+    // The process's PID, not the init's (which the state holds).
+    std::string key = "\"fds\":[\"seccompFd\"],\"pid\":";
+    size_t at = a.message.find(key);
+    long pid = at == std::string::npos ? -1 : std::atol(a.message.c_str() + at + key.size());
+    cr_assert(pid > 0 && pid != init, "the second listener's pid: %s", a.message.c_str());
+    assert_agent_answered(a, e, x.out);
+    cr_assert_eq(test::status_hex(x.out, "CapEff"), want, "%s", x.out.c_str());
+    cr_assert(contains(x.out, "NoNewPrivs:\t0"), "%s", x.out.c_str());
 }
 
 // ---- the shipped profiles ------------------------------------------------------
@@ -406,50 +478,14 @@ Test(seccomp, calls_newer_than_the_profile_answer_enosys) {
     sc.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_AARCH64"};
     ocirun::oci::Syscall allow;
     allow.action = "SCMP_ACT_ALLOW";
-    allow.names = {"setgroups",
-                   "setresgid",
-                   "setresuid",
-                   "setgid",
-                   "setuid",
-                   "capget",
-                   "capset",
-                   "prctl",
-                   "read",
-                   "write",
-                   "openat",
-                   "close",
-                   "sendmsg",
-                   "recvmsg",
-                   "sendto",
-                   "recvfrom",
-                   "poll",
-                   "ppoll",
-                   "fcntl",
-                   "futex",
-                   "exit",
-                   "exit_group",
-                   "rt_sigreturn",
-                   "execve",
-                   "arch_prctl",
-                   "brk",
-                   "getrandom",
-                   "getuid",
-                   "mprotect",
-                   "prlimit64",
-                   "readlink",
-                   "readlinkat",
-                   "rseq",
-                   "set_robust_list",
-                   "set_tid_address",
-                   "mmap",
-                   "munmap",
-                   "newfstatat",
-                   "fstat",
-                   "ioctl",
-                   "lseek",
+    allow.names = {"setgroups", "setresgid", "setresuid", "setgid", "setuid", "capget", "capset",
+                   "prctl", "read", "write", "openat", "close", "sendmsg", "recvmsg", "sendto",
+                   "recvfrom", "poll", "ppoll", "fcntl", "futex", "exit", "exit_group",
+                   "rt_sigreturn", "execve", "arch_prctl", "brk", "getrandom", "getuid", "mprotect",
+                   "prlimit64", "readlink", "readlinkat", "rseq", "set_robust_list",
+                   "set_tid_address", "mmap", "munmap", "newfstatat", "fstat", "ioctl", "lseek",
                    // The probe's guard around int $0x80 (a SIGSEGV handler).
-                   "rt_sigaction",
-                   "rt_sigprocmask"};
+                   "rt_sigaction", "rt_sigprocmask"};
     sc.syscalls = {allow};
     e.b.spec.linux_->seccomp = sc;
     e.b.save();
@@ -471,6 +507,6 @@ Test(seccomp, calls_newer_than_the_profile_answer_enosys) {
                 enosys = test::i386_answer(std::to_string(ENOSYS));
     cr_assert(contains(o32.out, "20=" + eperm + "\n"), "i386 getpid, want %s: %s", eperm.c_str(),
               o32.out.c_str());
-    cr_assert(contains(o32.out, "500=" + enosys + "\n"), "i386 500, want %s: %s",
-              enosys.c_str(), o32.out.c_str());
+    cr_assert(contains(o32.out, "500=" + enosys + "\n"), "i386 500, want %s: %s", enosys.c_str(),
+              o32.out.c_str());
 }

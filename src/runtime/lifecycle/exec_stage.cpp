@@ -94,7 +94,7 @@ std::string exec_stage_for_join(const oci::Process &p, bool pid_namespace_is_our
 Result<Fd> stage_filters(const std::vector<const SeccompFilter *> &filters) {
     std::string data;
     for (const SeccompFilter *f : filters) {
-        uint32_t head[2] = {f->flags, static_cast<uint32_t>(f->program.size())};
+        uint32_t head[2] = {f->load_flags(), static_cast<uint32_t>(f->program.size())};
         data.append(reinterpret_cast<const char *>(head), sizeof head);
         data.append(reinterpret_cast<const char *>(f->program.data()),
                     f->program.size() * sizeof f->program[0]);

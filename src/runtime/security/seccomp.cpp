@@ -280,12 +280,15 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
     return out;
 }
 
+unsigned int SeccompFilter::load_flags() const {
+    return flags | (notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0);
+}
+
 Result<int> load_seccomp(const SeccompFilter &f) {
     struct sock_fprog prog;
     prog.len = static_cast<unsigned short>(f.program.size());
     prog.filter = const_cast<struct sock_filter *>(f.program.data());
-    unsigned int flags = f.flags | (f.notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0);
-    long r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    long r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f.load_flags(), &prog);
     if (r < 0) return fail_errno("linux.seccomp: load the filter");
     return f.notify ? static_cast<int>(r) : -1;
 }

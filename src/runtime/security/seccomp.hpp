@@ -25,6 +25,9 @@ struct SeccompFilter {
     unsigned int flags = 0;           // SECCOMP_FILTER_FLAG_*
     bool notify = false;              // some rule is SCMP_ACT_NOTIFY: load returns a listener fd
     std::vector<std::string> skipped; // syscall names libseccomp does not know here
+    // The flags seccomp(2) gets: `flags`, and NEW_LISTENER with `notify`
+    // (load_seccomp; the exec stage is handed the same).
+    unsigned int load_flags() const;
 };
 
 // The BPF stub compile_seccomp puts in front of a profile whose default
