@@ -299,6 +299,7 @@ namespace {
 struct SeenExec {
     std::string exe, out, err;
     int status = -1;
+    int write_errno = -1; // of a write through /proc/PID/exe (0: it went through)
 };
 SeenExec exe_of_exec_child(const Env &e) {
     long init = state_of(e.root, e.id).pid;
@@ -307,6 +308,7 @@ SeenExec exe_of_exec_child(const Env &e) {
     test::Spawned x = test::spawn_oci({"--root", e.root, "exec", e.id, "echo", "exec-ran"});
     ::unsetenv("OCI_RUN_FAULT_DELAY");
     SeenExec seen;
+    int held = -1;
     for (int waited = 0; seen.exe.empty() && waited < 3000; waited += 5) {
         for (const auto &name : test::dir_entries("/proc")) {
             if (name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -318,10 +320,21 @@ SeenExec exe_of_exec_child(const Env &e) {
             char buf[256];
             ssize_t n = ::readlink(("/proc/" + name + "/exe").c_str(), buf, sizeof buf - 1);
             if (n > 0) seen.exe.assign(buf, static_cast<size_t>(n));
+            // Held, to be written once the process has exec'd (as in
+            // CVE-2019-5736).
+            if (held < 0) held = ::open(("/proc/" + name + "/exe").c_str(), O_PATH | O_CLOEXEC);
         }
         if (seen.exe.empty()) ::usleep(5000);
     }
     seen.status = test::wait_bounded(x.pid, 10000);
+    // Whatever it ran from cannot be written, even by the host's root (a
+    // sealed memfd: EPERM; the overlay view: EROFS).
+    if (held >= 0) {
+        int fd = ::open(("/proc/self/fd/" + std::to_string(held)).c_str(), O_WRONLY | O_CLOEXEC);
+        seen.write_errno = fd < 0 ? errno : ::write(fd, "PWNED", 5) < 0 ? errno : 0;
+        if (fd >= 0) ::close(fd);
+        ::close(held);
+    }
     seen.out = read_file(x.out_path);
     seen.err = read_file(x.err_path);
     return seen;
@@ -335,7 +348,8 @@ SeenExec exe_of_exec_child(const Env &e) {
 // runtime's own uid (as a rootless container's does), the stage's memory
 // would belong to that namespace, whose CAP_SYS_PTRACE would reach it
 // (exec_stage.hpp open_join_stage): exec re-executes the runtime sealed
-// instead, as before, and the process runs from that view.
+// instead, as before, and the process runs from that view. Either cannot be
+// written through the process's exe link.
 Test(cve, exec_process_forked_by_the_sealed_stage) {
     struct Case {
         const char *name;
@@ -371,6 +385,10 @@ Test(cve, exec_process_forked_by_the_sealed_stage) {
         bool sealed_runtime = seen.exe.rfind("/memfd:oci-run ", 0) == 0 || seen.exe == "/oci-run";
         if (c.stage ? !from_stage : !sealed_runtime)
             failures += what + "the process ran from \"" + seen.exe + "\"\n";
+        if (seen.write_errno != EPERM && seen.write_errno != EROFS)
+            failures += what + "a write through its exe link: " +
+                        (seen.write_errno > 0 ? std::strerror(seen.write_errno) : "went through") +
+                        "\n";
     }
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
