@@ -72,13 +72,13 @@ void add_unique(std::vector<std::string> &v, const std::string &s) {
     v.push_back(s);
 }
 
-// Whether the init's namespace `name` is this process's own (or cannot be
-// told apart).
-bool same_namespace(pid_t init, const char *name) {
+// Whether the init's namespace `name` is this process's own; none when that
+// cannot be told.
+std::optional<bool> same_namespace(pid_t init, const char *name) {
     struct stat theirs, ours;
     std::string link = concat("/proc/", std::to_string(init), "/ns/", name);
     std::string self = concat("/proc/self/ns/", name);
-    if (::stat(link.c_str(), &theirs) < 0 || ::stat(self.c_str(), &ours) < 0) return true;
+    if (::stat(link.c_str(), &theirs) < 0 || ::stat(self.c_str(), &ours) < 0) return std::nullopt;
     return theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
 }
 
@@ -96,6 +96,15 @@ bool id_mapped(pid_t init, const char *map, unsigned id) {
         if (outside && count && id >= *outside && id - *outside < *count) mapped = true;
     });
     return mapped;
+}
+
+// Whether the init has a user namespace of its own that maps this
+// process's uid or gid (or whether that cannot be told).
+bool runtime_mapped_in_userns(pid_t init) {
+    std::optional<bool> same = same_namespace(init, "user");
+    if (!same) return true;
+    return !*same &&
+           (id_mapped(init, "uid_map", ::geteuid()) || id_mapped(init, "gid_map", ::getegid()));
 }
 
 Result<oci::Process> build_process(const ExecOptions &o, const oci::Spec &spec) {
@@ -533,13 +542,13 @@ Result<int> exec_in_container(const ExecOptions &o) {
     Fd stage;
     if (!o.sealed) {
         std::string stage_path;
-        bool ours = !lx.find_namespace(oci::NsType::pid) || same_namespace(init, "pid");
+        bool ours =
+            !lx.find_namespace(oci::NsType::pid) || same_namespace(init, "pid").value_or(true);
         // The stage is exec'd in the container's user namespace, execute-only
         // to it, so that its memory belongs to the namespace above where the
         // copy's owner (this process) is mapped: not the container's, where
         // CAP_SYS_PTRACE would reach it.
-        bool mapped = !same_namespace(init, "user") && (id_mapped(init, "uid_map", ::geteuid()) ||
-                                                        id_mapped(init, "gid_map", ::getegid()));
+        bool mapped = runtime_mapped_in_userns(init);
         stage_path = exec_stage_for_join(proc, ours, mapped);
         if (!stage_path.empty()) {
             auto view = open_join_stage(stage_path);
