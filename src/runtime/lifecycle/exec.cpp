@@ -43,9 +43,6 @@
 
 namespace ocirun {
 
-// process.execCPUAffinity.initial on `pid` (0: this process), if any.
-Status apply_initial_cpu_affinity(pid_t pid, const oci::Process &p);
-
 namespace {
 
 struct NsJoin {
@@ -239,13 +236,11 @@ std::string hex(uint64_t v) {
 // The intermediate's end where the exec stage forks the process
 // (exec_stage.hpp): what exec_child sets up before the identity change is
 // set here, where the process inherits it through the stage's exec and
-// fork (signals, memory policy, scheduling, HOME, cwd and umask, the
-// terminal's pty, no fd but its own beyond the preserved ones). The stage
-// drops the bounding set and the capabilities, says ready, waits while the
-// runtime moves it into the container's cgroup, takes the final CPU
-// affinity, forks the process as the runtime's child and says its PID; the
-// process takes its session, terminal, filter and identity
-// (src/exec_stage/main.cpp join_child).
+// fork (signals, CPU affinity, memory policy, scheduling, HOME, cwd and
+// umask, the terminal's pty, no fd but its own beyond the preserved ones);
+// the stage drops the bounding set and the capabilities, forks the process
+// as the runtime's child and says its PID; the process takes its session,
+// terminal, filter and identity (src/exec_stage/main.cpp join_child).
 [[noreturn]] void exec_through_stage(const Child &c) {
     auto die = [&](const Error &e) {
         sync::send_error(c.sync_fd, e);
@@ -256,6 +251,7 @@ std::string hex(uint64_t v) {
     };
     oci::Process proc = *c.proc;
     check(reset_signals());
+    check(apply_final_cpu_affinity(proc));
     check(set_memory_policy(c.lx->memory_policy));
     check(apply_scheduling(proc));
     // The container's /etc/passwd (this process is in its mount namespace).
@@ -282,12 +278,6 @@ std::string hex(uint64_t v) {
                 nproc = std::to_string(r.soft) + ":" + std::to_string(r.hard);
     for (uint32_t g : proc.user.additional_gids)
         groups += (groups.empty() ? "" : ",") + std::to_string(g);
-    // The final CPU affinity, which the stage takes once in the cgroup.
-    auto cpus = final_cpu_mask(proc);
-    if (!cpus) die(cpus.error());
-    std::string affinity = *cpus ? "" : "-";
-    for (uint64_t word : cpus->value_or(std::vector<uint64_t>()))
-        affinity += (affinity.empty() ? "" : ",") + hex(word);
     ExecCandidates files = exec_candidates(proc);
     std::vector<std::string> args = {
         exec_stage::kJoinName,
@@ -310,7 +300,6 @@ std::string hex(uint64_t v) {
         *in_cwd ? "" : proc.cwd,
         c.detach ? "1" : "0",
         fault_action("exec-child:visible"),
-        affinity,
         proc.args[0],
         files.dirs,
         std::to_string(files.files.size()),
@@ -328,18 +317,15 @@ std::string hex(uint64_t v) {
 }
 
 // The runtime's child, in the host's PID namespace, where nothing in the
-// container can see it. Without the exec stage: it waits for the runtime
-// (which moves it into the container's cgroup), joins the container's PID
-// namespace for its children and every other namespace, user first, then
-// sets up what its child inherits (rlimits, the sandbox guard, the bounding
-// set, capabilities cut down to what the process will hold plus
-// CAP_SETUID, CAP_SETGID and CAP_SETPCAP for the identity change, and
-// CAP_SYS_ADMIN only where the container's filter must go in before that
-// change) and forks the process as the runtime's child (CLONE_PARENT). Its
-// PID goes to the runtime in an init_hello. With the stage
-// (vfork_intermediate): it takes execCPUAffinity.initial, joins the
-// namespaces, sets the rlimits and the guard as above, and ends in
-// exec_through_stage; the stage waits for the cgroup. Never returns.
+// container can see it: it waits for the runtime (which moves it into the
+// container's cgroup), joins the container's PID namespace for its children
+// and every other namespace, user first, then sets up what its child
+// inherits (rlimits, the sandbox guard, the bounding set, capabilities cut
+// down to what the process will hold plus CAP_SETUID, CAP_SETGID and
+// CAP_SETPCAP for the identity change, and CAP_SYS_ADMIN only where the
+// container's filter must go in before that change) and forks the process
+// as the runtime's child (CLONE_PARENT). Its PID goes to the runtime in an
+// init_hello. Never returns.
 [[noreturn]] void exec_intermediate(const Child &c) {
     auto die = [&](const Error &e) {
         sync::send_error(c.sync_fd, e);
@@ -350,15 +336,9 @@ std::string hex(uint64_t v) {
     };
     check(set_death_signal(SIGKILL));
     check(set_dumpable(false));
-    if (c.stage >= 0) {
-        // Through the stage (vfork'ed, exec_in_container): the stage waits
-        // for proceed, once the runtime has moved it into the cgroup.
-        check(apply_initial_cpu_affinity(0, *c.proc));
-    } else {
-        auto go = sync::receive(c.sync_fd, "exec");
-        if (!go) die(go.error());
-        if (go->type != sync::Msg::proceed) die(Error{0, "sync: unexpected message"});
-    }
+    auto go = sync::receive(c.sync_fd, "exec");
+    if (!go) die(go.error());
+    if (go->type != sync::Msg::proceed) die(Error{0, "sync: unexpected message"});
     // The PID namespace first, while this process is still in the host's
     // user namespace (as root, it owns every other). An unprivileged
     // runtime may enter it only from the container's user namespace, which
@@ -442,31 +422,7 @@ std::string hex(uint64_t v) {
     ::_exit(0);
 }
 
-// The intermediate for the exec stage, vfork'ed: it runs on this process's
-// memory (which saves copying it and every copy-on-write fault after)
-// while this process waits, until it execs the stage or dies. Nothing it
-// does changes what this process uses afterwards: it works on copies (the
-// fd table, the filesystem context, signal handlers and credentials are its
-// own), never returns from here, and ends in exec or _exit.
-pid_t vfork_intermediate(const Child &c, int lock_fd, int our_end) {
-    pid_t pid = ::vfork();
-    if (pid == 0) {
-        ::close(lock_fd);
-        ::close(our_end);
-        exec_intermediate(c);
-    }
-    return pid;
-}
-
 } // namespace
-
-Status apply_initial_cpu_affinity(pid_t pid, const oci::Process &p) {
-    if (!p.exec_cpu_affinity || p.exec_cpu_affinity->initial.empty()) return {};
-    const std::string &initial = p.exec_cpu_affinity->initial;
-    auto cpus = oci::parse_cpu_list(initial);
-    if (!cpus) return fail("process.execCPUAffinity.initial: " + cpus.error().msg);
-    return set_cpu_affinity(pid, *cpus, "process.execCPUAffinity.initial \"" + initial + "\"");
-}
 
 Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Linux &lx,
                                                       bool nested) {
@@ -655,17 +611,9 @@ Result<int> exec_in_container(const ExecOptions &o) {
     c.stage = stage.get();
     c.stage_filters = stage_filters_fd.get();
     // The intermediate (exec_intermediate) joins the container; the process
-    // it (or the stage it execs) forks is our child.
-    // Through the stage it runs on our memory (vfork_intermediate), unless
-    // it joins a time namespace, which only a process with memory of its
-    // own may (the kernel maps its clock pages: EUSERS).
-    bool joins_time = std::any_of(c.ns.begin(), c.ns.end(),
-                                  [](const auto &n) { return n.second == CLONE_NEWTIME; });
-    int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    // it forks is our child.
     pid_t mid =
-        c.stage >= 0 && !joins_time
-            ? vfork_intermediate(c, dir.fd(), sv[0])
-            : static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+        static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
     if (mid < 0) return fail_errno("exec: clone");
     if (mid == 0) {
         ::close(dir.fd());
@@ -673,30 +621,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
         // Into a frozen cgroup it would stop where it is, and its copy of
         // the container's lock (this flock'ed fd, closed just above) would
         // hold resume off for good: it says so first.
-        // (Through the stage, the stage says ready once this has exec'd it.)
-        if (paused && c.stage < 0 && !sync::send(c.sync_fd, sync::Msg::ready)) ::_exit(1);
+        if (paused && !sync::send(c.sync_fd, sync::Msg::ready)) ::_exit(1);
         exec_intermediate(c);
-    }
-    if (c.stage >= 0) {
-        // Where it shared this process's memory until its exec, what it did
-        // to its credentials reset the memory's dumpable flag: back as it was.
-        if (dumpable >= 0) (void)::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
-        // The stage says ready; or the intermediate failed before its exec
-        // and said why, or was killed (the socket's EOF).
-        theirs.reset();
-        auto said = sync::receive(ours.get(), "exec");
-        if (!said || said->type != sync::Msg::ready) {
-            if (said && said->type != sync::Msg::error) {
-                kill_and_reap(mid);
-                return fail("exec: sync: the exec stage did not start");
-            }
-            int status = 0;
-            while (::waitpid(mid, &status, 0) < 0 && errno == EINTR) {
-            }
-            if (said) return forward(Error{said->value, said->text}, "exec");
-            if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-            return forward(std::move(said.error()), "exec");
-        }
     }
     theirs.reset();
     console.reset();
@@ -705,7 +631,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     init_root.reset();
     stage.reset();
     stage_filters_fd.reset();
-    if (paused && c.stage < 0) {
+    if (paused) {
         auto unlocked = sync::receive(ours.get(), "exec");
         if (!unlocked || unlocked->type != sync::Msg::ready) {
             kill_and_reap(mid);
@@ -714,13 +640,18 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     fault_point("exec:cloned");
     // process.execCPUAffinity.initial: where the intermediate runs until it
-    // is in the container's cgroup (runtime-spec 1.2.1); through the stage,
-    // it took that itself first.
-    if (c.stage < 0)
-        if (Status st = apply_initial_cpu_affinity(mid, proc); !st) {
+    // is in the container's cgroup (runtime-spec 1.2.1).
+    if (proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty()) {
+        const std::string &initial = proc.exec_cpu_affinity->initial;
+        auto cpus = oci::parse_cpu_list(initial);
+        Status st = cpus ? set_cpu_affinity(mid, *cpus,
+                                            "process.execCPUAffinity.initial \"" + initial + "\"")
+                         : fail("process.execCPUAffinity.initial: " + cpus.error().msg);
+        if (!st) {
             kill_and_reap(mid);
             return forward(std::move(st.error()), "exec");
         }
+    }
     if (!rec.cgroup_dirs.empty()) {
         // And the init's cpuset cgroup where the container has none of its
         // own (runtime/cgroups/cgroup.hpp v1_cpuset_only), which is not ours to assume.

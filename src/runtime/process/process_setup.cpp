@@ -141,47 +141,15 @@ Status reset_cpu_affinity() {
     return set_cpu_affinity(0, {}, "CPU affinity (every CPU)");
 }
 
-namespace {
-
-// What apply_final_cpu_affinity sets: nothing, every CPU (empty), or a list.
-Result<std::optional<std::vector<unsigned>>> final_cpus(const oci::Process &p) {
-    std::vector<unsigned> every;
-    if (!p.exec_cpu_affinity) return every;
+Status apply_final_cpu_affinity(const oci::Process &p) {
+    if (!p.exec_cpu_affinity) return reset_cpu_affinity();
     const oci::CpuAffinity &a = *p.exec_cpu_affinity;
     // Only `initial`: the kernel keeps it within the cgroup's cpuset, and the
     // runtime SHOULD NOT change it (runtime-spec 1.2.1).
-    if (a.final.empty())
-        return a.initial.empty() ? std::optional(every) : std::optional<std::vector<unsigned>>();
+    if (a.final.empty()) return a.initial.empty() ? reset_cpu_affinity() : Status{};
     auto cpus = oci::parse_cpu_list(a.final);
     if (!cpus) return fail("process.execCPUAffinity.final: " + cpus.error().msg);
-    return std::optional(std::move(*cpus));
-}
-
-} // namespace
-
-Status apply_final_cpu_affinity(const oci::Process &p) {
-    auto cpus = OCI_TRY(final_cpus(p));
-    if (!cpus) return {};
-    if (cpus->empty()) return reset_cpu_affinity();
-    return set_cpu_affinity(0, *cpus,
-                            "process.execCPUAffinity.final \"" + p.exec_cpu_affinity->final + "\"");
-}
-
-Result<std::optional<std::vector<uint64_t>>> final_cpu_mask(const oci::Process &p) {
-    auto cpus = OCI_TRY(final_cpus(p));
-    if (!cpus) return std::optional<std::vector<uint64_t>>();
-    if (cpus->empty()) {
-        long conf = ::sysconf(_SC_NPROCESSORS_CONF);
-        for (unsigned c = 0; c < static_cast<unsigned>(std::clamp<long>(conf, 1, oci::kMaxCpus));
-             c++)
-            cpus->push_back(c);
-    }
-    std::vector<uint64_t> mask;
-    for (unsigned c : *cpus) {
-        if (mask.size() <= c / 64) mask.resize(c / 64 + 1);
-        mask[c / 64] |= uint64_t(1) << (c % 64);
-    }
-    return std::optional(std::move(mask));
+    return set_cpu_affinity(0, *cpus, "process.execCPUAffinity.final \"" + a.final + "\"");
 }
 
 Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m) {
