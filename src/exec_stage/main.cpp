@@ -287,6 +287,29 @@ void capset(unsigned long eff, unsigned long perm, unsigned long inh, const char
 }
 
 unsigned g_groups[65536];
+unsigned long g_cpus[8192 / 64];
+
+// process.execCPUAffinity's final set (or every CPU), once in the cgroup:
+// "-", or hexadecimal 64-bit words, comma-separated, CPU 0 first.
+void set_affinity(const char *arg) {
+    if (same(arg, "-")) return;
+    unsigned long words = 0;
+    for (const char *p = arg; *p;) {
+        char word[17];
+        unsigned k = 0;
+        while (*p && *p != ',' && k < 16)
+            word[k++] = *p++;
+        word[k] = 0;
+        if ((*p && *p != ',') || words == sizeof g_cpus / sizeof g_cpus[0] ||
+            !parse_u64(word, g_cpus[words], true))
+            fail(EINVAL, "exec stage: bad CPU affinity");
+        words++;
+        if (*p) p++;
+    }
+    long r = sys(__NR_sched_setaffinity, 0, static_cast<long>(words * sizeof g_cpus[0]),
+                 reinterpret_cast<long>(g_cpus));
+    if (r < 0) fail(-r, "process.execCPUAffinity: sched_setaffinity");
+}
 
 // The process, forked by join_main into the container's PID namespace: the
 // rest of runtime/lifecycle/exec.cpp exec_child, in its order.
@@ -443,6 +466,15 @@ unsigned g_groups[65536];
             if (r < 0) fail(-r, "drop a capability from the bounding set");
         }
     capset(limit, limit, 0, "capset (limit)");
+    // Running: the runtime (which waited for this exec) moves this process
+    // into the container's cgroup, then says proceed: the process is born
+    // there.
+    memset(&g_packet, 0, sizeof g_packet);
+    if (send_packet(kReady, 0) != static_cast<long>(sizeof g_packet)) sys_exit(1);
+    long got = sys_read(g_sync, &g_packet, sizeof g_packet);
+    if (got != static_cast<long>(sizeof g_packet) || g_packet.type != kProceed)
+        fail(got < 0 ? -got : 0, "sync: the runtime did not say proceed");
+    set_affinity(argv[kJAffinity]);
     // The process waits on `release` until the runtime has its PID: nothing
     // it says (a notify fd, an error) may come before the hello.
     int release[2];

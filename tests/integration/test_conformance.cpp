@@ -130,6 +130,29 @@ Test(conformance, runc_home_comes_from_the_containers_passwd) {
     }
 }
 
+// The container's /etc/passwd as a symlink that would leave the rootfs
+// (to a file beside it in the bundle): HOME is looked up inside the
+// container's root for run and exec alike (exec reads it from outside,
+// below the init's root), so the file beyond is never read.
+Test(conformance, home_lookup_stays_in_the_container) {
+    Env e = make_env("cfhomex", {"sh", "-c", "env | grep ^HOME=; sleep 30"});
+    e.b.spec.process->user.uid = 4243;
+    e.b.spec.process->user.gid = 4243;
+    e.b.spec.process->env = {"PATH=/bin"};
+    test::write_file(e.b.dir + "/hostpasswd", "host:x:4243:4243::/FROM-HOST:/bin/sh\n");
+    ::chmod((e.b.dir + "/hostpasswd").c_str(), 0644);
+    ::unlink((e.b.rootfs + "/etc/passwd").c_str());
+    // Absolute: resolved against the host's root, it would reach the file.
+    std::string beyond = e.b.dir + "/hostpasswd";
+    cr_assert_eq(::symlink(beyond.c_str(), (e.b.rootfs + "/etc/passwd").c_str()), 0);
+    auto r = run_and_exec(e, {"sh", "-c", "env | grep ^HOME="});
+    cleanup_all();
+    cr_assert_eq(r.create.status, 0, "%s", r.create.err.c_str());
+    cr_assert_str_eq(r.out.c_str(), "HOME=/\n", "run: %s", r.out.c_str());
+    cr_assert_str_eq(r.exec.out.c_str(), "HOME=/\n", "exec: %s %s", r.exec.out.c_str(),
+                     r.exec.err.c_str());
+}
+
 // dev.ocirun.deny-write means read-only, nothing else: programs under a
 // deny-write path still run (contrib/kubernetes/pod.yaml denies writes to
 // /usr and /etc; here /bin, where busybox is), and writing is refused.

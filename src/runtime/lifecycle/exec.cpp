@@ -43,6 +43,9 @@
 
 namespace ocirun {
 
+// process.execCPUAffinity.initial on `pid` (0: this process), if any.
+Status apply_initial_cpu_affinity(pid_t pid, const oci::Process &p);
+
 namespace {
 
 struct NsJoin {
@@ -233,39 +236,39 @@ std::string hex(uint64_t v) {
     return buf;
 }
 
-// The intermediate's end where the exec stage forks the process
-// (exec_stage.hpp): what exec_child sets up before the identity change is
-// set here, where the process inherits it through the stage's exec and
-// fork (signals, CPU affinity, memory policy, scheduling, HOME, cwd and
-// umask, the terminal's pty, no fd but its own beyond the preserved ones);
-// the stage drops the bounding set and the capabilities, forks the process
-// as the runtime's child and says its PID; the process takes its session,
-// terminal, filter and identity (src/exec_stage/main.cpp join_child).
-[[noreturn]] void exec_through_stage(const Child &c) {
-    auto die = [&](const Error &e) {
-        sync::send_error(c.sync_fd, e);
-        ::_exit(1);
-    };
-    auto check = [&](Status st) {
-        if (!st) die(st.error());
-    };
-    oci::Process proc = *c.proc;
-    check(reset_signals());
-    check(apply_final_cpu_affinity(proc));
-    check(set_memory_policy(c.lx->memory_policy));
-    check(apply_scheduling(proc));
-    // The container's /etc/passwd (this process is in its mount namespace).
-    set_home(proc);
-    auto in_cwd = apply_cwd_umask(proc, true);
-    if (!in_cwd) die(in_cwd.error());
-    int tty = -1;
-    if (proc.terminal) {
-        auto peer = open_terminal(c.console_fd, proc.console_size, proc.user.uid, c.clear_onlcr);
-        if (!peer) die(peer.error());
-        tty = *peer;
-    }
-    check(mark_fds_cloexec(c.preserve_fds));
+// What the intermediate uses where the exec stage forks the process,
+// computed by the runtime before the intermediate starts: vfork'ed, it runs
+// on the runtime's memory, and what it allocated there on its way to the
+// exec would never be freed. So it allocates nothing unless something
+// fails (and frees that before it exits: intermediate_failed).
+struct StagePlan {
+    StagePlan() = default;
+    StagePlan(const StagePlan &) = delete; // argv points into it
+    oci::Process proc;                     // HOME set from the container's /etc/passwd
+    MemoryPolicyPlan memory_policy;
+    std::vector<unsigned long> initial_cpus; // execCPUAffinity.initial as a mask, or none
+    std::vector<std::string> args;
+    std::vector<char *> argv, envp;
+    char tty[16] = "-1"; // argv[kJTerminal]: the pty peer's fd, once there is one
+};
 
+// The stage's arguments (exec_stage_protocol.hpp JoinArg), into `plan` where
+// it stays (its argv points into it). `init_root`: the init's root, through
+// which HOME is looked up.
+Status plan_stage(const Child &c, pid_t init, int init_root, StagePlan &plan) {
+    plan.proc = *c.proc;
+    oci::Process &proc = plan.proc;
+    set_home(proc, init_root);
+    plan.memory_policy = OCI_TRY(memory_policy_plan(c.lx->memory_policy));
+    if (proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty()) {
+        auto cpus = oci::parse_cpu_list(proc.exec_cpu_affinity->initial);
+        if (!cpus) return fail("process.execCPUAffinity.initial: " + cpus.error().msg);
+        constexpr unsigned kBits = sizeof(unsigned long) * 8;
+        for (unsigned cpu : *cpus) {
+            if (plan.initial_cpus.size() <= cpu / kBits) plan.initial_cpus.resize(cpu / kBits + 1);
+            plan.initial_cpus[cpu / kBits] |= 1ul << (cpu % kBits);
+        }
+    }
     oci::Capabilities none;
     CapMasks m = capability_masks(proc.capabilities ? *proc.capabilities : none);
     bool early = c.stage_filters >= 0 && !proc.no_new_privileges;
@@ -278,8 +281,15 @@ std::string hex(uint64_t v) {
                 nproc = std::to_string(r.soft) + ":" + std::to_string(r.hard);
     for (uint32_t g : proc.user.additional_gids)
         groups += (groups.empty() ? "" : ",") + std::to_string(g);
+    // The final CPU affinity, which the stage takes once in the cgroup.
+    auto cpus = OCI_TRY(final_cpu_mask(proc));
+    std::string affinity = cpus ? "" : "-";
+    for (uint64_t word : cpus.value_or(std::vector<uint64_t>()))
+        affinity += (affinity.empty() ? "" : ",") + hex(word);
+    // setgroups in the container's user namespace, as its init has it.
+    bool groups_may = groups.empty() && setgroups_denied(init);
     ExecCandidates files = exec_candidates(proc);
-    std::vector<std::string> args = {
+    plan.args = {
         exec_stage::kJoinName,
         std::to_string(c.sync_fd),
         std::to_string(c.stage_filters),
@@ -293,113 +303,156 @@ std::string hex(uint64_t v) {
         std::to_string(proc.user.uid),
         std::to_string(proc.user.gid),
         groups,
-        groups.empty() && setgroups_denied() ? "1" : "0",
+        groups_may ? "1" : "0",
         proc.no_new_privileges ? "1" : "0",
         nproc,
-        std::to_string(tty),
-        *in_cwd ? "" : proc.cwd,
+        "",       // kJTerminal: plan.tty
+        proc.cwd, // kJCwd: "" once the intermediate has entered it
         c.detach ? "1" : "0",
         fault_action("exec-child:visible"),
+        affinity,
         proc.args[0],
         files.dirs,
         std::to_string(files.files.size()),
     };
-    args.insert(args.end(), files.files.begin(), files.files.end());
-    args.insert(args.end(), proc.args.begin(), proc.args.end());
+    plan.args.insert(plan.args.end(), files.files.begin(), files.files.end());
+    plan.args.insert(plan.args.end(), proc.args.begin(), proc.args.end());
+    plan.argv = exec_strings(plan.args);
+    plan.argv[exec_stage::kJTerminal] = plan.tty;
+    plan.envp = exec_strings(proc.env);
+    return {};
+}
+
+// The intermediate's end where the exec stage forks the process
+// (exec_stage.hpp): what exec_child sets up before the identity change is
+// set here, where the process inherits it through the stage's exec and
+// fork (signals, memory policy, scheduling, cwd and umask, the terminal's
+// pty, no fd but its own beyond the preserved ones). The stage drops the
+// bounding set and the capabilities, says ready, waits while the runtime
+// moves it into the container's cgroup, takes the final CPU affinity, forks
+// the process as the runtime's child and says its PID; the process takes
+// its session, terminal, filter and identity (src/exec_stage/main.cpp
+// join_child). Returns only on failure; allocates nothing until then.
+Status exec_through_stage(const Child &c, StagePlan &plan) {
+    OCI_CHECK(reset_signals());
+    OCI_CHECK(apply_memory_policy(plan.memory_policy));
+    OCI_CHECK(apply_scheduling(plan.proc));
+    if (OCI_TRY(apply_cwd_umask(plan.proc, true)))
+        plan.argv[exec_stage::kJCwd] = const_cast<char *>("");
+    int tty = -1;
+    if (plan.proc.terminal) {
+        tty = OCI_TRY(
+            open_terminal(c.console_fd, plan.proc.console_size, plan.proc.user.uid, c.clear_onlcr));
+        std::snprintf(plan.tty, sizeof plan.tty, "%d", tty);
+    }
+    OCI_CHECK(mark_fds_cloexec(c.preserve_fds));
     // These outlive the exec; the stage closes them or marks them.
     for (int fd : {c.sync_fd, c.stage_filters, tty})
         if (fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0)
-            die(Error{errno, "exec stage: keep fd " + std::to_string(fd) + " open"});
-    std::vector<char *> argv = exec_strings(args), envp = exec_strings(proc.env);
-    ::syscall(SYS_execveat, c.stage, "", argv.data(), envp.data(), AT_EMPTY_PATH);
-    die(Error{errno, "exec stage: execute oci-run-exec-stage"});
+            return fail_errno("exec stage: keep fd " + std::to_string(fd) + " open");
+    ::syscall(SYS_execveat, c.stage, "", plan.argv.data(), plan.envp.data(), AT_EMPTY_PATH);
+    return fail_errno("exec stage: execute oci-run-exec-stage");
+}
+
+// The intermediate's failure to the runtime, then its end: the message is
+// copied out and `st` freed first (vfork'ed, what it holds is the
+// runtime's memory).
+[[noreturn]] void intermediate_failed(int sync_fd, Status st) {
+    int code = st.error().code;
+    char text[sizeof(sync::Packet::text)];
+    std::snprintf(text, sizeof text, "%s", st.error().msg.c_str());
+    st = Status{};
+    (void)sync::send(sync_fd, sync::Msg::error, code, text);
     ::_exit(1);
 }
 
 // The runtime's child, in the host's PID namespace, where nothing in the
-// container can see it: it waits for the runtime (which moves it into the
-// container's cgroup), joins the container's PID namespace for its children
-// and every other namespace, user first, then sets up what its child
-// inherits (rlimits, the sandbox guard, the bounding set, capabilities cut
-// down to what the process will hold plus CAP_SETUID, CAP_SETGID and
-// CAP_SETPCAP for the identity change, and CAP_SYS_ADMIN only where the
-// container's filter must go in before that change) and forks the process
-// as the runtime's child (CLONE_PARENT). Its PID goes to the runtime in an
-// init_hello. Never returns.
-[[noreturn]] void exec_intermediate(const Child &c) {
-    auto die = [&](const Error &e) {
-        sync::send_error(c.sync_fd, e);
-        ::_exit(1);
-    };
-    auto check = [&](Status st) {
-        if (!st) die(st.error());
-    };
-    check(set_death_signal(SIGKILL));
-    check(set_dumpable(false));
-    auto go = sync::receive(c.sync_fd, "exec");
-    if (!go) die(go.error());
-    if (go->type != sync::Msg::proceed) die(Error{0, "sync: unexpected message"});
+// container can see it. Without the exec stage: it waits for the runtime
+// (which moves it into the container's cgroup), joins the container's PID
+// namespace for its children and every other namespace, user first, then
+// sets up what its child inherits (rlimits, the sandbox guard, the bounding
+// set, capabilities cut down to what the process will hold plus
+// CAP_SETUID, CAP_SETGID and CAP_SETPCAP for the identity change, and
+// CAP_SYS_ADMIN only where the container's filter must go in before that
+// change) and forks the process as the runtime's child (CLONE_PARENT). Its
+// PID goes to the runtime in an init_hello. With the stage (`plan`,
+// vfork_intermediate): it takes execCPUAffinity.initial, joins the
+// namespaces, sets the rlimits and the guard as above, and ends in
+// exec_through_stage; the stage waits for the cgroup. Returns only on
+// failure.
+Status intermediate(const Child &c, StagePlan *plan) {
+    OCI_CHECK(set_death_signal(SIGKILL));
+    OCI_CHECK(set_dumpable(false));
+    if (plan) {
+        // The stage waits for proceed, once the runtime has moved it into
+        // the cgroup.
+        if (!plan->initial_cpus.empty() &&
+            ::sched_setaffinity(0, plan->initial_cpus.size() * sizeof(unsigned long),
+                                reinterpret_cast<cpu_set_t *>(plan->initial_cpus.data())) < 0)
+            return fail_errno("process.execCPUAffinity.initial \"" +
+                              plan->proc.exec_cpu_affinity->initial + "\": sched_setaffinity");
+    } else {
+        auto go = OCI_TRY(sync::receive(c.sync_fd, "exec"));
+        if (go.type != sync::Msg::proceed) return fail("sync: unexpected message");
+    }
     // The PID namespace first, while this process is still in the host's
     // user namespace (as root, it owns every other). An unprivileged
     // runtime may enter it only from the container's user namespace, which
     // owns it: right after that one.
-    auto join_pidns = [&] {
-        if (::setns(c.pidns_fd, CLONE_NEWPID) < 0)
-            die(Error{errno, "setns into the container's PID namespace"});
-    };
     bool joins_user = std::any_of(c.ns.begin(), c.ns.end(),
                                   [](const auto &n) { return n.second == CLONE_NEWUSER; });
     bool pid_after_user = c.pidns_fd >= 0 && joins_user && ::geteuid() != 0;
-    if (c.pidns_fd >= 0 && !pid_after_user) join_pidns();
+    if (c.pidns_fd >= 0 && !pid_after_user && ::setns(c.pidns_fd, CLONE_NEWPID) < 0)
+        return fail_errno("setns into the container's PID namespace");
     for (auto [fd, flag] : c.ns) {
         if (::setns(fd, flag) < 0)
-            die(Error{errno, "setns " + std::string(ns_flag_name(flag)) + " namespace"});
-        if (flag == CLONE_NEWUSER && pid_after_user) join_pidns();
+            return fail_errno("setns " + std::string(ns_flag_name(flag)) + " namespace");
+        if (flag == CLONE_NEWUSER && pid_after_user && ::setns(c.pidns_fd, CLONE_NEWPID) < 0)
+            return fail_errno("setns into the container's PID namespace");
     }
     for (auto [fd, flag] : c.ns)
         ::close(fd);
     if (c.pidns_fd >= 0) ::close(c.pidns_fd);
     if (c.root_fd >= 0) {
         if (::fchdir(c.root_fd) < 0 || ::chroot(".") < 0 || ::chdir("/") < 0)
-            die(Error{errno, "exec: chroot into the init's root"});
+            return fail_errno("exec: chroot into the init's root");
         ::close(c.root_fd);
     }
     fault_point("exec-child:joined");
     if (c.in_userns) {
         if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
-            die(Error{errno, "become root in the container's user namespace"});
+            return fail_errno("become root in the container's user namespace");
         // A change of credentials resets both: dumpable from
         // fs.suid_dumpable, the death signal to none.
-        check(set_dumpable(false));
-        check(set_death_signal(SIGKILL));
+        OCI_CHECK(set_dumpable(false));
+        OCI_CHECK(set_death_signal(SIGKILL));
     }
     // RLIMIT_NPROC is checked when this process forks, against its user:
     // in a user namespace that is the container's root, whatever its
     // capabilities there, so the process sets that one itself.
-    check(apply_rlimits(*c.proc, c.in_userns ? Rlimits::but_nproc : Rlimits::all));
+    OCI_CHECK(apply_rlimits(*c.proc, c.in_userns ? Rlimits::but_nproc : Rlimits::all));
     // linux.personality, which the process inherits: before the guard, which
     // allows only the default.
-    check(set_personality(c.lx->personality));
+    OCI_CHECK(set_personality(c.lx->personality));
     // The guard while this process holds CAP_SYS_ADMIN, so the process is
     // born under it; it allows what is left of the setup.
-    if (c.guard)
-        if (auto g = load_seccomp(*c.guard); !g) die(g.error());
-    if (c.stage >= 0) exec_through_stage(c);
+    if (c.guard) OCI_TRY(load_seccomp(*c.guard));
+    if (plan) return exec_through_stage(c, *plan);
     oci::Capabilities none;
     const oci::Capabilities &caps = c.proc->capabilities ? *c.proc->capabilities : none;
-    check(drop_bounding(caps));
+    OCI_CHECK(drop_bounding(caps));
     uint64_t extra = 1ull << CAP_SETUID | 1ull << CAP_SETGID | 1ull << CAP_SETPCAP;
     if (c.seccomp && !c.proc->no_new_privileges) extra |= 1ull << CAP_SYS_ADMIN;
     if (c.proc->terminal) extra |= 1ull << CAP_CHOWN; // the pty to the process's uid
     // process.scheduler and ioPriority, which a real-time class needs.
     if (c.proc->scheduler || c.proc->io_priority) extra |= 1ull << CAP_SYS_NICE;
-    check(limit_capabilities(caps, extra));
+    OCI_CHECK(limit_capabilities(caps, extra));
     // The process waits on `release` until the runtime has its PID: nothing it
     // says (a notify fd, an error) may come before this process's hello.
     int release[2];
-    if (::pipe2(release, O_CLOEXEC) < 0) die(Error{errno, "exec: pipe"});
+    if (::pipe2(release, O_CLOEXEC) < 0) return fail_errno("exec: pipe");
     long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (pid < 0) die(Error{errno, "exec: clone"});
+    if (pid < 0) return fail_errno("exec: clone");
     if (pid == 0) {
         ::close(release[1]);
         char b;
@@ -417,12 +470,41 @@ std::string hex(uint64_t v) {
         ::_exit(127);
     }
     ::close(release[0]);
-    check(sync::send(c.sync_fd, sync::Msg::init_hello, static_cast<int32_t>(pid)));
-    if (::write(release[1], "g", 1) != 1) die(Error{errno, "exec: release the process"});
+    OCI_CHECK(sync::send(c.sync_fd, sync::Msg::init_hello, static_cast<int32_t>(pid)));
+    if (::write(release[1], "g", 1) != 1) return fail_errno("exec: release the process");
     ::_exit(0);
 }
 
+[[noreturn]] void exec_intermediate(const Child &c, StagePlan *plan) {
+    intermediate_failed(c.sync_fd, intermediate(c, plan));
+}
+
+// The intermediate for the exec stage, vfork'ed: it runs on this process's
+// memory (which saves copying it and every copy-on-write fault after)
+// while this process waits, until it execs the stage or dies. Nothing it
+// does changes what this process uses afterwards: it works on copies (the
+// fd table, the filesystem context, signal handlers and credentials are its
+// own) and on `plan`, allocates nothing it does not free, never returns
+// from here, and ends in exec or _exit.
+pid_t vfork_intermediate(const Child &c, StagePlan &plan, int lock_fd, int our_end) {
+    pid_t pid = ::vfork();
+    if (pid == 0) {
+        ::close(lock_fd);
+        ::close(our_end);
+        exec_intermediate(c, &plan);
+    }
+    return pid;
+}
+
 } // namespace
+
+Status apply_initial_cpu_affinity(pid_t pid, const oci::Process &p) {
+    if (!p.exec_cpu_affinity || p.exec_cpu_affinity->initial.empty()) return {};
+    const std::string &initial = p.exec_cpu_affinity->initial;
+    auto cpus = oci::parse_cpu_list(initial);
+    if (!cpus) return fail("process.execCPUAffinity.initial: " + cpus.error().msg);
+    return set_cpu_affinity(pid, *cpus, "process.execCPUAffinity.initial \"" + initial + "\"");
+}
 
 Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Linux &lx,
                                                       bool nested) {
@@ -610,10 +692,26 @@ Result<int> exec_in_container(const ExecOptions &o) {
     c.pidns_fd = pidns.get();
     c.stage = stage.get();
     c.stage_filters = stage_filters_fd.get();
+    std::optional<StagePlan> plan;
+    if (c.stage >= 0) {
+        // HOME from the container's /etc/passwd, read below the init's root.
+        std::string link = "/proc/" + std::to_string(init) + "/root";
+        Fd root(::open(link.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!root.valid()) return fail_errno("exec: open " + link);
+        OCI_CHECK(plan_stage(c, init, root.get(), plan.emplace()));
+    }
     // The intermediate (exec_intermediate) joins the container; the process
-    // it forks is our child.
+    // it (or the stage it execs) forks is our child.
+    // Through the stage it runs on our memory (vfork_intermediate), unless
+    // it joins a time namespace, which only a process with memory of its
+    // own may (the kernel maps its clock pages: EUSERS).
+    bool joins_time = std::any_of(c.ns.begin(), c.ns.end(),
+                                  [](const auto &n) { return n.second == CLONE_NEWTIME; });
+    int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     pid_t mid =
-        static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+        c.stage >= 0 && !joins_time
+            ? vfork_intermediate(c, *plan, dir.fd(), sv[0])
+            : static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
     if (mid < 0) return fail_errno("exec: clone");
     if (mid == 0) {
         ::close(dir.fd());
@@ -621,8 +719,30 @@ Result<int> exec_in_container(const ExecOptions &o) {
         // Into a frozen cgroup it would stop where it is, and its copy of
         // the container's lock (this flock'ed fd, closed just above) would
         // hold resume off for good: it says so first.
-        if (paused && !sync::send(c.sync_fd, sync::Msg::ready)) ::_exit(1);
-        exec_intermediate(c);
+        // (Through the stage, the stage says ready once this has exec'd it.)
+        if (paused && c.stage < 0 && !sync::send(c.sync_fd, sync::Msg::ready)) ::_exit(1);
+        exec_intermediate(c, plan ? &*plan : nullptr);
+    }
+    if (c.stage >= 0) {
+        // Where it shared this process's memory until its exec, what it did
+        // to its credentials reset the memory's dumpable flag: back as it was.
+        if (dumpable >= 0) (void)::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+        // The stage says ready; or the intermediate failed before its exec
+        // and said why, or was killed (the socket's EOF).
+        theirs.reset();
+        auto said = sync::receive(ours.get(), "exec");
+        if (!said || said->type != sync::Msg::ready) {
+            if (said && said->type != sync::Msg::error) {
+                kill_and_reap(mid);
+                return fail("exec: sync: the exec stage did not start");
+            }
+            int status = 0;
+            while (::waitpid(mid, &status, 0) < 0 && errno == EINTR) {
+            }
+            if (said) return forward(Error{said->value, said->text}, "exec");
+            if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+            return forward(std::move(said.error()), "exec");
+        }
     }
     theirs.reset();
     console.reset();
@@ -631,7 +751,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     init_root.reset();
     stage.reset();
     stage_filters_fd.reset();
-    if (paused) {
+    if (paused && c.stage < 0) {
         auto unlocked = sync::receive(ours.get(), "exec");
         if (!unlocked || unlocked->type != sync::Msg::ready) {
             kill_and_reap(mid);
@@ -640,18 +760,13 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     fault_point("exec:cloned");
     // process.execCPUAffinity.initial: where the intermediate runs until it
-    // is in the container's cgroup (runtime-spec 1.2.1).
-    if (proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty()) {
-        const std::string &initial = proc.exec_cpu_affinity->initial;
-        auto cpus = oci::parse_cpu_list(initial);
-        Status st = cpus ? set_cpu_affinity(mid, *cpus,
-                                            "process.execCPUAffinity.initial \"" + initial + "\"")
-                         : fail("process.execCPUAffinity.initial: " + cpus.error().msg);
-        if (!st) {
+    // is in the container's cgroup (runtime-spec 1.2.1); through the stage,
+    // it took that itself first.
+    if (c.stage < 0)
+        if (Status st = apply_initial_cpu_affinity(mid, proc); !st) {
             kill_and_reap(mid);
             return forward(std::move(st.error()), "exec");
         }
-    }
     if (!rec.cgroup_dirs.empty()) {
         // And the init's cpuset cgroup where the container has none of its
         // own (runtime/cgroups/cgroup.hpp v1_cpuset_only), which is not ours to assume.

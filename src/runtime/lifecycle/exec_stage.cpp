@@ -24,6 +24,8 @@ namespace ocirun {
 static_assert(sizeof(exec_stage::Packet) == sizeof(sync::Packet));
 static_assert(offsetof(exec_stage::Packet, text) == offsetof(sync::Packet, text));
 static_assert(sizeof(exec_stage::Packet::text) == sizeof(sync::Packet::text));
+static_assert(exec_stage::kProceed == static_cast<unsigned>(sync::Msg::proceed));
+static_assert(exec_stage::kReady == static_cast<unsigned>(sync::Msg::ready));
 static_assert(exec_stage::kError == static_cast<unsigned>(sync::Msg::error));
 static_assert(exec_stage::kHello == static_cast<unsigned>(sync::Msg::init_hello));
 static_assert(exec_stage::kSeccompNotify == static_cast<unsigned>(sync::Msg::seccomp_notify));

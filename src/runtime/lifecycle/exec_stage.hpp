@@ -28,11 +28,16 @@
 // binary while the container cannot see them (its PID namespace is not the
 // runtime's); the intermediate execs the stage, and the stage forks the
 // process into the container's PID namespace (runtime/lifecycle/exec.cpp has
-// the steps). Used when the container's PID namespace is not the runtime's,
-// process.scheduler does not reset on fork (the stage forks after it is
-// set), the container's user namespace (if any) does not map the runtime's
-// uid or gid (open_join_stage), and the stage is installed; otherwise exec re-executes from the
-// sealed runtime first, and its own child enters the container.
+// the steps). The intermediate is vfork'ed (unless it joins a time
+// namespace): it runs on the runtime's memory, which waits, until its exec
+// (no copy of the runtime's pages and no copy-on-write fault on either
+// side), on what the runtime worked out beforehand, allocating nothing; the
+// stage waits for the cgroup. Used when the container's PID namespace is not
+// the runtime's, process.scheduler does not reset on fork (the stage forks
+// after it is set), the container's user namespace (if any) does not map
+// the runtime's uid or gid (open_join_stage), and the stage is installed;
+// otherwise exec re-executes from the sealed runtime first, and its own
+// child enters the container.
 #pragma once
 
 #include "oci/error.hpp"

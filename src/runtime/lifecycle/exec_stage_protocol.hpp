@@ -54,10 +54,12 @@ enum JoinArg {
     kJCwd = 17,        // "", or process.cwd to enter after the identity change
     kJDetach = 18,     // 1: the process outlives the runtime (no death signal)
     kJFault = 19,      // "-", "kill" or "delay": the crash tests' exec-child:visible
-    kJProg = 20,       // as kProg, kPathDirs, kCount and kFirstFile
-    kJPathDirs = 21,
-    kJCount = 22,
-    kJFirstFile = 23,
+    kJAffinity = 20,   // "-", or the CPU affinity to take once in the container's cgroup:
+                       // 64-bit words in hexadecimal, comma-separated, CPU 0 first
+    kJProg = 21,       // as kProg, kPathDirs, kCount and kFirstFile
+    kJPathDirs = 22,
+    kJCount = 23,
+    kJFirstFile = 24,
 };
 
 // The sync socket's packet (runtime/lifecycle/sync.hpp Packet, whose layout
@@ -69,6 +71,6 @@ struct Packet {
     char text[kPacketText];
     int sender, fd;
 };
-enum PacketType : unsigned { kError = 3, kHello = 4, kSeccompNotify = 7 };
+enum PacketType : unsigned { kProceed = 1, kReady = 2, kError = 3, kHello = 4, kSeccompNotify = 7 };
 
 } // namespace ocirun::exec_stage

@@ -12,6 +12,7 @@
 
 #include <grp.h>
 #include <linux/close_range.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/personality.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace ocirun {
@@ -96,14 +98,33 @@ Status set_death_signal(int sig) {
     return {};
 }
 
-void set_home(oci::Process &p) {
+void set_home(oci::Process &p, int root_fd) {
     for (const auto &e : p.env)
         if (e.starts_with("HOME=") && e.size() > 5) return;
     std::string home = "/";
     // name:password:uid:gid:gecos:home:shell
     // Whatever the rootfs made of it: a FIFO does not block (O_NONBLOCK), a
-    // device that never ends stops at 1 MiB.
-    if (auto text = oci::read_file("/etc/passwd", O_NONBLOCK, 1 << 20)) {
+    // device that never ends stops at 1 MiB; through `root_fd`, its symlinks
+    // and ".." stay below that root.
+    Result<std::string> text = fail("no /etc/passwd");
+    if (root_fd < 0) {
+        text = oci::read_file("/etc/passwd", O_NONBLOCK, 1 << 20);
+    } else {
+        // Opened only once it is known to be a regular file: from outside,
+        // the runtime opens no device node the rootfs put there.
+        struct open_how how {};
+        how.flags = O_PATH | O_CLOEXEC;
+        how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+        long path = ::syscall(SYS_openat2, root_fd, "etc/passwd", &how, sizeof how);
+        struct stat st;
+        if (path >= 0 && ::fstat(static_cast<int>(path), &st) == 0 && S_ISREG(st.st_mode)) {
+            char self[40];
+            std::snprintf(self, sizeof self, "/proc/self/fd/%ld", path);
+            text = oci::read_file(self, O_NOCTTY, 1 << 20);
+        }
+        if (path >= 0) ::close(static_cast<int>(path));
+    }
+    if (text) {
         const std::string uid = std::to_string(p.user.uid);
         for_each_line(*text, [&](std::string_view line) {
             std::vector<std::string> f = split(line, ':');
@@ -141,19 +162,52 @@ Status reset_cpu_affinity() {
     return set_cpu_affinity(0, {}, "CPU affinity (every CPU)");
 }
 
-Status apply_final_cpu_affinity(const oci::Process &p) {
-    if (!p.exec_cpu_affinity) return reset_cpu_affinity();
+namespace {
+
+// What apply_final_cpu_affinity sets: nothing, every CPU (empty), or a list.
+Result<std::optional<std::vector<unsigned>>> final_cpus(const oci::Process &p) {
+    std::vector<unsigned> every;
+    if (!p.exec_cpu_affinity) return every;
     const oci::CpuAffinity &a = *p.exec_cpu_affinity;
     // Only `initial`: the kernel keeps it within the cgroup's cpuset, and the
     // runtime SHOULD NOT change it (runtime-spec 1.2.1).
-    if (a.final.empty()) return a.initial.empty() ? reset_cpu_affinity() : Status{};
+    if (a.final.empty())
+        return a.initial.empty() ? std::optional(every) : std::optional<std::vector<unsigned>>();
     auto cpus = oci::parse_cpu_list(a.final);
     if (!cpus) return fail("process.execCPUAffinity.final: " + cpus.error().msg);
-    return set_cpu_affinity(0, *cpus, "process.execCPUAffinity.final \"" + a.final + "\"");
+    return std::optional(std::move(*cpus));
 }
 
-Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m) {
-    if (!m) return {};
+} // namespace
+
+Status apply_final_cpu_affinity(const oci::Process &p) {
+    auto cpus = OCI_TRY(final_cpus(p));
+    if (!cpus) return {};
+    if (cpus->empty()) return reset_cpu_affinity();
+    return set_cpu_affinity(0, *cpus,
+                            "process.execCPUAffinity.final \"" + p.exec_cpu_affinity->final + "\"");
+}
+
+Result<std::optional<std::vector<uint64_t>>> final_cpu_mask(const oci::Process &p) {
+    auto cpus = OCI_TRY(final_cpus(p));
+    if (!cpus) return std::optional<std::vector<uint64_t>>();
+    if (cpus->empty()) {
+        long conf = ::sysconf(_SC_NPROCESSORS_CONF);
+        for (unsigned c = 0; c < static_cast<unsigned>(std::clamp<long>(conf, 1, oci::kMaxCpus));
+             c++)
+            cpus->push_back(c);
+    }
+    std::vector<uint64_t> mask;
+    for (unsigned c : *cpus) {
+        if (mask.size() <= c / 64) mask.resize(c / 64 + 1);
+        mask[c / 64] |= uint64_t(1) << (c % 64);
+    }
+    return std::optional(std::move(mask));
+}
+
+Result<MemoryPolicyPlan> memory_policy_plan(const std::optional<oci::MemoryPolicy> &m) {
+    MemoryPolicyPlan plan;
+    if (!m) return plan;
     static const std::pair<const char *, int> kModes[] = {
         {"MPOL_DEFAULT", 0},
         {"MPOL_PREFERRED", 1},
@@ -177,18 +231,30 @@ Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m) {
             if (f == n) mode |= v;
     auto nodes = oci::parse_cpu_list(m->nodes);
     if (!nodes) return fail("linux.memoryPolicy.nodes: " + nodes.error().msg);
-    std::vector<unsigned long> mask;
     constexpr unsigned kBits = sizeof(unsigned long) * 8;
     for (unsigned n : *nodes) {
-        if (mask.size() <= n / kBits) mask.resize(n / kBits + 1);
-        mask[n / kBits] |= 1ul << (n % kBits);
+        if (plan.mask.size() <= n / kBits) plan.mask.resize(n / kBits + 1);
+        plan.mask[n / kBits] |= 1ul << (n % kBits);
     }
+    plan.mode = mode;
+    plan.policy = &*m;
+    return plan;
+}
+
+Status apply_memory_policy(const MemoryPolicyPlan &plan) {
+    if (!plan.policy) return {};
     // The kernel reads maxnode - 1 bits.
-    unsigned long maxnode = mask.empty() ? 0 : mask.size() * kBits + 1;
-    if (::syscall(SYS_set_mempolicy, mode, mask.empty() ? nullptr : mask.data(), maxnode) < 0)
-        return fail_errno("linux.memoryPolicy: set_mempolicy " + m->mode +
-                          (m->nodes.empty() ? "" : " nodes " + m->nodes));
+    constexpr unsigned kBits = sizeof(unsigned long) * 8;
+    unsigned long maxnode = plan.mask.empty() ? 0 : plan.mask.size() * kBits + 1;
+    if (::syscall(SYS_set_mempolicy, plan.mode, plan.mask.empty() ? nullptr : plan.mask.data(),
+                  maxnode) < 0)
+        return fail_errno("linux.memoryPolicy: set_mempolicy " + plan.policy->mode +
+                          (plan.policy->nodes.empty() ? "" : " nodes " + plan.policy->nodes));
     return {};
+}
+
+Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m) {
+    return apply_memory_policy(OCI_TRY(memory_policy_plan(m)));
 }
 
 unsigned long persona_of(const oci::Personality &p) {
@@ -301,8 +367,10 @@ Status apply_rlimits(const oci::Process &p, Rlimits which) {
     return {};
 }
 
-bool setgroups_denied() {
-    int fd = ::open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+bool setgroups_denied(pid_t pid) {
+    char path[48];
+    std::snprintf(path, sizeof path, "/proc/%d/setgroups", pid > 0 ? pid : ::getpid());
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     char buf[8] = {};
     ssize_t n = ::read(fd, buf, sizeof buf - 1);

@@ -49,6 +49,9 @@ Status set_cpu_affinity(pid_t pid, const std::vector<unsigned> &cpus, const std:
 // (runtime-spec 1.2.1 process.execCPUAffinity): `final`, else what
 // `initial` left (the kernel keeps it within the cpuset), else every CPU.
 Status apply_final_cpu_affinity(const oci::Process &p);
+// The same as a set: none to leave it as it is, every CPU the machine has,
+// or `final`'s (as a mask of 64-bit words, CPU n at bit n).
+Result<std::optional<std::vector<uint64_t>>> final_cpu_mask(const oci::Process &p);
 // process.scheduler (sched_setattr) and process.ioPriority (ioprio_set) on
 // this process, before its identity change (a real-time policy needs
 // CAP_SYS_NICE in the host's user namespace).
@@ -56,6 +59,15 @@ Status apply_scheduling(const oci::Process &p);
 // linux.memoryPolicy (runtime-spec 1.3): set_mempolicy(2) on this process,
 // which its children and its exec keep; for the init and exec'd processes.
 Status set_memory_policy(const std::optional<oci::MemoryPolicy> &m);
+// The same in two steps: what set_mempolicy gets, then the call (which
+// allocates nothing unless it fails: exec's vfork'ed intermediate).
+struct MemoryPolicyPlan {
+    const oci::MemoryPolicy *policy = nullptr; // none: nothing to set
+    int mode = 0;
+    std::vector<unsigned long> mask;
+};
+Result<MemoryPolicyPlan> memory_policy_plan(const std::optional<oci::MemoryPolicy> &m);
+Status apply_memory_policy(const MemoryPolicyPlan &plan);
 // linux.personality's execution domain, for the init and for exec'd
 // processes alike.
 Status set_personality(const std::optional<oci::Personality> &p);
@@ -64,16 +76,17 @@ unsigned long persona_of(const oci::Personality &p);
 
 // HOME, where process.env has none or an empty one: the home directory of
 // process.user.uid in the container's /etc/passwd, else "/" (as runc).
-// Called inside the container's root, before the identity change.
-void set_home(oci::Process &p);
+// Called inside the container's root, before the identity change; or from
+// outside, with `root_fd` the container's root (O_PATH) to read it below.
+void set_home(oci::Process &p, int root_fd = -1);
 
 // rlimits (before dropping privileges): all, or all but RLIMIT_NPROC, or
 // only that one (which a fork checks against the forking process's user).
 enum class Rlimits { all, but_nproc, nproc };
 Status apply_rlimits(const oci::Process &p, Rlimits which = Rlimits::all);
-// Whether setgroups(2) is denied in this process's user namespace
-// (/proc/self/setgroups), where a rootless self-mapping has no groups.
-bool setgroups_denied();
+// Whether setgroups(2) is denied in the user namespace of `pid` (0: this
+// process; /proc/PID/setgroups), where a rootless self-mapping has no groups.
+bool setgroups_denied(pid_t pid = 0);
 // Bounding set, groups, gid, uid, then capability sets and no_new_privs.
 Status apply_identity(const oci::Process &p);
 // umask, cwd (checked to be inside the container's root: CVE-2024-21626).
