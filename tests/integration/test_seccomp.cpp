@@ -5,6 +5,7 @@
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 #include "oci/spec_io.hpp"
+#include "support/console.hpp"
 #include "support/container_env.hpp"
 
 #include <criterion/criterion.h>
@@ -247,27 +248,13 @@ void start_agent(Agent &a, const char *tag, int connections) {
     cr_assert_eq(listen(a.lfd, 2), 0);
     a.thread = std::thread([&a, connections] {
         for (int i = 0; i < connections; i++) {
-            struct pollfd p = {a.lfd, POLLIN, 0};
-            if (poll(&p, 1, 10000) != 1) return;
-            int conn = accept4(a.lfd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (conn < 0) return;
-            char buf[8192];
-            struct iovec iov = {buf, sizeof buf};
-            alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-            struct msghdr mh {};
-            mh.msg_iov = &iov;
-            mh.msg_iovlen = 1;
-            mh.msg_control = cbuf;
-            mh.msg_controllen = sizeof cbuf;
-            ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
-            if (n > 0) a.message.assign(buf, static_cast<size_t>(n));
+            std::string message;
+            int fd = test::accept_fd(a.lfd, 10000, &message);
+            if (message.empty() && fd < 0) return;
+            a.message = message;
             a.received++;
-            struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
             if (a.notify_fd >= 0) close(a.notify_fd);
-            a.notify_fd = -1;
-            if (cm && cm->cmsg_type == SCM_RIGHTS)
-                std::memcpy(&a.notify_fd, CMSG_DATA(cm), sizeof(int));
-            close(conn);
+            a.notify_fd = fd;
         }
         if (a.notify_fd < 0) return;
         struct pollfd np = {a.notify_fd, POLLIN, 0};

@@ -41,29 +41,34 @@ ConsoleSocket make_console_socket() {
     return s;
 }
 
-int receive_master(ConsoleSocket &s, int timeout_ms) {
-    int master = -1;
-    struct pollfd p = {s.listen_fd, POLLIN, 0};
-    if (s.listen_fd >= 0 && poll(&p, 1, timeout_ms) == 1) {
-        int conn = accept4(s.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (conn >= 0) {
-            char data[256];
-            struct iovec iov = {data, sizeof data};
-            alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-            struct msghdr msg {};
-            msg.msg_iov = &iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = cbuf;
-            msg.msg_controllen = sizeof cbuf;
-            struct pollfd cp = {conn, POLLIN, 0};
-            if (poll(&cp, 1, timeout_ms) == 1 && recvmsg(conn, &msg, MSG_CMSG_CLOEXEC) >= 0) {
-                struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-                if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-                    std::memcpy(&master, CMSG_DATA(cm), sizeof master);
-            }
-            close(conn);
-        }
+int accept_fd(int listen_fd, int timeout_ms, std::string *data) {
+    int got = -1;
+    struct pollfd p = {listen_fd, POLLIN, 0};
+    if (listen_fd < 0 || poll(&p, 1, timeout_ms) != 1) return -1;
+    int conn = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (conn < 0) return -1;
+    char buf[8192];
+    struct iovec iov = {buf, sizeof buf};
+    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    struct pollfd cp = {conn, POLLIN, 0};
+    ssize_t n = poll(&cp, 1, timeout_ms) == 1 ? recvmsg(conn, &msg, MSG_CMSG_CLOEXEC) : -1;
+    if (n >= 0) {
+        if (data) data->assign(buf, static_cast<size_t>(n));
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+            std::memcpy(&got, CMSG_DATA(cm), sizeof got);
     }
+    close(conn);
+    return got;
+}
+
+int receive_master(ConsoleSocket &s, int timeout_ms) {
+    int master = accept_fd(s.listen_fd, timeout_ms);
     if (s.listen_fd >= 0) close(s.listen_fd);
     s.listen_fd = -1;
     return master;

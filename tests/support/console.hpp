@@ -16,8 +16,12 @@ struct ConsoleSocket {
     int listen_fd = -1;
 };
 ConsoleSocket make_console_socket();
-// Accept one connection and receive the fd it sends (SCM_RIGHTS); -1 on
-// timeout or error. Closes the listener.
+// Accept one connection on `listen_fd` and receive one message with the fd
+// it sends (SCM_RIGHTS, close on exec): the fd, -1 on timeout or error (or
+// when none came). `data`, when given, gets the message's bytes (up to
+// 8 KiB). The listener stays open.
+int accept_fd(int listen_fd, int timeout_ms, std::string *data = nullptr);
+// accept_fd on the console socket, then the listener closed.
 int receive_master(ConsoleSocket &s, int timeout_ms = 5000);
 
 // `oci-run --root ROOT create --console-socket S --bundle BUNDLE ID`, as a
