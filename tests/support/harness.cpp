@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include "leftovers.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +25,7 @@ namespace {
 std::mutex g_lock;
 std::vector<std::pair<std::string, std::string>> g_containers; // root, id
 std::vector<std::string> g_dirs;
+std::vector<std::string> g_cgroup_parents;
 } // namespace
 
 void track(const std::string &root, const std::string &id) {
@@ -36,11 +39,23 @@ std::string track_dir(const std::string &dir) {
     return dir;
 }
 
+void track_cgroup_parent(const std::string &parent) {
+    std::lock_guard<std::mutex> hold(g_lock);
+    if (std::find(g_cgroup_parents.begin(), g_cgroup_parents.end(), parent) ==
+        g_cgroup_parents.end())
+        g_cgroup_parents.push_back(parent);
+}
+
 void cleanup_all() {
     std::lock_guard<std::mutex> hold(g_lock);
     for (const auto &[root, id] : g_containers)
         if (exists(root + "/" + id)) oci({"--root", root, "delete", "--force", id});
     g_containers.clear();
+    // Once their containers' cgroups are gone (a parent the test removed
+    // itself is ENOENT here).
+    for (const auto &p : g_cgroup_parents)
+        (void)remove_cgroup_parent(p);
+    g_cgroup_parents.clear();
     for (const auto &d : g_dirs)
         rm_rf(d);
     g_dirs.clear();

@@ -14,10 +14,15 @@
 
 namespace test {
 
-// Containers (force-deleted) and temp directories (removed) made by a test;
-// track, track_dir and the spawners below may be called from several threads.
+// Containers (force-deleted), cgroup parents and temp directories (removed)
+// made by a test; track, track_dir and the spawners below may be called from
+// several threads.
 void track(const std::string &root, const std::string &id);
 std::string track_dir(const std::string &dir);
+// A cgroup parent (leftovers.hpp cgroup_parent, which calls this): removed
+// in every hierarchy after the containers, so a test that stops half-way
+// (a failed assertion) leaves no empty parent behind.
+void track_cgroup_parent(const std::string &parent);
 void cleanup_all();
 
 // oci-run with stdin on /dev/null and stdout/stderr on files (a `create`

@@ -23,7 +23,9 @@ std::vector<ocirun::Hierarchy> hierarchies() {
 } // namespace
 
 std::string cgroup_parent(const char *tag) {
-    return "/oci-run-test-" + std::to_string(::getpid()) + "-" + tag;
+    std::string parent = "/oci-run-test-" + std::to_string(::getpid()) + "-" + tag;
+    track_cgroup_parent(parent);
+    return parent;
 }
 
 std::vector<std::string> cgroup_dirs(const std::string &parent, const std::string &id) {

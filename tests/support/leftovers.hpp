@@ -11,7 +11,8 @@
 namespace test {
 
 // A cgroup parent for this test process ("/oci-run-test-PID-TAG"): give the
-// containers `cgroup_parent(tag) + "/" + id` as linux.cgroupsPath.
+// containers `cgroup_parent(tag) + "/" + id` as linux.cgroupsPath. Tracked:
+// cleanup_all removes it.
 std::string cgroup_parent(const char *tag);
 // The container's directory under `parent`, in every hierarchy of this host.
 std::vector<std::string> cgroup_dirs(const std::string &parent, const std::string &id);
