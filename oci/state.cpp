@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 namespace ocirun::oci {
 
@@ -154,8 +155,28 @@ StagedFile::~StagedFile() {
     if (!tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
+// A file renamed over another is written out at once by ext4 (its
+// auto_da_alloc, for editors that do not fsync), and removing it later waits
+// on that write: the record is replaced twice per container. Exchanged with
+// the old file, which is then unlinked, the new content stays in the page
+// cache like the first, and readers still see one whole file or the other.
+// Where the filesystem cannot exchange, a plain rename.
 Status StagedFile::commit() {
-    if (::rename(tmp_.c_str(), path_.c_str()) < 0) return fail_errno("rename into " + path_);
+    int r = ::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE);
+    if (r < 0 && errno == EEXIST) {
+        struct stat old;
+        if (::lstat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
+            ::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+            ::unlink(tmp_.c_str()); // the old content
+            tmp_.clear();
+            return {};
+        }
+        // (What is not a regular file gets rename's own answer.)
+        r = ::rename(tmp_.c_str(), path_.c_str());
+    } else if (r < 0 && (errno == EINVAL || errno == ENOSYS)) {
+        r = ::rename(tmp_.c_str(), path_.c_str());
+    }
+    if (r < 0) return fail_errno("rename into " + path_);
     tmp_.clear();
     return {};
 }
