@@ -493,6 +493,7 @@ Test(conformance, runc_existing_empty_cgroup_is_reused) {
         }
     auto refused = test::run(f);
     bool kept = test::exists(busy);
+    bool alive = ::waitpid(sleeper, nullptr, WNOHANG) == 0;
     ::kill(sleeper, SIGKILL);
     ::waitpid(sleeper, nullptr, 0);
     cleanup_all();
@@ -505,6 +506,7 @@ Test(conformance, runc_existing_empty_cgroup_is_reused) {
     cr_assert(contains(refused.err, "already exists and has processes in it"), "%s",
               refused.err.c_str());
     cr_assert(kept, "%s was removed", busy.c_str());
+    cr_assert(alive, "the process in %s was killed", busy.c_str());
     cr_assert(left.empty(), "%s", left.c_str());
 }
 

@@ -183,9 +183,10 @@ TestSuite(crash, .fini = crash_fini, .timeout = 120);
 Test(crash, create_killed_at_every_step_leaves_nothing_after_delete_force) {
     Crash c = make_crash("crash-create");
     require_fault_build(c);
-    for (const char *phase : {"create:dir", "create:fifos", "create:recorded", "create:cgroup",
-                              "create:spawned", "create:pid-saved", "create:joined",
-                              "create:proceeded", "create:ready", "create:created"})
+    for (const char *phase :
+         {"create:dir", "create:fifos", "create:recorded", "create:cgroup", "create:spawned",
+          "create:cgroup-v1", "create:pid-saved", "create:joined", "create:proceeded",
+          "create:ready", "create:created"})
         crash_create(c, phase);
 }
 

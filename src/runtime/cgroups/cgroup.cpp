@@ -109,18 +109,22 @@ cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const s
 }
 
 Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string> &dirs,
-                           const std::vector<CgroupWrite> &writes) {
+                           const std::vector<CgroupWrite> &writes,
+                           const std::vector<std::string> *all) {
     static const std::string none;
-    auto dir_for = [&](const CgroupWrite &w) -> const std::string & {
+    auto dir_in = [&](const CgroupWrite &w,
+                      const std::vector<std::string> &in) -> const std::string & {
         const Hierarchy *h = hierarchy_for(w, host);
         if (!h) return none;
-        for (const auto &d : dirs)
+        for (const auto &d : in)
             if (hierarchy_of(host, d) == h) return d;
         return none;
     };
+    auto dir_for = [&](const CgroupWrite &w) -> const std::string & { return dir_in(w, dirs); };
     for (size_t i = 0; i < writes.size(); i++) {
         const CgroupWrite &w = writes[i];
         const std::string &dir = dir_for(w);
+        if (dir.empty() && all && !dir_in(w, *all).empty()) continue; // the other step's
         if (dir.empty()) return fail(w.field + ": no cgroup hierarchy for " + w.file);
         if (w.file == kDeviceProgram) {
             OCI_CHECK(attach_device_program(w.device_rules, dir, w.replace_programs));
@@ -172,7 +176,7 @@ Status reusable_cgroup(const Hierarchy &h, const std::string &d) {
 } // namespace
 
 Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
-                     const std::vector<CgroupWrite> &writes) {
+                     const std::vector<CgroupWrite> &writes, const std::vector<std::string> *all) {
     std::set<std::string> v2_needed;
     for (const auto &w : writes)
         if (w.controller.empty() && w.file != kDeviceProgram && !controller_of(w.file).empty())
@@ -250,7 +254,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
             }
         }
     }
-    if (auto r = apply_cgroup_writes(host, dirs, writes); !r) return undo(r.error());
+    if (auto r = apply_cgroup_writes(host, dirs, writes, all); !r) return undo(r.error());
     return {};
 }
 
@@ -579,8 +583,6 @@ std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
 
 namespace {
 
-// The helper's child cgroup: its processes (the helper, which delete stops
-// too) killed, then the directory removed.
 // The cgroups below `d` (the helper's, and any the container made), deepest
 // first, each once what it holds has died.
 Status remove_children(const std::string &d) {
@@ -597,30 +599,42 @@ Status remove_children(const std::string &d) {
     return {};
 }
 
+// The default parent "oci-run" goes once the last container leaves it.
+void remove_default_parent(const std::string &d) {
+    std::string parent = parent_of(d);
+    if (parent.size() > 8 && parent.substr(parent.size() - 8) == "/oci-run")
+        ::rmdir(parent.c_str());
+}
+
 } // namespace
 
 Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs) {
-    bool any = false;
-    for (const auto &d : dirs)
-        if (::access(d.c_str(), F_OK) == 0) any = true;
-    if (!any) return {};
-    // A frozen cgroup's processes cannot die: thaw after the kill is queued.
-    (void)signal_cgroup(host, dirs, SIGKILL);
-    if (cgroup_frozen(host, dirs)) (void)freeze_cgroup(host, dirs, false);
+    // Most often the container's processes are gone and it made no cgroup
+    // below: rmdir succeeds, which it does only on an empty cgroup, and
+    // nothing needs reading first. What refuses (EBUSY: a process or a
+    // cgroup left in it) is killed and emptied below.
+    std::vector<std::string> left;
     for (const auto &d : dirs) {
+        if (::rmdir(d.c_str()) == 0)
+            remove_default_parent(d);
+        else if (errno != ENOENT)
+            left.push_back(d);
+    }
+    if (left.empty()) return {};
+    // A frozen cgroup's processes cannot die: thaw after the kill is queued.
+    (void)signal_cgroup(host, left, SIGKILL);
+    if (cgroup_frozen(host, left)) (void)freeze_cgroup(host, left, false);
+    for (const auto &d : left) {
         if (::access(d.c_str(), F_OK) != 0) continue;
         OCI_CHECK(remove_children(d));
         int tries = 0;
         while (::rmdir(d.c_str()) < 0) {
             if (errno == ENOENT) break;
             if (errno != EBUSY || ++tries > 2000) return fail_errno("cgroup: remove " + d);
-            if (tries % 50 == 0) (void)signal_cgroup(host, dirs, SIGKILL);
+            if (tries % 50 == 0) (void)signal_cgroup(host, left, SIGKILL);
             sleep_ms(1);
         }
-        // The default parent "oci-run" goes once the last container leaves it.
-        std::string parent = parent_of(d);
-        if (parent.size() > 8 && parent.substr(parent.size() - 8) == "/oci-run")
-            ::rmdir(parent.c_str());
+        remove_default_parent(d);
     }
     return {};
 }

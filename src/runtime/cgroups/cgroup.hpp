@@ -53,15 +53,20 @@ std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::st
 Status add_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,
                      const std::string &cpuset_dir);
 
-// Make the directories (an existing leaf is refused: it is someone else's),
-// enable on v2 the controllers `writes` need, inherit cpuset.cpus/mems on v1,
-// then apply `writes`. On error, removes what it made.
+// Make the directories (an existing leaf is reused only when empty and
+// thawed, as runc does; else refused: it is someone else's), enable on v2 the
+// controllers `writes` need, inherit cpuset.cpus/mems on v1, then apply
+// `writes`. On error, removes what it made.
+// `all`: the container's directories when `dirs` are some of them, made in
+// two steps: a write for a hierarchy of another of them is that step's.
 Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
-                     const std::vector<CgroupWrite> &writes);
+                     const std::vector<CgroupWrite> &writes,
+                     const std::vector<std::string> *all = nullptr);
 
-// Apply writes to an existing cgroup (update).
+// Apply writes to an existing cgroup (update). `all`: as for create_cgroup.
 Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string> &dirs,
-                           const std::vector<CgroupWrite> &writes);
+                           const std::vector<CgroupWrite> &writes,
+                           const std::vector<std::string> *all = nullptr);
 
 // The container's directory in the v2 hierarchy, or "" (for CLONE_INTO_CGROUP).
 std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &dirs);

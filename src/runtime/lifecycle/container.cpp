@@ -100,9 +100,9 @@ Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig, 
 // The host's hierarchies when the record has a cgroup (else an empty map),
 // with the record's cgroup checked to be the container's own before any
 // command acts on it.
-Result<CgroupHost> host_for(const ContainerRecord &rec) {
+Result<CgroupHost> host_for(const ContainerRecord &rec, const CgroupHost *known) {
     if (rec.cgroup_dirs.empty()) return CgroupHost{};
-    CgroupHost host = OCI_TRY(detect_cgroup_host());
+    CgroupHost host = known ? *known : OCI_TRY(detect_cgroup_host());
     OCI_CHECK(check_own_cgroup(host, rec));
     return host;
 }
@@ -236,7 +236,8 @@ Result<std::vector<pid_t>> container_pids(const std::string &root, const std::st
 }
 
 // delete with the container's directory already open and locked.
-Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
+Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known,
+                        const CgroupHost *known_host) {
     const std::string id = dir.id();
     auto rec = dir.load();
     // A record whose cgroup (or systemd unit) is not the container's own:
@@ -252,7 +253,7 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
     };
     CgroupHost host;
     if (rec) {
-        auto h = host_for(*rec);
+        auto h = host_for(*rec, known_host);
         if (own(h ? Status{} : Status(std::unexpected(h.error())))) host = std::move(*h);
     }
     // A systemd scope is the container's only with its description (the
@@ -312,14 +313,14 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known) {
 }
 
 Status delete_container(const std::string &root, const std::string &id, bool force,
-                        const oci::Spec *known) {
+                        const oci::Spec *known, const CgroupHost *known_host) {
     // runc's behaviour, which Podman relies on after a failed create:
     // --force of a container that is not there is done already.
     struct stat st;
     if (force && validate_id(id) && ::lstat((root + "/" + id).c_str(), &st) < 0 && errno == ENOENT)
         return {};
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    return remove_container(dir, force, known);
+    return remove_container(dir, force, known, known_host);
 }
 
 Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {

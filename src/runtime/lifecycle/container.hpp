@@ -14,6 +14,8 @@
 
 namespace ocirun {
 
+struct CgroupHost; // runtime/cgroups/cgroup_host.hpp
+
 struct CreateOptions {
     std::string root;
     std::string id;
@@ -65,8 +67,10 @@ Status resume_container(const std::string &root, const std::string &id);
 Result<std::vector<pid_t>> container_pids(const std::string &root, const std::string &id);
 // `known`: the container's config.json as the caller read it already (run),
 // or null: read from the state directory where its poststop hooks need it.
+// `known_host`: the cgroup hierarchies as the caller found them (run), or
+// null: read from the mount table.
 Status delete_container(const std::string &root, const std::string &id, bool force,
-                        const oci::Spec *known = nullptr);
+                        const oci::Spec *known = nullptr, const CgroupHost *known_host = nullptr);
 
 struct ContainerInfo {
     oci::State state;

@@ -40,6 +40,8 @@ struct StartHere {
     // config.json as create wrote it to the state directory: run reads it
     // once, for start's hooks and policy and delete's poststop hooks.
     std::optional<oci::Spec> spec;
+    // The cgroup hierarchies create found, for delete.
+    CgroupHost host;
 };
 
 // The state hooks read on stdin.
@@ -58,8 +60,9 @@ Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig,
                    bool members = false);
 // The host's hierarchies when the record has a cgroup (else an empty map),
 // with the record's cgroup checked to be the container's own before any
-// command acts on it.
-Result<CgroupHost> host_for(const ContainerRecord &rec);
+// command acts on it. `known`: the hierarchies as this process found them
+// already (run's create), or null: read from the mount table.
+Result<CgroupHost> host_for(const ContainerRecord &rec, const CgroupHost *known = nullptr);
 // A record as start writes it (create stages run's from the same function).
 void mark_running(ContainerRecord &rec);
 // The placeholder directories the init made (deepest first), each only if
@@ -72,7 +75,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
 // start.cpp: release the init of a created container, under its lock.
 Status start_locked(ContainerDir &dir, StartHere *here = nullptr);
 // container.cpp: delete with the container's directory already open and
-// locked; `known`: config.json as the caller has it already (run), or null.
-Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known = nullptr);
+// locked; `known`, `known_host`: config.json and the cgroup hierarchies as
+// the caller has them already (run), or null.
+Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known = nullptr,
+                        const CgroupHost *known_host = nullptr);
 
 } // namespace ocirun

@@ -159,8 +159,9 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         }
         fs_measured = true;
     }
-    // The running record is written before the init is released: once it
-    // runs, nothing (not a full --root) may leave it recorded as created.
+    // The running record is written before the init is released and put in
+    // place right after, while the init execs: once it runs, nothing (not a
+    // full --root) may leave it recorded as created.
     mark_running(rec);
     oci::StagedFile running =
         here && here->running ? std::move(*here->running) : OCI_TRY(dir.stage(rec));
@@ -173,6 +174,7 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         }
         here->release.reset();
         fault_point("start:released");
+        OCI_CHECK(running.commit()); // while the init execs
         answer = read_until_eof(here->result.get());
         here->result.reset();
     } else {
@@ -199,13 +201,17 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         }
         ::unlink(fifo.c_str());
         fault_point("start:released");
+        if (auto r = running.commit(); !r) { // while the init execs
+            ::close(result);
+            ::unlink(start_fifo.c_str());
+            return r;
+        }
         // The init closes the start fifo by exec'ing the process (CLOEXEC),
         // or writes "ERRNO TEXT" first when startContainer hooks or exec fail.
         answer = read_until_eof(result);
         ::close(result);
         ::unlink(start_fifo.c_str());
     }
-    OCI_CHECK(running.commit());
     if (!answer.empty()) {
         char *end = nullptr;
         long code = std::strtol(answer.c_str(), &end, 10);
@@ -258,6 +264,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     }
     int master = -1;
     std::optional<oci::Spec> spec; // read once, by create
+    CgroupHost host;               // found once, by create
     {
         ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
         StartHere here;
@@ -272,18 +279,20 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         if (auto r = start_locked(dir, &here); !r) {
             if (master >= 0) ::close(master);
             kill_and_reap(pid);
-            if (auto d = remove_container(dir, true, here.spec ? &*here.spec : nullptr); !d)
+            if (auto d = remove_container(dir, true, here.spec ? &*here.spec : nullptr, &here.host);
+                !d)
                 log::warning(d.error().text());
             return forward(std::move(r.error()), "run");
         }
         spec = std::move(here.spec);
+        host = std::move(here.host);
     }
     if (detach) return 0;
     auto code = master >= 0 ? relay_terminal(master, pid) : wait_exit_status(pid);
     forward_signals_to(0);
     if (!code) return forward(std::move(code.error()), "run");
     if (!keep) {
-        auto r = delete_container(o.root, o.id, true, spec ? &*spec : nullptr);
+        auto r = delete_container(o.root, o.id, true, spec ? &*spec : nullptr, &host);
         if (!r) log::warning(r.error().text());
     }
     return code;
