@@ -55,6 +55,9 @@ inline constexpr unsigned kMaxCpus = 8192;
 enum class EmptyItems { refuse, skip };
 Result<std::vector<unsigned>> parse_cpu_list(std::string_view list,
                                              EmptyItems empty = EmptyItems::refuse);
+// Such a list as the kernel takes it (sched_setaffinity's cpu_set_t,
+// set_mempolicy's nodemask): words of bits, bit n of the mask for each n.
+std::vector<unsigned long> bit_mask(const std::vector<unsigned> &bits);
 
 // Whether a SemVer ociVersion is `major`.`minor` or later ("1.3.0-rc.1" is).
 bool version_at_least(std::string_view version, unsigned major, unsigned minor);

@@ -620,6 +620,16 @@ Result<Process> parse_process(std::string_view text) {
     return p;
 }
 
+std::vector<unsigned long> bit_mask(const std::vector<unsigned> &bits) {
+    constexpr unsigned kBits = sizeof(unsigned long) * 8;
+    std::vector<unsigned long> words;
+    for (unsigned b : bits) {
+        if (words.size() <= b / kBits) words.resize(b / kBits + 1);
+        words[b / kBits] |= 1ul << (b % kBits);
+    }
+    return words;
+}
+
 Result<std::vector<unsigned>> parse_cpu_list(std::string_view list, EmptyItems empty) {
     std::vector<unsigned> cpus;
     auto bad = [&] {

@@ -592,6 +592,16 @@ Test(spec_parse, exec_cpu_affinity_lists) {
     cr_assert(parse_cpu_list("")->empty());
 }
 
+// What sched_setaffinity and set_mempolicy are given: bit n for each n.
+Test(spec_parse, bit_mask_of_a_cpu_list) {
+    std::vector<unsigned long> m = bit_mask(*parse_cpu_list("0,63-64,130"));
+    cr_assert_eq(m.size(), 3u);
+    cr_assert_eq(m[0], 1ul | 1ul << 63);
+    cr_assert_eq(m[1], 1ul);
+    cr_assert_eq(m[2], 1ul << 2);
+    cr_assert(bit_mask({}).empty());
+}
+
 Test(spec_parse, missing_io_priority_class) {
     EXPECT_PARSE_ERR(cfg(R"("ioPriority": {"priority": 1})"),
                      "process.ioPriority.class: required field is missing");

@@ -260,15 +260,7 @@ Status plan_stage(const Child &c, pid_t init, int init_root, StagePlan &plan) {
     oci::Process &proc = plan.proc;
     set_home(proc, init_root);
     plan.memory_policy = OCI_TRY(memory_policy_plan(c.lx->memory_policy));
-    if (proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty()) {
-        auto cpus = oci::parse_cpu_list(proc.exec_cpu_affinity->initial);
-        if (!cpus) return fail("process.execCPUAffinity.initial: " + cpus.error().msg);
-        constexpr unsigned kBits = sizeof(unsigned long) * 8;
-        for (unsigned cpu : *cpus) {
-            if (plan.initial_cpus.size() <= cpu / kBits) plan.initial_cpus.resize(cpu / kBits + 1);
-            plan.initial_cpus[cpu / kBits] |= 1ul << (cpu % kBits);
-        }
-    }
+    if (auto cpus = OCI_TRY(initial_cpus(proc))) plan.initial_cpus = oci::bit_mask(*cpus);
     oci::Capabilities none;
     CapMasks m = capability_masks(proc.capabilities ? *proc.capabilities : none);
     bool early = c.stage_filters >= 0 && !proc.no_new_privileges;
@@ -284,7 +276,7 @@ Status plan_stage(const Child &c, pid_t init, int init_root, StagePlan &plan) {
     // The final CPU affinity, which the stage takes once in the cgroup.
     auto cpus = OCI_TRY(final_cpu_mask(proc));
     std::string affinity = cpus ? "" : "-";
-    for (uint64_t word : cpus.value_or(std::vector<uint64_t>()))
+    for (unsigned long word : cpus.value_or(std::vector<unsigned long>()))
         affinity += (affinity.empty() ? "" : ",") + hex(word);
     // setgroups in the container's user namespace, as its init has it.
     bool groups_may = groups.empty() && setgroups_denied(init);
@@ -499,11 +491,10 @@ pid_t vfork_intermediate(const Child &c, StagePlan &plan, int lock_fd, int our_e
 } // namespace
 
 Status apply_initial_cpu_affinity(pid_t pid, const oci::Process &p) {
-    if (!p.exec_cpu_affinity || p.exec_cpu_affinity->initial.empty()) return {};
-    const std::string &initial = p.exec_cpu_affinity->initial;
-    auto cpus = oci::parse_cpu_list(initial);
-    if (!cpus) return fail("process.execCPUAffinity.initial: " + cpus.error().msg);
-    return set_cpu_affinity(pid, *cpus, "process.execCPUAffinity.initial \"" + initial + "\"");
+    auto cpus = OCI_TRY(initial_cpus(p));
+    if (!cpus) return {};
+    return set_cpu_affinity(
+        pid, *cpus, "process.execCPUAffinity.initial \"" + p.exec_cpu_affinity->initial + "\"");
 }
 
 Result<std::vector<NamespaceFd>> container_namespaces(pid_t init, const oci::Linux &lx,

@@ -135,26 +135,24 @@ void set_home(oci::Process &p, int root_fd) {
     p.env.push_back("HOME=" + home);
 }
 
+namespace {
+
+// Every CPU this machine can have: the set "every CPU" is made of.
+std::vector<unsigned> every_cpu() {
+    long conf = ::sysconf(_SC_NPROCESSORS_CONF);
+    std::vector<unsigned> cpus(static_cast<size_t>(std::clamp<long>(conf, 1, oci::kMaxCpus)));
+    for (unsigned c = 0; c < cpus.size(); c++)
+        cpus[c] = c;
+    return cpus;
+}
+
+} // namespace
+
 Status set_cpu_affinity(pid_t pid, const std::vector<unsigned> &cpus, const std::string &what) {
-    size_t n = 0;
-    for (unsigned c : cpus)
-        n = std::max<size_t>(n, c + 1);
-    if (cpus.empty()) {
-        long conf = ::sysconf(_SC_NPROCESSORS_CONF);
-        n = static_cast<size_t>(std::clamp<long>(conf, 1, oci::kMaxCpus));
-    }
-    cpu_set_t *set = CPU_ALLOC(n);
-    if (!set) return fail_errno(what + ": allocate a CPU set");
-    size_t size = CPU_ALLOC_SIZE(n);
-    CPU_ZERO_S(size, set);
-    for (size_t i = 0; i < n; i++)
-        if (cpus.empty()) CPU_SET_S(i, size, set);
-    for (unsigned c : cpus)
-        CPU_SET_S(c, size, set);
-    int r = ::sched_setaffinity(pid, size, set);
-    int e = errno;
-    CPU_FREE(set);
-    if (r < 0) return fail_code(e, what + ": sched_setaffinity");
+    std::vector<unsigned long> mask = oci::bit_mask(cpus.empty() ? every_cpu() : cpus);
+    if (::sched_setaffinity(pid, mask.size() * sizeof mask[0],
+                            reinterpret_cast<cpu_set_t *>(mask.data())) < 0)
+        return fail_errno(what + ": sched_setaffinity");
     return {};
 }
 
@@ -188,21 +186,18 @@ Status apply_final_cpu_affinity(const oci::Process &p) {
                             "process.execCPUAffinity.final \"" + p.exec_cpu_affinity->final + "\"");
 }
 
-Result<std::optional<std::vector<uint64_t>>> final_cpu_mask(const oci::Process &p) {
+Result<std::optional<std::vector<unsigned long>>> final_cpu_mask(const oci::Process &p) {
     auto cpus = OCI_TRY(final_cpus(p));
-    if (!cpus) return std::optional<std::vector<uint64_t>>();
-    if (cpus->empty()) {
-        long conf = ::sysconf(_SC_NPROCESSORS_CONF);
-        for (unsigned c = 0; c < static_cast<unsigned>(std::clamp<long>(conf, 1, oci::kMaxCpus));
-             c++)
-            cpus->push_back(c);
-    }
-    std::vector<uint64_t> mask;
-    for (unsigned c : *cpus) {
-        if (mask.size() <= c / 64) mask.resize(c / 64 + 1);
-        mask[c / 64] |= uint64_t(1) << (c % 64);
-    }
-    return std::optional(std::move(mask));
+    if (!cpus) return std::optional<std::vector<unsigned long>>();
+    return std::optional(oci::bit_mask(cpus->empty() ? every_cpu() : *cpus));
+}
+
+Result<std::optional<std::vector<unsigned>>> initial_cpus(const oci::Process &p) {
+    if (!p.exec_cpu_affinity || p.exec_cpu_affinity->initial.empty())
+        return std::optional<std::vector<unsigned>>();
+    auto cpus = oci::parse_cpu_list(p.exec_cpu_affinity->initial);
+    if (!cpus) return fail("process.execCPUAffinity.initial: " + cpus.error().msg);
+    return std::optional(std::move(*cpus));
 }
 
 Result<MemoryPolicyPlan> memory_policy_plan(const std::optional<oci::MemoryPolicy> &m) {
@@ -231,11 +226,7 @@ Result<MemoryPolicyPlan> memory_policy_plan(const std::optional<oci::MemoryPolic
             if (f == n) mode |= v;
     auto nodes = oci::parse_cpu_list(m->nodes);
     if (!nodes) return fail("linux.memoryPolicy.nodes: " + nodes.error().msg);
-    constexpr unsigned kBits = sizeof(unsigned long) * 8;
-    for (unsigned n : *nodes) {
-        if (plan.mask.size() <= n / kBits) plan.mask.resize(n / kBits + 1);
-        plan.mask[n / kBits] |= 1ul << (n % kBits);
-    }
+    plan.mask = oci::bit_mask(*nodes);
     plan.mode = mode;
     plan.policy = &*m;
     return plan;

@@ -50,8 +50,10 @@ Status set_cpu_affinity(pid_t pid, const std::vector<unsigned> &cpus, const std:
 // `initial` left (the kernel keeps it within the cpuset), else every CPU.
 Status apply_final_cpu_affinity(const oci::Process &p);
 // The same as a set: none to leave it as it is, every CPU the machine has,
-// or `final`'s (as a mask of 64-bit words, CPU n at bit n).
-Result<std::optional<std::vector<uint64_t>>> final_cpu_mask(const oci::Process &p);
+// or `final`'s (as oci::bit_mask makes it).
+Result<std::optional<std::vector<unsigned long>>> final_cpu_mask(const oci::Process &p);
+// process.execCPUAffinity.initial's CPUs, or none (not set).
+Result<std::optional<std::vector<unsigned>>> initial_cpus(const oci::Process &p);
 // process.scheduler (sched_setattr) and process.ioPriority (ioprio_set) on
 // this process, before its identity change (a real-time policy needs
 // CAP_SYS_NICE in the host's user namespace).
