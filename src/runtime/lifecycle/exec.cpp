@@ -72,16 +72,6 @@ void add_unique(std::vector<std::string> &v, const std::string &s) {
     v.push_back(s);
 }
 
-// Whether the init's namespace `name` is this process's own; none when that
-// cannot be told.
-std::optional<bool> same_namespace(pid_t init, const char *name) {
-    struct stat theirs, ours;
-    std::string link = concat("/proc/", std::to_string(init), "/ns/", name);
-    std::string self = concat("/proc/self/ns/", name);
-    if (::stat(link.c_str(), &theirs) < 0 || ::stat(self.c_str(), &ours) < 0) return std::nullopt;
-    return theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
-}
-
 // Whether `id` (outside) is mapped in the init's user namespace, by its
 // uid_map or gid_map (read from this namespace, the outside IDs are ours);
 // unreadable counts as mapped.

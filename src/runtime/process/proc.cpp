@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -169,21 +170,17 @@ void forward_signals_to(pid_t pid) {
         ::sigaction(s, &sa, nullptr);
 }
 
-namespace {
-// The pid namespace link of `path` ("pid:[4026531836]"), or "" if unreadable.
-std::string pid_ns_of(const char *path) {
-    char t[128];
-    ssize_t n = ::readlink(path, t, sizeof t - 1);
-    if (n <= 0) return {};
-    return std::string(t, static_cast<size_t>(n));
+std::optional<bool> same_namespace(pid_t pid, const char *name) {
+    char theirs_path[64], ours_path[64];
+    std::snprintf(theirs_path, sizeof theirs_path, "/proc/%d/ns/%s", pid, name);
+    std::snprintf(ours_path, sizeof ours_path, "/proc/self/ns/%s", name);
+    struct stat theirs, ours;
+    if (::stat(theirs_path, &theirs) < 0 || ::stat(ours_path, &ours) < 0) return std::nullopt;
+    return theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
 }
-} // namespace
 
 bool has_own_pid_namespace(pid_t init) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
-    std::string theirs = pid_ns_of(buf);
-    return !theirs.empty() && theirs != pid_ns_of("/proc/self/ns/pid");
+    return same_namespace(init, "pid") == false;
 }
 
 void signal_pidns_members(pid_t init, int sig) {

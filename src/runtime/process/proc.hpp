@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,12 @@ Result<int> wait_exit_status(pid_t pid);
 // this process to `pid` (0 stops forwarding), as runc does in the foreground.
 void forward_signals_to(pid_t pid);
 
-// True when `init` is in a PID namespace other than this process's: only
-// then do "the processes in its PID namespace" mean the container's.
+// Whether `pid`'s namespace `name` ("pid", "user", ...) is this process's
+// own; none when that cannot be told.
+std::optional<bool> same_namespace(pid_t pid, const char *name);
+// True when `init` is in a PID namespace other than this process's (known
+// to be): only then do "the processes in its PID namespace" mean the
+// container's.
 bool has_own_pid_namespace(pid_t init);
 
 // Send `sig` to every other process in `init`'s PID namespace (kill --all and
