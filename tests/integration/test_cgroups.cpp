@@ -750,9 +750,14 @@ Test(cgroups, block_io_and_unified_read_back) {
 // The cgroup mount inside the container shows its own cgroup, never the
 // host's tree: with a cgroup namespace (hierarchies mounted, their root the
 // container's cgroup), without one and in a user namespace (the container's
-// directories bound). Read-only as the default configuration asks.
+// directories bound). Read-only as the default configuration asks, and
+// nosuid, nodev, noexec: the tmpfs and every hierarchy on it (mountinfo
+// lines that lack one are printed).
 Test(cgroups, cgroup_mount_shows_only_the_containers_cgroup) {
     need("pids");
+    static const std::string kCgroupFlagsCheck =
+        "awk '$5 ~ \"^/sys/fs/cgroup\" && ($6 !~ /(^|,)ro(,|$)/ || $6 !~ /nosuid/ || "
+        "$6 !~ /nodev/ || $6 !~ /noexec/) { print \"flags:\", $5, $6 }' /proc/self/mountinfo";
     // The pids hierarchy inside: /sys/fs/cgroup/pids on v1, the one mount on v2.
     std::string d =
         host().for_controller("pids")->version == 1 ? "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
@@ -761,7 +766,7 @@ Test(cgroups, cgroup_mount_shows_only_the_containers_cgroup) {
         Env e =
             make_env("cgview", {"sh", "-c",
                                 "cat " + d + "/pids.max; ls " + d + " | grep -c oci-run; mkdir " +
-                                    d + "/x 2>&1 | grep -c Read-only"});
+                                    d + "/x 2>&1 | grep -c Read-only; " + kCgroupFlagsCheck});
         resources(e).pids.emplace().limit = 55;
         auto &lx = *e.b.spec.linux_;
         if (variant == 1)

@@ -296,17 +296,19 @@ Status mount_cgroup(int rootfd, const MountOp &op, int dest, unsigned long flags
                 OCI_CHECK(do_mount("cgroup", sub_path, "cgroup", base | ro, c.options.c_str(), w));
         } else {
             OCI_CHECK(do_mount(c.dir.c_str(), sub_path, nullptr, MS_BIND, nullptr, w + ": bind"));
-            Fd now(
-                ::openat(top.get(), c.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (!now.valid()) return fail_errno(w + ": reopen");
-            OCI_CHECK(remount_bind(fd_path(now.get()), base | ro, w + ": remount"));
         }
         for (const auto &alias : part.aliases)
             if (::symlinkat(c.name.c_str(), top.get(), alias.c_str()) < 0)
                 return fail_errno(w + ": symlink " + alias);
     }
-    if (ro) OCI_CHECK(remount_bind(fd_path(top.get()), MS_RDONLY | base, what + ": read-only"));
-    return {};
+    // The binds' flags, and the tmpfs's read-only, in one change over the
+    // tmpfs and every hierarchy on it (a remount of each bind took four
+    // system calls more per hierarchy: nine hierarchies on a v1 host). Only
+    // set, never cleared: what the kernel locked on a source stays. Nothing
+    // in the container runs before it.
+    uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+    if (ro) attrs |= MOUNT_ATTR_RDONLY;
+    return set_mount_attrs(top.get(), attrs, true, what);
 }
 
 // tmpcopyup: what the destination held before the tmpfs went over it,
