@@ -1,6 +1,5 @@
 #include "runtime/cgroups/cgroup.hpp"
 
-#include "oci/fd.hpp"
 #include "oci/state.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/device_filter.hpp"
@@ -28,28 +27,6 @@ namespace {
 Status write_file(const std::string &path, const std::string &value, const std::string &what) {
     return write_existing_file(path, value, what, true);
 }
-
-// The file a run of writes goes to, kept open while they go to it: a v1
-// host's device rules are a dozen writes to devices.allow, each one rule
-// (the kernel parses a write at a time).
-struct HeldFile {
-    std::string path;
-    Fd fd;
-    Status write(const std::string &to, const std::string &value, const std::string &what) {
-        if (!fd.valid() || path != to) {
-            fd = Fd(::open(to.c_str(), O_WRONLY | O_CLOEXEC));
-            if (!fd.valid()) {
-                path.clear();
-                return fail_errno(what + ": open " + to);
-            }
-            path = to;
-        }
-        ssize_t n = ::write(fd.get(), value.data(), value.size());
-        if (n != static_cast<ssize_t>(value.size()))
-            return fail_errno(what + ": write \"" + value + "\" to " + to);
-        return {};
-    }
-};
 
 std::string read_trimmed(const std::string &path) {
     auto t = oci::read_file(path);
@@ -144,7 +121,6 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         return none;
     };
     auto dir_for = [&](const CgroupWrite &w) -> const std::string & { return dir_in(w, dirs); };
-    HeldFile held;
     for (size_t i = 0; i < writes.size(); i++) {
         const CgroupWrite &w = writes[i];
         const std::string &dir = dir_for(w);
@@ -157,8 +133,7 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         std::string file = concat(dir, "/", w.file);
         if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0)
             file = concat(dir, "/", w.alt_file);
-        auto r = w.retry_after_next ? write_file(file, w.value, w.field)
-                                    : held.write(file, w.value, w.field);
+        auto r = write_file(file, w.value, w.field);
         if (!r && w.retry_after_next && r.error().code == EINVAL && i + 1 < writes.size()) {
             const CgroupWrite &next = writes[i + 1];
             OCI_CHECK(write_file(dir_for(next) + "/" + next.file, next.value, next.field));
