@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <utility>
@@ -26,21 +27,40 @@ std::mutex g_lock;
 std::vector<std::pair<std::string, std::string>> g_containers; // root, id
 std::vector<std::string> g_dirs;
 std::vector<std::string> g_cgroup_parents;
+pid_t g_exit_owner = 0;
+
+void cleanup_at_exit() {
+    // Only in the process that registered it: a child forked from a test
+    // that calls exit() inherits the handler, not the test's containers.
+    if (::getpid() == g_exit_owner) cleanup_all();
+}
+
+// With g_lock held. A test that skips itself (cr_skip_test) ends its
+// process without running its suite's fini, so cleanup_all also runs at
+// the test process's exit (a no-op once the fini or the test has run it).
+void arm_exit_cleanup() {
+    if (g_exit_owner == ::getpid()) return;
+    g_exit_owner = ::getpid();
+    std::atexit(cleanup_at_exit);
+}
 } // namespace
 
 void track(const std::string &root, const std::string &id) {
     std::lock_guard<std::mutex> hold(g_lock);
+    arm_exit_cleanup();
     g_containers.emplace_back(root, id);
 }
 
 std::string track_dir(const std::string &dir) {
     std::lock_guard<std::mutex> hold(g_lock);
+    arm_exit_cleanup();
     g_dirs.push_back(dir);
     return dir;
 }
 
 void track_cgroup_parent(const std::string &parent) {
     std::lock_guard<std::mutex> hold(g_lock);
+    arm_exit_cleanup();
     if (std::find(g_cgroup_parents.begin(), g_cgroup_parents.end(), parent) ==
         g_cgroup_parents.end())
         g_cgroup_parents.push_back(parent);

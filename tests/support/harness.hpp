@@ -1,7 +1,8 @@
 // Integration-test plumbing shared by the suites: a registry of what a test
 // made (removed by cleanup_all, which the suites also run as .fini so a failed
-// assertion leaves nothing behind), oci-run runs with stdio on files and a
-// time bound, and small text and directory helpers.
+// assertion leaves nothing behind, and which runs at the test process's exit
+// so a test that skips itself does not either), oci-run runs with stdio on
+// files and a time bound, and small text and directory helpers.
 #pragma once
 
 #include "process.hpp"
