@@ -6,9 +6,13 @@
 
 #include <criterion/criterion.h>
 
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <poll.h>
 
 #include <string>
 
@@ -183,4 +187,57 @@ Test(terminal, console_symlink_to_a_host_file_is_replaced) {
     cr_assert(contains(outputs[1], "/dev/console: /dev is a bind mount"), "%s", outputs[1].c_str());
     std::string canary_path = host + "/canary";
     cr_assert_str_eq(links[1].c_str(), canary_path.c_str());
+}
+
+// The exec intermediate opens the pty with the host's privileges before it
+// is in the container's cgroup. The container (root, with CAP_MKNOD as
+// Docker and Podman grant by default) has put a device the device rules refuse (1:11,
+// /dev/kmsg) at /dev/ptmx: `exec --tty` must open the devpts's own
+// multiplexer and never that node. Watched from the host through the init's
+// /proc/PID/root, an open of the node shows as IN_OPEN.
+Test(terminal, exec_tty_never_opens_what_the_rootfs_put_at_dev_ptmx) {
+    Env e =
+        make_env("ttyptmx", {"sh", "-c",
+                             "rm -f /dev/ptmx; mknod /dev/ptmx c 1 11 || exit 9; "
+                             "if (: < /dev/ptmx) 2>/dev/null; then r=opened; else r=refused; fi; "
+                             "echo $r > /dev/shm/ready; sleep 30"});
+    test::add_capabilities(e, {"CAP_MKNOD"});
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    long pid = test::state_of(e.root, e.id).pid;
+    std::string dev = "/proc/" + std::to_string(pid) + "/root/dev";
+    bool ready = false;
+    for (int i = 0; i < 200 && !ready; i++) {
+        ready = ::access((dev + "/shm/ready").c_str(), F_OK) == 0;
+        if (!ready) ::usleep(20000);
+    }
+    struct stat node {};
+    ::stat((dev + "/ptmx").c_str(), &node);
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    int wd = inotify_add_watch(in, (dev + "/ptmx").c_str(), IN_OPEN);
+    test::ConsoleSocket sock = test::make_console_socket();
+    test::Spawned x =
+        test::spawn_oci({"--root", e.root, "exec", "--tty", "--console-socket", sock.path,
+                         "--detach", e.id, "sh", "-c", "tty; echo exec-done"});
+    int master = test::receive_master(sock, 3000);
+    int xs = test::wait_bounded(x.pid, 5000);
+    std::string seen = master >= 0 ? read_until(master, "exec-done") : "";
+    if (master >= 0) close(master);
+    std::string xerr = test::read_file(x.err_path);
+    char events[4096];
+    ssize_t got = ::read(in, events, sizeof events);
+    ::close(in);
+    std::string in_container = test::read_file(dev + "/shm/ready");
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(ready, "the container did not replace /dev/ptmx");
+    cr_assert(S_ISCHR(node.st_mode) && node.st_rdev == makedev(1, 11), "not the planted node");
+    cr_assert_geq(wd, 0, "inotify watch on %s/ptmx", dev.c_str());
+    cr_assert(got <= 0, "the runtime opened the device the container put at /dev/ptmx");
+    cr_assert_eq(xs, 0, "exec: %s", xerr.c_str());
+    cr_assert(contains(seen, "/dev/pts/"), "saw: %s", seen.c_str());
+    cr_assert(contains(seen, "exec-done"), "saw: %s", seen.c_str());
+    cr_assert_str_eq(in_container.c_str(), "refused\n", "the device rules are not in force");
 }

@@ -12,6 +12,7 @@
 
 #include <grp.h>
 #include <linux/close_range.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,10 +30,43 @@
 
 namespace ocirun {
 
+namespace {
+
+// The multiplexer of the devpts on /dev/pts, never what the rootfs has at
+// /dev/ptmx: exec's intermediate opens it with the host's privileges before
+// it is in the container's cgroup, so a device node the container made
+// there (CAP_MKNOD) would be opened past the device rules (a watchdog, a
+// serial line). On a devpts "ptmx" can only be its multiplexer (devpts
+// takes no mknod), and RESOLVE_NO_XDEV refuses anything mounted over it.
+// The kernel's /dev/ptmx needs a devpts at pts beside it anyway.
+Result<int> open_pty_master() {
+    int pts = ::open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (pts < 0) return fail_errno("open /dev/pts");
+    struct statfs fs {};
+    if (::fstatfs(pts, &fs) < 0) {
+        int e = errno;
+        ::close(pts);
+        return fail_code(e, "statfs /dev/pts");
+    }
+    if (fs.f_type != DEVPTS_SUPER_MAGIC) {
+        ::close(pts);
+        return fail_code(ENOTTY, "/dev/pts: not a devpts (a terminal needs one)");
+    }
+    struct open_how how {};
+    how.flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    long master = ::syscall(SYS_openat2, pts, "ptmx", &how, sizeof how);
+    int e = errno;
+    ::close(pts);
+    if (master < 0) return fail_code(e, "open /dev/pts/ptmx");
+    return static_cast<int>(master);
+}
+
+} // namespace
+
 Result<int> open_terminal(int console_fd, const std::optional<oci::Box> &size, uint32_t uid,
                           bool clear_onlcr) {
-    int master = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0) return fail_errno("open /dev/ptmx");
+    int master = OCI_TRY(open_pty_master());
     if (::unlockpt(master) < 0) {
         int e = errno;
         ::close(master);

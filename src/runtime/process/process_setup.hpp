@@ -9,7 +9,8 @@
 
 namespace ocirun {
 
-// A pty from the container's /dev/ptmx: the master goes to the console
+// A pty from the devpts on the container's /dev/pts (its ptmx, not what
+// /dev/ptmx is in the rootfs): the master goes to the console
 // socket over SCM_RIGHTS (as runc), the peer becomes stdio and the
 // controlling terminal of the (new session's) process. The peer is owned by
 // `uid` (its group the tty group devpts gives it), as runc; with
