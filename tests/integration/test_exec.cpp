@@ -159,3 +159,29 @@ Test(exec, low_nproc_for_another_user_in_a_user_namespace) {
     cr_assert(contains(x.out, "1000\n") && contains(x.out, "Max processes             3"), "%s",
               x.out.c_str());
 }
+
+// process.oomScoreAdj holds for exec'd processes too (as runc): the
+// container's for a command line exec, the --process file's own for one.
+// With and without a user namespace. Raised only: lowering it needs
+// CAP_SYS_RESOURCE, which this sandbox's bounding set lacks.
+Test(exec, takes_process_oom_score_adj) {
+    for (bool userns : {false, true}) {
+        Env e = running(userns ? "exoomu" : "exoom", [userns](Env &x) {
+            x.b.spec.process->oom_score_adj = 500;
+            if (userns) test::use_user_namespace(x);
+        });
+        std::string file = e.root + "/process.json";
+        test::write_file(file, R"({"args": ["cat", "/proc/self/oom_score_adj"], "cwd": "/",
+            "user": {"uid": 0, "gid": 0}, "env": ["PATH=/bin"], "oomScoreAdj": 700})");
+        auto init = test::read_file("/proc/" + std::to_string(test::state_of(e.root, e.id).pid) +
+                                    "/oom_score_adj");
+        auto plain = oci({"--root", e.root, "exec", e.id, "cat", "/proc/self/oom_score_adj"});
+        auto own = oci({"--root", e.root, "exec", "--process", file, e.id});
+        cleanup_all();
+        cr_assert_str_eq(init.c_str(), "500\n", "the init: %s", init.c_str());
+        cr_assert_eq(plain.status, 0, "exec: %s", plain.err.c_str());
+        cr_assert_str_eq(plain.out.c_str(), "500\n", "userns %d: %s", userns, plain.out.c_str());
+        cr_assert_eq(own.status, 0, "exec --process: %s", own.err.c_str());
+        cr_assert_str_eq(own.out.c_str(), "700\n", "userns %d: %s", userns, own.out.c_str());
+    }
+}

@@ -220,6 +220,21 @@ Status exec_child(const Child &c, oci::Process &proc) {
     return {};
 }
 
+// Allocates nothing unless it fails (the vfork'ed intermediate calls it).
+Status set_own_oom_score_adj(int32_t value) {
+    char text[16];
+    int n = std::snprintf(text, sizeof text, "%d", value);
+    int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return fail_errno("process.oomScoreAdj: open /proc/self/oom_score_adj");
+    ssize_t w = ::write(fd, text, static_cast<size_t>(n));
+    int e = errno;
+    ::close(fd);
+    if (w != n)
+        return fail_code(w < 0 ? e : EIO, "process.oomScoreAdj: write " + std::string(text) +
+                                              " to /proc/self/oom_score_adj");
+    return {};
+}
+
 std::string hex(uint64_t v) {
     char buf[20];
     std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
@@ -364,6 +379,9 @@ Status exec_through_stage(const Child &c, StagePlan &plan) {
 // failure.
 Status intermediate(const Child &c, StagePlan *plan) {
     OCI_CHECK(set_death_signal(SIGKILL));
+    // process.oomScoreAdj, which the process inherits (as runc): first, as
+    // the runtime's child in the host's namespaces.
+    if (c.proc->oom_score_adj) OCI_CHECK(set_own_oom_score_adj(*c.proc->oom_score_adj));
     OCI_CHECK(set_dumpable(false));
     if (plan) {
         // The stage waits for proceed, once the runtime has moved it into
