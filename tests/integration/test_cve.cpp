@@ -1,6 +1,7 @@
 // Attacks from runc's and crun's CVE history, attempted from a container, each
 // shown to fail. (The rootfs issue adds the mount and masked-path ones.)
 #include "oci/names.hpp"
+#include "oci/spec_io.hpp"
 #include "oci/state.hpp"
 #include "runtime/lifecycle/record.hpp"
 #include "runtime/process/proc.hpp"
@@ -979,6 +980,113 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     cr_assert(container_gone, "the container's directory stayed");
     cr_assert(victim_alive, "the victim process was killed");
     cr_assert(in_cg_alive && victim_cg_there, "the victim cgroup or its process was killed");
+}
+
+// What the runtime reads back from --root decides what it kills, removes
+// and runs as hooks, so it is trusted only where no one but this user could
+// have written it. Another user (uid 65534 here) who owns the root could
+// have put any record and any config.json copy there: the test plants a
+// record that says the container has hooks and a config.json copy whose
+// poststop hook touches a marker, as that user would. delete --force, kill
+// and state refuse; so they do for a container directory of that user's,
+// and kill and state for a record of that user's, one others may write, or
+// one that is a symlink or a FIFO (which must not hang the read); a
+// config.json copy of that user's is refused by exec and its hooks are
+// never run by delete. The marker never appears.
+Test(cve, state_another_user_could_have_written_is_not_trusted) {
+    Env e = make_env("sttrust", {"sleep", "30"});
+    e.b.save();
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    const std::string dir = e.root + "/" + e.id, record = dir + "/state.json",
+                      config = dir + "/config.json";
+    const std::string marker = test::track_dir(test::make_temp_dir("sttrustm")) + "/hook-ran";
+    const std::string good_record = read_file(record), good_config = read_file(config);
+    auto rec = ocirun::parse_record(good_record);
+    auto spec = ocirun::oci::parse_spec(good_config);
+    cr_assert(rec && spec, "%s", good_record.c_str());
+    rec->has_hooks = true;
+    ocirun::oci::Hook touch;
+    touch.path = "/bin/sh";
+    touch.args = {"sh", "-c", "touch " + marker};
+    if (!spec->hooks) spec->hooks.emplace();
+    spec->hooks->poststop.push_back(touch);
+    auto put = [](const std::string &path, const std::string &text, uid_t uid, mode_t mode) {
+        ::unlink(path.c_str());
+        test::write_file(path, text);
+        cr_assert_eq(::chown(path.c_str(), uid, uid), 0, "%s: %s", path.c_str(),
+                     std::strerror(errno));
+        cr_assert_eq(::chmod(path.c_str(), mode), 0, "%s", std::strerror(errno));
+    };
+    auto restore = [&] {
+        ::chown(e.root.c_str(), 0, 0);
+        ::chown(dir.c_str(), 0, 0);
+        put(record, good_record, 0, 0600);
+        put(config, good_config, 0, 0600);
+    };
+    std::string failures;
+    auto expect_refused = [&](const char *name, const std::vector<std::string> &cmd,
+                              const std::string &why) {
+        std::vector<std::string> args = {"--root", e.root};
+        // The ID last, or where "ID" stands.
+        bool placed = false;
+        for (const auto &a : cmd) {
+            placed = placed || a == "ID";
+            args.push_back(a == "ID" ? e.id : a);
+        }
+        if (!placed) args.push_back(e.id);
+        auto o = test::oci_files(args, -1, 5000);
+        if (o.status != 1 || !contains(o.err, why) || test::count_lines(o.err) != 1)
+            failures += std::string(name) + " " + cmd[0] + ": " + std::to_string(o.status) + " " +
+                        o.err + "\n";
+    };
+    // The root another user's, holding that user's record and config.json.
+    put(record, ocirun::write_record(*rec), 65534, 0600);
+    put(config, ocirun::oci::write_spec(*spec), 65534, 0600);
+    ::chown(e.root.c_str(), 65534, 65534);
+    ::chown(dir.c_str(), 65534, 65534);
+    const std::string not_ours = "owned by uid 65534, not by this user (0)";
+    for (const char *cmd : {"state", "kill"})
+        expect_refused("the root of another user", {cmd}, "--root " + e.root + ": " + not_ours);
+    expect_refused("the root of another user", {"delete", "--force"},
+                   "--root " + e.root + ": " + not_ours);
+    ::chown(e.root.c_str(), 0, 0);
+    expect_refused("the directory of another user", {"delete", "--force"}, dir + ": " + not_ours);
+    ::chown(dir.c_str(), 0, 0);
+    expect_refused("the record of another user", {"kill"}, record + ": " + not_ours);
+    restore();
+    ::chmod(record.c_str(), 0666);
+    expect_refused("a record others may write", {"state"},
+                   record + ": writable by group or others");
+    restore();
+    std::string copy = dir + "/state.copy";
+    put(copy, good_record, 0, 0600);
+    ::unlink(record.c_str());
+    ::symlink("state.copy", record.c_str());
+    expect_refused("a record that is a symlink", {"state"}, record + ": not a regular file");
+    ::unlink(copy.c_str());
+    ::unlink(record.c_str());
+    ::mkfifo(record.c_str(), 0600);
+    expect_refused("a record that is a FIFO", {"state"}, record + ": not a regular file");
+    restore();
+    // Only the config.json copy another user's: exec refuses it, and
+    // delete removes the container without its hooks.
+    put(record, ocirun::write_record(*rec), 0, 0600);
+    put(config, ocirun::oci::write_spec(*spec), 65534, 0600);
+    auto st = oci({"--root", e.root, "start", e.id});
+    expect_refused("the config.json copy of another user", {"exec", "ID", "true"},
+                   config + ": " + not_ours);
+    auto del = oci({"--root", e.root, "delete", "--force", e.id});
+    bool gone = !test::exists(dir);
+    bool hook_ran = test::exists(marker);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert_eq(del.status, 0, "delete --force: %s", del.err.c_str());
+    cr_assert(contains(del.err, "poststop hooks not run") && contains(del.err, not_ours), "%s",
+              del.err.c_str());
+    cr_assert(gone, "the container's directory stayed");
+    cr_assert(!hook_ran, "a hook another user planted ran as root");
+    (void)st;
 }
 
 // A record written before the configured cgroupsPath was kept in it (an

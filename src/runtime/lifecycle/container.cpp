@@ -294,12 +294,12 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known,
     // The network helper leaves with the init; make sure it has.
     if (rec) stop_shim(rec->shim_pid, rec->shim_start_time, id, dir.path());
     fault_point("delete:shim");
-    if (rec) remove_network_firewall(dir.root(), dir.path(), *rec);
+    if (rec) remove_network_firewall(dir, *rec);
     std::optional<oci::Spec> spec;
     if (rec && rec->has_hooks && known) {
         spec = *known;
     } else if (rec && rec->has_hooks) {
-        auto s = oci::load_bundle_spec(dir.path());
+        auto s = dir.load_spec();
         if (s)
             spec = std::move(*s);
         else

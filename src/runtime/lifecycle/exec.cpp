@@ -568,7 +568,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     }
     // The copy create wrote, opened as a bundle's is (a regular file, not
     // through a symlink out, of bounded size).
-    auto spec = oci::load_bundle_spec(dir.path());
+    auto spec = dir.load_spec();
     if (!spec) return forward(std::move(spec.error()), "exec");
     oci::Process proc = OCI_TRY(build_process(o, *spec));
     const oci::Linux &lx = *spec->linux_;

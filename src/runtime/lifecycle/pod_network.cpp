@@ -43,7 +43,7 @@ Result<std::optional<NetworkOwner>> find_network_owner(const std::string &root,
         if (!rec || !rec->firewall || rec->netns_dev != st.st_dev || rec->netns_ino != st.st_ino)
             continue;
         if (!init_in_netns(*rec, st.st_dev, st.st_ino)) continue;
-        auto spec = oci::load_bundle_spec(dir->path());
+        auto spec = dir->load_spec();
         if (!spec)
             return forward(std::move(spec.error()),
                            "the network namespace's owner, container \"" + id + "\"");
@@ -73,13 +73,12 @@ std::optional<ContainerRecord> network_owner_record(const std::string &root,
     return std::move(*owner);
 }
 
-void remove_network_firewall(const std::string &root, const std::string &dir_path,
-                             const ContainerRecord &rec) {
+void remove_network_firewall(const ContainerDir &own, const ContainerRecord &rec) {
     if (!rec.firewall) return;
     const std::string &id = rec.state.id;
-    for (const auto &other : list_ids(root).value_or(std::vector<std::string>{})) {
+    for (const auto &other : list_ids(own.root()).value_or(std::vector<std::string>{})) {
         if (other == id) continue;
-        auto dir = ContainerDir::observe(root, other);
+        auto dir = ContainerDir::observe(own.root(), other);
         if (!dir) continue;
         auto r = dir->load();
         if (r && r->network_owner == id && init_in_netns(*r, rec.netns_dev, rec.netns_ino)) {
@@ -98,11 +97,15 @@ void remove_network_firewall(const std::string &root, const std::string &dir_pat
     if (!ns.valid()) {
         // The init is gone: the namespace config.json joined, if that path
         // still names it (a pod's is often gone by now, and its table with it).
-        auto spec = oci::load_bundle_spec(dir_path);
+        // Looked at (O_PATH) before it is opened: only the namespace the
+        // record names is, never what else the path may lead to now.
+        auto spec = own.load_spec();
         const oci::Namespace *n =
             spec ? spec->linux_->find_namespace(oci::NsType::network) : nullptr;
-        if (n && !n->path.empty())
-            ns.reset(::open(n->path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        Fd at(n && !n->path.empty() ? ::open(n->path.c_str(), O_PATH | O_CLOEXEC) : -1);
+        if (same_netns(at.get(), rec.netns_dev, rec.netns_ino))
+            ns.reset(::open(("/proc/self/fd/" + std::to_string(at.get())).c_str(),
+                            O_RDONLY | O_CLOEXEC));
     }
     if (!same_netns(ns.get(), rec.netns_dev, rec.netns_ino)) return;
     if (auto r = remove_firewall(ns.get(), id); !r)

@@ -22,6 +22,8 @@
 
 namespace ocirun {
 
+class ContainerDir;
+
 struct NetworkOwner {
     std::string id;
     NetworkPolicy net; // the owner's network policy, from its annotations
@@ -41,7 +43,6 @@ std::optional<ContainerRecord> network_owner_record(const std::string &root,
 // to its policy still runs there (then it stays, with a warning: the
 // namespace is not left open). The namespace is the init's while it runs,
 // else the path config.json joined, if it still names the same namespace.
-void remove_network_firewall(const std::string &root, const std::string &dir_path,
-                             const ContainerRecord &rec);
+void remove_network_firewall(const ContainerDir &dir, const ContainerRecord &rec);
 
 } // namespace ocirun

@@ -142,7 +142,7 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
     if (here && here->spec)
         spec = *here->spec;
     else if (rec.sandboxed || rec.has_hooks)
-        spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+        spec = OCI_TRY(dir.load_spec());
     if (rec.sandboxed) policy = OCI_TRY(container_policy(rec, *spec));
     auto not_enforced = [&](const ReportRow &r) {
         return "sandbox policy of " + dir.id() + ": " + r.dimension + " is not enforced (" +
@@ -182,9 +182,10 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         std::string start_fifo = dir.path() + "/" + kStartFifo;
         // Opened before the init is released, so that its answer cannot be
         // missed.
-        int result = ::open(start_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        // (Below the directory's fd, never through a symlink.)
+        int result = ::openat(dir.fd(), kStartFifo, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (result < 0) return fail_errno("open " + start_fifo);
-        int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        int fd = ::openat(dir.fd(), kFifo, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             int e = errno;
             ::close(result);

@@ -1,5 +1,6 @@
 #include "runtime/lifecycle/store.hpp"
 
+#include "oci/fd.hpp"
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 
@@ -61,22 +62,34 @@ ContainerDir::~ContainerDir() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-// The directory at `path`, flock'ed with `op`; with LOCK_NB, *busy tells a
-// lock held elsewhere (the fd is then returned unlocked).
-static Result<int> open_locked(const std::string &path, int op = LOCK_EX, bool *busy = nullptr) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return fail_errno("open " + path);
+// Lock the directory `fd` (at `path`) with `op`; with LOCK_NB, *busy tells
+// a lock held elsewhere (it is then left unlocked).
+static Status lock_dir(int fd, const std::string &path, int op = LOCK_EX, bool *busy = nullptr) {
     while (::flock(fd, op) < 0) {
         if (errno == EINTR) continue;
         if (errno == EWOULDBLOCK && busy) {
             *busy = true;
             break;
         }
-        int e = errno;
-        ::close(fd);
-        return fail_code(e, "lock " + path);
+        return fail_errno("lock " + path);
     }
-    return fd;
+    return {};
+}
+
+// What the runtime reads back from the state directory decides what it
+// kills, removes and runs as hooks: only what this user wrote is trusted. A
+// root, a container's directory or a file in it that another user owns, or
+// that group or others may write, is refused; so is anything but a
+// directory or a regular file where one is expected (a FIFO would hang the
+// read). `what` names it in the error.
+static Status check_ours(const struct stat &st, const std::string &what, bool dir) {
+    if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+        return fail(what + ": not a " + (dir ? "directory" : "regular file"));
+    if (st.st_uid != ::geteuid())
+        return fail(what + ": owned by uid " + std::to_string(st.st_uid) + ", not by this user (" +
+                    std::to_string(::geteuid()) + ")");
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) return fail(what + ": writable by group or others");
+    return {};
 }
 
 // State written under a root another user controls could be swapped under
@@ -84,13 +97,21 @@ static Result<int> open_locked(const std::string &path, int op = LOCK_EX, bool *
 static Status check_root_owner(const std::string &root) {
     struct stat st;
     if (::lstat(root.c_str(), &st) < 0) return fail_errno("--root " + root);
-    if (!S_ISDIR(st.st_mode)) return fail("--root " + root + ": not a directory");
-    if (st.st_uid != ::geteuid())
-        return fail("--root " + root + ": owned by uid " + std::to_string(st.st_uid) +
-                    ", not by this user (" + std::to_string(::geteuid()) + ")");
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return fail("--root " + root + ": writable by group or others");
-    return {};
+    return check_ours(st, "--root " + root, true);
+}
+
+// The root opened as check_root_owner checks it, for openat below it.
+static Result<Fd> open_root(const std::string &root) {
+    Fd fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+        // A symlink: O_NOFOLLOW's ENOTDIR on an O_PATH open.
+        if (errno == ENOTDIR || errno == ELOOP) return fail("--root " + root + ": not a directory");
+        return fail_errno("--root " + root);
+    }
+    struct stat st;
+    if (::fstat(fd.get(), &st) < 0) return fail_errno("--root " + root);
+    OCI_CHECK(check_ours(st, "--root " + root, true));
+    return fd;
 }
 
 Result<ContainerDir> ContainerDir::create(const std::string &root, const std::string &id) {
@@ -105,12 +126,16 @@ Result<ContainerDir> ContainerDir::create(const std::string &root, const std::st
         if (errno == EEXIST) return fail("container \"" + id + "\" already exists");
         return fail_errno("mkdir " + d.path_);
     }
-    auto fd = open_locked(d.path_);
-    if (!fd) {
+    d.fd_ = ::open(d.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (d.fd_ < 0) {
+        int e = errno;
         ::rmdir(d.path_.c_str());
-        return forward(std::move(fd.error()));
+        return fail_code(e, "open " + d.path_);
     }
-    d.fd_ = *fd;
+    if (auto locked = lock_dir(d.fd_, d.path_); !locked) {
+        ::rmdir(d.path_.c_str());
+        return forward(std::move(locked.error()));
+    }
     return d;
 }
 
@@ -129,22 +154,59 @@ Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::s
     d.id_ = id;
     d.root_ = root;
     d.path_ = root + "/" + id;
-    auto fd = reader ? open_locked(d.path_, LOCK_SH | LOCK_NB, &d.busy_) : open_locked(d.path_);
-    if (!fd) {
-        if (fd.error().code == ENOENT) return fail("container \"" + id + "\" does not exist");
-        return forward(std::move(fd.error()));
+    auto root_fd = open_root(root);
+    if (!root_fd) {
+        if (root_fd.error().code == ENOENT) return fail("container \"" + id + "\" does not exist");
+        return forward(std::move(root_fd.error()));
     }
-    d.fd_ = *fd;
+    int fd = ::openat(root_fd->get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return fail("container \"" + id + "\" does not exist");
+        if (errno == ENOTDIR || errno == ELOOP) return fail(d.path_ + ": not a directory");
+        return fail_errno("open " + d.path_);
+    }
+    d.fd_ = fd;
+    struct stat st;
+    if (::fstat(d.fd_, &st) < 0) return fail_errno("stat " + d.path_);
+    OCI_CHECK(check_ours(st, d.path_, true));
+    OCI_CHECK(lock_dir(d.fd_, d.path_, reader ? LOCK_SH | LOCK_NB : LOCK_EX,
+                       reader ? &d.busy_ : nullptr));
     // A create that lost the race to delete leaves nothing to load: the
     // directory was removed while we waited for the lock.
-    struct stat st;
     if (::fstat(d.fd_, &st) < 0 || st.st_nlink == 0)
         return fail("container \"" + id + "\" does not exist");
     return d;
 }
 
+Result<std::string> ContainerDir::read(const char *name, size_t limit) const {
+    std::string path = path_ + "/" + name;
+    Fd fd(::openat(fd_, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ELOOP) return fail(path + ": not a regular file");
+        return fail_errno("open " + path);
+    }
+    struct stat st;
+    if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
+    OCI_CHECK(check_ours(st, path, false));
+    if (static_cast<uint64_t>(st.st_size) > limit)
+        return fail_code(EFBIG, path + " is larger than " + std::to_string(limit) + " bytes");
+    // No more than fstat said: what grows meanwhile is read short.
+    std::string text(static_cast<size_t>(st.st_size), '\0');
+    size_t got = 0;
+    while (got < text.size()) {
+        ssize_t n =
+            ::pread(fd.get(), text.data() + got, text.size() - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail_errno("read " + path);
+        if (n == 0) break;
+        got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    return text;
+}
+
 Result<ContainerRecord> ContainerDir::load() const {
-    auto text = oci::read_file(path_ + "/state.json", O_NOFOLLOW);
+    auto text = read("state.json", oci::kMaxConfigSize);
     if (!text) {
         if (text.error().code == ENOENT && busy_)
             return fail("container \"" + id_ + "\" is being created");
@@ -160,12 +222,21 @@ Result<ContainerRecord> ContainerDir::load() const {
                     id_ + "\"");
     // A record from before cgroupsPath was kept: config.json beside it says.
     if (!rec->cgroups_path_recorded && !rec->cgroup_dirs.empty()) {
-        auto spec = oci::load_bundle_spec(path_);
+        auto spec = load_spec();
         if (!spec) return forward(std::move(spec.error()), path_ + ": the configured cgroupsPath");
         rec->cgroups_path = spec->linux_->cgroups_path;
         rec->cgroups_path_recorded = true;
     }
     return rec;
+}
+
+Result<oci::Spec> ContainerDir::load_spec() const {
+    std::string text = OCI_TRY(read("config.json", oci::kMaxConfigSize));
+    auto spec = oci::parse_spec(text);
+    if (!spec) return forward(std::move(spec.error()), path_ + "/config.json");
+    auto ok = oci::validate_spec(*spec);
+    if (!ok) return forward(std::move(ok.error()), path_ + "/config.json");
+    return spec;
 }
 
 Status ContainerDir::save(const ContainerRecord &rec) const {
@@ -211,11 +282,11 @@ Status ContainerDir::remove() {
 
 Result<std::vector<std::string>> list_ids(const std::string &root) {
     std::vector<std::string> ids;
-    DIR *d = ::opendir(root.c_str());
-    if (!d) {
-        if (errno == ENOENT) return ids;
-        return fail_errno("open " + root);
-    }
+    struct stat st;
+    if (::lstat(root.c_str(), &st) < 0 && errno == ENOENT) return ids;
+    Fd root_fd = OCI_TRY(open_root(root));
+    DIR *d = ::fdopendir(::openat(root_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!d) return fail_errno("open " + root);
     while (struct dirent *e = ::readdir(d)) {
         std::string n = e->d_name;
         if (n == "." || n == ".." || !validate_id(n)) continue;

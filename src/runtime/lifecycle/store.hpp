@@ -4,6 +4,7 @@
 #pragma once
 
 #include "oci/error.hpp"
+#include "oci/spec.hpp"
 #include "oci/state.hpp"
 #include "runtime/lifecycle/record.hpp"
 
@@ -38,7 +39,12 @@ class ContainerDir {
     const std::string &id() const { return id_; }
     int fd() const { return fd_; }
 
+    // The record and the config.json create copied here, each only if it
+    // is a regular file of this user's that group and others cannot write
+    // (as the directory and the root are checked to be on open): they decide
+    // what is killed, removed and run as hooks.
     Result<ContainerRecord> load() const;
+    Result<oci::Spec> load_spec() const;
     Status save(const ContainerRecord &rec) const;
     // save() in two steps, for a change that must be recorded once made:
     // the record is written beside state.json now, renamed over it by
@@ -48,6 +54,7 @@ class ContainerDir {
     Status remove();
 
   private:
+    Result<std::string> read(const char *name, size_t limit) const;
     static Result<ContainerDir> open_as(const std::string &root, const std::string &id,
                                         bool reader);
     std::string root_, path_, id_;

@@ -148,7 +148,7 @@ Status update_container(const std::string &root, const std::string &id,
     if (rec.cgroup_dirs.empty())
         return fail("update: container \"" + id +
                     "\" has no cgroup (an unprivileged user's container without resources)");
-    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    oci::Spec spec = OCI_TRY(dir.load_spec());
     oci::Resources &res =
         spec.linux_->resources ? *spec.linux_->resources : spec.linux_->resources.emplace();
     // Read as the container's config.json version reads it.

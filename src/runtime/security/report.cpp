@@ -243,7 +243,7 @@ Result<std::vector<ReportRow>> container_report(const std::string &root, const s
 
 Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
                                                  const ContainerRecord &rec) {
-    oci::Spec spec = OCI_TRY(oci::load_bundle_spec(dir.path()));
+    oci::Spec spec = OCI_TRY(dir.load_spec());
     SandboxPolicy policy = OCI_TRY(container_policy(rec, spec));
     return measure_container(dir, rec, spec, policy, true);
 }
