@@ -982,6 +982,47 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     cr_assert(in_cg_alive && victim_cg_there, "the victim cgroup or its process was killed");
 }
 
+// The PID namespace recorded as the init's excuses an init that left its
+// cgroup, but only a namespace of the container's own with the process as
+// its PID 1: a record naming a host process (with its start time) and the
+// host's PID namespace as the init's is not acted on.
+Test(cve, a_record_naming_the_hosts_pid_namespace_does_not_excuse_the_cgroup) {
+    std::string parent = test::cgroup_parent("forgens");
+    Env e = created_in_cgroup("forgens", parent);
+    std::string record_path = e.root + "/" + e.id + "/state.json";
+    std::string original = read_file(record_path);
+    auto rec = ocirun::parse_record(original);
+    cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", original.c_str());
+    test::Spawned victim = test::spawn_files({"sleep", "30"});
+    usleep(50000);
+    struct stat host_pidns {};
+    cr_assert_eq(::stat("/proc/self/ns/pid", &host_pidns), 0);
+    rec->state.pid = victim.pid;
+    rec->init_start_time = ocirun::process_start_time(victim.pid);
+    rec->init_pidns = host_pidns.st_ino;
+    test::write_file(record_path, ocirun::write_record(*rec));
+    auto k = oci({"--root", e.root, "kill", e.id, "KILL"});
+    bool victim_alive = !test::pid_gone_now(victim.pid);
+    ::kill(victim.pid, SIGKILL);
+    test::wait_bounded(victim.pid, 2000);
+    test::write_file(record_path, original);
+    // The true init moved out of its cgroups (to their parent's): still
+    // the container's, in a PID namespace of its own, so kill reaches it.
+    long init = state_of(e.root, e.id).pid;
+    for (const auto &d : test::cgroup_dirs(parent, e.id))
+        test::write_file(d.substr(0, d.rfind('/')) + "/cgroup.procs", std::to_string(init));
+    auto moved = oci({"--root", e.root, "kill", e.id, "KILL"});
+    std::string after = test::wait_status(e.root, e.id, "stopped");
+    cleanup_all();
+    test::remove_cgroup_parent(parent);
+    cr_assert(victim_alive, "the host process the record named was killed");
+    cr_assert_eq(k.status, 1, "kill: %s", k.err.c_str());
+    cr_assert(contains(k.err, "is not in its cgroup"), "%s", k.err.c_str());
+    cr_assert_eq(moved.status, 0, "kill of the init moved out of its cgroup: %s",
+                 moved.err.c_str());
+    cr_assert_str_eq(after.c_str(), "stopped");
+}
+
 // What the runtime reads back from --root decides what it kills, removes
 // and runs as hooks, so it is trusted only where no one but this user could
 // have written it. Another user (uid 65534 here) who owns the root could

@@ -123,8 +123,9 @@ Result<SystemdScope> recorded_scope(const ContainerRecord &rec);
 // the PID read back from the state directory the container's to signal (an
 // exiting init, already out of its cgroups, is not signalled either).
 bool init_in_cgroup(const CgroupHost &host, const ContainerRecord &rec);
-// Or: it is in the PID namespace recorded as the init's at create (an init
-// that moved out of its cgroup is still the container's).
+// Or: it is PID 1 of the PID namespace recorded as the init's at create,
+// which is not this process's own (an init that moved out of its cgroup is
+// still the container's; a host process is never excused this way).
 bool init_in_own_pid_namespace(const ContainerRecord &rec);
 
 // The hierarchy a directory belongs to (by mount point), or nullptr.
