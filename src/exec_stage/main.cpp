@@ -490,6 +490,13 @@ void set_affinity(const char *arg) {
         join_child(argv, envp, filters, count);
     }
     sys(__NR_close, release[0]);
+    // The crash tests' delay (kJFault) holds the hello too: the process is
+    // in the container's sight from its clone, and an attack test needs the
+    // time between the two.
+    if (same(argv[kJFault], "delay")) {
+        long t[2] = {0, 300 * 1000 * 1000};
+        sys(__NR_nanosleep, reinterpret_cast<long>(t), 0);
+    }
     memset(&g_packet, 0, sizeof g_packet);
     r = send_packet(kHello, static_cast<int>(pid));
     if (r != static_cast<long>(sizeof g_packet)) sys_exit(1);

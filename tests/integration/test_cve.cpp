@@ -813,6 +813,45 @@ Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_contain
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
+// The process exec starts holds its sync socket to the runtime until its
+// exec, and a container process with CAP_SYS_PTRACE (without a user
+// namespace) can take it (pidfd_getfd) and name another process in the
+// stage's stead: a host process the test started (exec-hijack hello PID,
+// with the stage's hello held 300 ms). The runtime acts only on a process
+// that is its own child (the process is cloned with CLONE_PARENT): the
+// host process lives, and the exec fails naming the forged PID.
+Test(cve, exec_acts_only_on_its_own_child_whatever_the_socket_says) {
+    const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
+    if (!helper || ::access(helper, X_OK) != 0) cr_skip_test("no exec-hijack helper (x86-64 only)");
+    test::Spawned victim = test::spawn_files({"sleep", "30"});
+    Env e = make_env("forgehello", {"/exec-hijack", "hello", std::to_string(victim.pid)});
+    test::write_file(e.b.rootfs + "/exec-hijack", read_file(helper));
+    ::chmod((e.b.rootfs + "/exec-hijack").c_str(), 0755);
+    test::add_capabilities(e, {"CAP_SYS_PTRACE"});
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    (void)test::read_output(c.out_path, "watching");
+    ::setenv("OCI_RUN_FAULT_DELAY", "exec-child:visible", 1);
+    auto x = oci({"--root", e.root, "exec", e.id, "sh", "-c", "echo exec-ran"});
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    test::wait_status(e.root, e.id, "stopped");
+    std::string attacker = read_file(c.out_path);
+    bool victim_alive = !test::pid_gone_now(victim.pid);
+    ::kill(victim.pid, SIGKILL);
+    test::wait_bounded(victim.pid, 2000);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    // The attack must have run: else the test shows nothing.
+    cr_assert(contains(attacker, "hello: sent naming " + std::to_string(victim.pid)),
+              "the attack did not get to run: %s", attacker.c_str());
+    cr_assert(victim_alive, "the host process the forged hello named was killed");
+    cr_assert_neq(x.status, 0, "exec: %s", x.out.c_str());
+    cr_assert(contains(x.err, "process " + std::to_string(victim.pid) + ", which is not"),
+              "exec: %s", x.err.c_str());
+}
+
 // ---- the runtime's own state ---------------------------------------------------
 
 // A container that can write the state directory edits state.json, and the

@@ -320,6 +320,12 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
     if (hello->type == sync::Msg::error) return fail_code(hello->value, hello->text);
     if (hello->type != sync::Msg::init_hello || hello->sender <= 0)
         return fail("sync: the init did not say hello");
+    // Our child (the intermediate forks it with CLONE_PARENT), as exec
+    // checks: a process that took the socket could name another sender.
+    siginfo_t own{};
+    if (::waitid(P_PID, static_cast<id_t>(hello->sender), &own, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return fail("sync: the hello came from process " + std::to_string(hello->sender) +
+                    ", which is not this runtime's child: refused");
     return hello->sender;
 }
 

@@ -809,6 +809,15 @@ Result<int> exec_in_container(const ExecOptions &o) {
     if (hello->type != sync::Msg::init_hello || hello->value <= 0)
         return fail("exec: sync: the intermediate did not name the process");
     pid_t pid = hello->value;
+    // Said by whoever holds the socket's other end: the process holds it
+    // until its exec, and a container process with CAP_SYS_PTRACE could
+    // take it (pidfd_getfd) and name any process. Only our own child (the
+    // process is cloned with CLONE_PARENT) is waited for, signalled or
+    // killed; our child's PID cannot be reused while we have not reaped it.
+    siginfo_t own{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &own, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return fail("exec: sync: the hello named process " + std::to_string(pid) +
+                    ", which is not this runtime's child: refused");
     // EOF (the sync socket closed on exec) means the program is running.
     auto msg = sync::receive(ours.get(), "exec");
     while (msg && msg->type == sync::Msg::seccomp_notify) {

@@ -54,6 +54,7 @@ enum JoinArg {
     kJCwd = 17,        // "", or process.cwd to enter after the identity change
     kJDetach = 18,     // 1: the process outlives the runtime (no death signal)
     kJFault = 19,      // "-", "kill" or "delay": the crash tests' exec-child:visible
+                       // (delay: the stage's hello, and the process, each 300 ms)
     kJAffinity = 20,   // "-", or the CPU affinity to take once in the container's cgroup:
                        // 64-bit words in hexadecimal, comma-separated, CPU 0 first
     kJProg = 21,       // as kProg, kPathDirs, kCount and kFirstFile
