@@ -400,6 +400,9 @@ void set_affinity(const char *arg) {
     if ((r = sys(__NR_setresuid, static_cast<long>(uid), static_cast<long>(uid),
                  static_cast<long>(uid))) < 0)
         fail(-r, "process.user.uid: setresuid ", argv[kJUid]);
+    // The change of credentials set dumpable from fs.suid_dumpable, which
+    // may be 1: not dumpable again until the exec.
+    prctl_or_fail(PR_SET_DUMPABLE, 0, "prctl PR_SET_DUMPABLE 0");
     prctl_or_fail(PR_SET_KEEPCAPS, 0, "prctl PR_SET_KEEPCAPS");
     capset(eff, perm, inh, "process.capabilities: capset");
     // Ambient: start empty, raise exactly what was asked (CVE-2022-29162);

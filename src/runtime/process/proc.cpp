@@ -196,12 +196,19 @@ void signal_pidns_members(pid_t init, int sig) {
         char *end;
         long pid = std::strtol(e->d_name, &end, 10);
         if (*end || pid <= 0 || pid == init) continue;
+        // Held by a pidfd first, then checked: the PID cannot be another
+        // process's by the time the signal goes.
+        int fd = pidfd_open(static_cast<pid_t>(pid));
+        if (fd < 0) continue;
         char p[64], t[128];
         std::snprintf(p, sizeof p, "/proc/%ld/ns/pid", pid);
         ssize_t m = ::readlink(p, t, sizeof t - 1);
-        if (m <= 0) continue;
-        t[m] = '\0';
-        if (std::strcmp(t, target) == 0) ::kill(static_cast<pid_t>(pid), sig);
+        if (m > 0) {
+            t[m] = '\0';
+            if (std::strcmp(t, target) == 0)
+                (void)::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0);
+        }
+        ::close(fd);
     }
     ::closedir(d);
 }

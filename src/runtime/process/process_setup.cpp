@@ -420,6 +420,9 @@ Status apply_identity(const oci::Process &p) {
         return fail_errno("process.user.gid: setresgid " + std::to_string(p.user.gid));
     if (::setresuid(p.user.uid, p.user.uid, p.user.uid) < 0)
         return fail_errno("process.user.uid: setresuid " + std::to_string(p.user.uid));
+    // The change of credentials set dumpable from fs.suid_dumpable, which
+    // may be 1: not dumpable again until the exec.
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return fail_errno("prctl PR_SET_DUMPABLE 0");
     if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0) return fail_errno("prctl PR_SET_KEEPCAPS");
     OCI_CHECK_CTX(apply_capabilities(caps), "process.capabilities");
     if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
