@@ -13,8 +13,12 @@
 // allows without a user namespace) and sends on it an init_hello naming PID
 // (a host process), before the exec stage names the process. It prints
 // "hello: sent naming PID" or the error that stopped it.
+//
+// `exec-hijack stop` stops the new process (SIGSTOP) before its exec and
+// prints "stopped PID": the runtime's exec then waits on it.
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -124,7 +128,8 @@ int steal_sync_socket(long target) {
     return -1;
 }
 
-int send_hello(long victim) {
+// The first process to appear after this call (up to a minute), or 0.
+long new_process() {
     std::set<long> before = pids();
     std::printf("watching\n");
     std::fflush(stdout);
@@ -136,9 +141,27 @@ int send_hello(long victim) {
     }
     if (!target) {
         std::printf("no new process\n");
-        return 1;
+        return 0;
     }
     std::printf("target %ld\n", target);
+    return target;
+}
+
+int stop_it() {
+    long target = new_process();
+    if (!target) return 1;
+    if (kill(static_cast<pid_t>(target), SIGSTOP) == 0)
+        std::printf("stopped %ld\n", target);
+    else
+        std::printf("stop: %s\n", std::strerror(errno));
+    std::fflush(stdout);
+    for (;;)
+        pause();
+}
+
+int send_hello(long victim) {
+    long target = new_process();
+    if (!target) return 1;
     int sock = steal_sync_socket(target);
     if (sock >= 0) {
         Packet p{};
@@ -155,6 +178,7 @@ int send_hello(long victim) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && std::strcmp(argv[1], "stop") == 0) return stop_it();
     if (argc == 3 && std::strcmp(argv[1], "hello") == 0)
         return send_hello(std::strtol(argv[2], nullptr, 10));
     std::set<long> before = pids();

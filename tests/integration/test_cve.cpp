@@ -852,6 +852,37 @@ Test(cve, exec_acts_only_on_its_own_child_whatever_the_socket_says) {
               "exec: %s", x.err.c_str());
 }
 
+// The container stops the process exec starts before its exec (SIGSTOP
+// from its PID 1, exec-hijack stop, with the process held visible 300 ms):
+// exec then waits for it, but not holding the container's lock, so the
+// container can still be killed (kill takes the lock) and the exec ends.
+Test(cve, a_stalled_exec_does_not_hold_off_kill) {
+    const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
+    if (!helper || ::access(helper, X_OK) != 0) cr_skip_test("no exec-hijack helper (x86-64 only)");
+    Env e = make_env("stallexec", {"/exec-hijack", "stop"});
+    test::write_file(e.b.rootfs + "/exec-hijack", read_file(helper));
+    ::chmod((e.b.rootfs + "/exec-hijack").c_str(), 0755);
+    e.b.save();
+    auto c = create(e);
+    auto st = oci({"--root", e.root, "start", e.id});
+    (void)test::read_output(c.out_path, "watching");
+    ::setenv("OCI_RUN_FAULT_DELAY", "exec-child:visible", 1);
+    test::Spawned x = test::spawn_oci({"--root", e.root, "exec", e.id, "echo", "exec-ran"});
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    std::string attacker = test::read_output(c.out_path, "stopped");
+    auto k = test::oci_files({"--root", e.root, "kill", e.id, "KILL"}, -1, 5000);
+    std::string after = test::wait_status(e.root, e.id, "stopped");
+    int xs = test::wait_bounded(x.pid, 5000);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+    cr_assert(contains(attacker, "stopped "), "the attack did not get to run: %s",
+              attacker.c_str());
+    cr_assert_eq(k.status, 0, "kill while an exec was stalled: %d %s", k.status, k.err.c_str());
+    cr_assert_str_eq(after.c_str(), "stopped");
+    cr_assert_neq(xs, -1, "exec did not end once the container was killed");
+}
+
 // ---- the runtime's own state ---------------------------------------------------
 
 // A container that can write the state directory edits state.json, and the

@@ -818,6 +818,10 @@ Result<int> exec_in_container(const ExecOptions &o) {
     if (::waitid(P_PID, static_cast<id_t>(pid), &own, WEXITED | WNOHANG | WNOWAIT) < 0)
         return fail("exec: sync: the hello named process " + std::to_string(pid) +
                     ", which is not this runtime's child: refused");
+    // The process is in the container's cgroup and namespaces: the lock
+    // goes now, not at its exec, which the container can hold off for good
+    // (SIGSTOP from inside) and with it kill and delete.
+    dir = ContainerDir();
     // EOF (the sync socket closed on exec) means the program is running.
     auto msg = sync::receive(ours.get(), "exec");
     while (msg && msg->type == sync::Msg::seccomp_notify) {
@@ -845,7 +849,6 @@ Result<int> exec_in_container(const ExecOptions &o) {
         return forward(std::move(r.error()), "--pid-file");
     fault_point("exec:running");
     if (o.detach) return 0;
-    dir = ContainerDir(); // release the lock while the process runs
     forward_signals_to(pid);
     auto status = master.valid() ? relay_terminal(master.release(), pid) : wait_exit_status(pid);
     forward_signals_to(0);
