@@ -655,14 +655,14 @@ Result<int> exec_in_container(const ExecOptions &o) {
         if (!fd) return forward(std::move(fd.error()), "exec");
         pidns = std::move(*fd);
     }
-    // The init chrooted into its rootfs in a mount namespace not its own.
-    Fd init_root;
-    if (mount_ns_of(lx) != MountNs::own) {
-        std::string link = "/proc/" + std::to_string(init) + "/root";
-        init_root.reset(::open(link.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (!init_root.valid()) return fail_errno("exec: open " + link);
-        c.root_fd = init_root.get();
-    }
+    // The init's root, opened with its namespaces (before the liveness
+    // recheck below, so that it is the container's): HOME is looked up
+    // below it, and where the init chrooted into its rootfs in a mount
+    // namespace not its own, the intermediate chroots into it.
+    std::string root_link = "/proc/" + std::to_string(init) + "/root";
+    Fd init_root(::open(root_link.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!init_root.valid()) return fail_errno("exec: open " + root_link);
+    if (mount_ns_of(lx) != MountNs::own) c.root_fd = init_root.get();
     // The container could have exited between the check and the opens.
     if (!process_alive(init, rec.init_start_time))
         return fail("exec: container \"" + o.id + "\" is not running");
@@ -694,10 +694,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     std::optional<StagePlan> plan;
     if (c.stage >= 0) {
         // HOME from the container's /etc/passwd, read below the init's root.
-        std::string link = "/proc/" + std::to_string(init) + "/root";
-        Fd root(::open(link.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (!root.valid()) return fail_errno("exec: open " + link);
-        OCI_CHECK(plan_stage(c, init, root.get(), plan.emplace()));
+        OCI_CHECK(plan_stage(c, init, init_root.get(), plan.emplace()));
     }
     // The intermediate (exec_intermediate) joins the container; the process
     // it (or the stage it execs) forks is our child.
