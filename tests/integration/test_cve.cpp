@@ -1011,6 +1011,7 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     };
     forged([&](auto &r) { r.cgroup_dirs = {victim_cg}; });
     auto del_cg = oci({"--root", e.root, "delete", e.id});
+    auto events_cg = test::oci_files({"--root", e.root, "events", "--stats", e.id}, -1, 5000);
     forged([&](auto &r) {
         r.state.pid = victim.pid;
         r.init_start_time = victim_start;
@@ -1037,6 +1038,9 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     cr_assert_eq(del_cg.status, 1, "delete with a victim cgroup: %s", del_cg.err.c_str());
     cr_assert(contains(del_cg.err, "is not named by the container's cgroupsPath"), "%s",
               del_cg.err.c_str());
+    cr_assert_eq(events_cg.status, 1, "events with a victim cgroup: %s", events_cg.out.c_str());
+    cr_assert(contains(events_cg.err, "is not named by the container's cgroupsPath"), "%s",
+              events_cg.err.c_str());
     cr_assert_eq(kill_pid.status, 1, "kill of a victim PID: %s", kill_pid.err.c_str());
     cr_assert(contains(kill_pid.err, "container not running (process " +
                                          std::to_string(victim.pid) + " is not in its cgroup"),

@@ -44,6 +44,9 @@ Result<Target> load_target(const std::string &root, const std::string &id) {
     Target t;
     t.id = id;
     t.host = OCI_TRY(detect_cgroup_host());
+    // Its own cgroup, as every command checks before it acts on one (the
+    // directories come back from the state directory).
+    OCI_CHECK(check_own_cgroup(t.host, rec));
     t.dirs = rec.cgroup_dirs;
     t.pid = rec.state.pid;
     t.start_time = rec.init_start_time;
