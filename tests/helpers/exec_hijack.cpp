@@ -181,20 +181,8 @@ int main(int argc, char **argv) {
     if (argc == 2 && std::strcmp(argv[1], "stop") == 0) return stop_it();
     if (argc == 3 && std::strcmp(argv[1], "hello") == 0)
         return send_hello(std::strtol(argv[2], nullptr, 10));
-    std::set<long> before = pids();
-    std::printf("watching\n");
-    std::fflush(stdout);
-    long target = 0;
-    for (int i = 0; i < 60000 && !target; i++) { // up to a minute
-        for (long p : pids())
-            if (!before.count(p) && p != getpid()) target = p;
-        if (!target) sleep_ms(1);
-    }
-    if (!target) {
-        std::printf("no new process\n");
-        return 1;
-    }
-    std::printf("target %ld\n", target);
+    long target = new_process();
+    if (!target) return 1;
     std::string base = "/proc/" + std::to_string(target);
     // Where it is blocked: "NR ARG1 .. ARG6 SP PC" ("running" meanwhile).
     unsigned long pc = 0;

@@ -978,6 +978,26 @@ Env created_in_cgroup(const char *tag, const std::string &parent) {
     return e;
 }
 
+// A created container (as created_in_cgroup) and its record, to be forged.
+struct Forgeable {
+    std::string parent;
+    Env e;
+    std::string record_path, original;
+    ocirun::ContainerRecord rec;
+};
+
+Forgeable forgeable(const char *tag) {
+    Forgeable f;
+    f.parent = test::cgroup_parent(tag);
+    f.e = created_in_cgroup(tag, f.parent);
+    f.record_path = f.e.root + "/" + f.e.id + "/state.json";
+    f.original = read_file(f.record_path);
+    auto rec = ocirun::parse_record(f.original);
+    cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", f.original.c_str());
+    f.rec = std::move(*rec);
+    return f;
+}
+
 } // namespace
 
 // Nothing read back from the state directory decides what to kill or
@@ -989,12 +1009,10 @@ Env created_in_cgroup(const char *tag, const std::string &parent) {
 // delete --force refuse or pass over each; the victims live, the victim
 // cgroup stays; with the record put back, delete works.
 Test(cve, a_changed_record_does_not_decide_what_is_killed) {
-    std::string parent = test::cgroup_parent("forge");
-    Env e = created_in_cgroup("forge", parent);
-    std::string record_path = e.root + "/" + e.id + "/state.json";
-    std::string original = read_file(record_path);
-    auto rec = ocirun::parse_record(original);
-    cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", original.c_str());
+    Forgeable f = forgeable("forge");
+    const std::string &parent = f.parent, &record_path = f.record_path;
+    Env &e = f.e;
+    const ocirun::ContainerRecord *rec = &f.rec;
     std::string victim_cg =
         rec->cgroup_dirs[0].substr(0, rec->cgroup_dirs[0].rfind('/')) + "/victim";
     cr_assert_eq(::mkdir(victim_cg.c_str(), 0755), 0, "%s: %s", victim_cg.c_str(),
@@ -1061,12 +1079,10 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
 // its PID 1: a record naming a host process (with its start time) and the
 // host's PID namespace as the init's is not acted on.
 Test(cve, a_record_naming_the_hosts_pid_namespace_does_not_excuse_the_cgroup) {
-    std::string parent = test::cgroup_parent("forgens");
-    Env e = created_in_cgroup("forgens", parent);
-    std::string record_path = e.root + "/" + e.id + "/state.json";
-    std::string original = read_file(record_path);
-    auto rec = ocirun::parse_record(original);
-    cr_assert(rec && !rec->cgroup_dirs.empty(), "%s", original.c_str());
+    Forgeable f = forgeable("forgens");
+    const std::string &parent = f.parent, &record_path = f.record_path, &original = f.original;
+    Env &e = f.e;
+    ocirun::ContainerRecord *rec = &f.rec;
     test::Spawned victim = test::spawn_files({"sleep", "30"});
     usleep(50000);
     struct stat host_pidns {};
