@@ -92,15 +92,9 @@ static Status check_ours(const struct stat &st, const std::string &what, bool di
     return {};
 }
 
-// State written under a root another user controls could be swapped under
-// us (a pre-made /tmp/oci-run-UID): the root must be our own directory.
-static Status check_root_owner(const std::string &root) {
-    struct stat st;
-    if (::lstat(root.c_str(), &st) < 0) return fail_errno("--root " + root);
-    return check_ours(st, "--root " + root, true);
-}
-
-// The root opened as check_root_owner checks it, for openat below it.
+// The root, opened for openat below it, and checked to be our own
+// directory (not a symlink): state written under a root another user
+// controls could be swapped under us (a pre-made /tmp/oci-run-UID).
 static Result<Fd> open_root(const std::string &root) {
     Fd fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid()) {
@@ -117,23 +111,23 @@ static Result<Fd> open_root(const std::string &root) {
 Result<ContainerDir> ContainerDir::create(const std::string &root, const std::string &id) {
     OCI_CHECK(validate_id(id));
     OCI_CHECK(mkdir_p(root, 0700));
-    OCI_CHECK(check_root_owner(root));
+    Fd root_fd = OCI_TRY(open_root(root));
     ContainerDir d;
     d.id_ = id;
     d.root_ = root;
     d.path_ = root + "/" + id;
-    if (::mkdir(d.path_.c_str(), 0700) < 0) {
+    if (::mkdirat(root_fd.get(), id.c_str(), 0700) < 0) {
         if (errno == EEXIST) return fail("container \"" + id + "\" already exists");
         return fail_errno("mkdir " + d.path_);
     }
-    d.fd_ = ::open(d.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    d.fd_ = ::openat(root_fd.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (d.fd_ < 0) {
         int e = errno;
-        ::rmdir(d.path_.c_str());
+        ::unlinkat(root_fd.get(), id.c_str(), AT_REMOVEDIR);
         return fail_code(e, "open " + d.path_);
     }
     if (auto locked = lock_dir(d.fd_, d.path_); !locked) {
-        ::rmdir(d.path_.c_str());
+        ::unlinkat(root_fd.get(), id.c_str(), AT_REMOVEDIR);
         return forward(std::move(locked.error()));
     }
     return d;
