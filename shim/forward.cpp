@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -70,13 +71,31 @@ std::string address_text(const sockaddr_storage &a) {
     return "[" + std::string(host) + "]:" + std::to_string(port);
 }
 
-void dial(Loop &loop, int sock, const sockaddr_storage &addr,
-          std::function<void(Loop &, int err)> done) {
+void set_nodelay(int sock) {
     int one = 1;
     (void)::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+void dial(Loop &loop, int sock, const sockaddr_storage &addr,
+          std::function<void(Loop &, int err)> done) {
+    set_nodelay(sock);
     if (::connect(sock, reinterpret_cast<const sockaddr *>(&addr), sockaddr_length(addr)) == 0)
         return done(loop, 0);
     if (errno != EINPROGRESS) return done(loop, errno);
+    // To a loopback address the handshake has mostly finished inside
+    // connect(): a poll that does not wait says so without a round through
+    // epoll (add, wait, remove).
+    struct pollfd p {
+        sock, POLLOUT, 0
+    };
+    if (::poll(&p, 1, 0) == 1) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if ((p.revents & (POLLERR | POLLHUP)) != 0 &&
+            ::getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            err = errno;
+        return done(loop, err);
+    }
     auto *d = new Dial(sock, std::move(done));
     if (!loop.watch(sock, EPOLLOUT, d)) {
         int e = errno;
@@ -93,11 +112,7 @@ int accept_connection(int listener) {
     static int spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (;;) {
         int c = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (c >= 0) {
-            int one = 1;
-            (void)::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            return c;
-        }
+        if (c >= 0) return c;
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if ((errno == EMFILE || errno == ENFILE) && spare >= 0) {
             ::close(spare);
@@ -170,6 +185,9 @@ void Forwarder::on_ready(Loop &loop, int, uint32_t) {
             reset_connection(c);
             continue;
         }
+        // Before connect, as the listener's are: the window scale is chosen
+        // for the capped buffer.
+        cap_buffers(up, true);
         active_++;
         limits_.budget->active++;
         PipePool &pool = pool_;
@@ -180,7 +198,8 @@ void Forwarder::on_ready(Loop &loop, int, uint32_t) {
                 release();
                 return;
             }
-            if (!Relay::start(l, pool, c, up, [this](uint64_t, uint64_t) { release(); }))
+            if (!Relay::start(
+                    l, pool, c, up, [this](uint64_t, uint64_t) { release(); }, true))
                 release(); // no pipes: both closed, no callback
         });
     }

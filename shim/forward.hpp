@@ -22,8 +22,12 @@ namespace ocirun::shim {
 void dial(Loop &loop, int sock, const sockaddr_storage &addr,
           std::function<void(Loop &, int err)> done);
 
-// Accept one connection (non-blocking, close-on-exec, TCP_NODELAY), or -1
-// when none is waiting.
+// TCP_NODELAY on `sock`: the relay passes on segments as they come. Set on
+// a listener, its accepted connections have it too.
+void set_nodelay(int sock);
+
+// Accept one connection (non-blocking, close-on-exec; the listener's options
+// such as TCP_NODELAY and buffer sizes), or -1 when none is waiting.
 int accept_connection(int listener);
 
 // A socket (non-blocking, close-on-exec) for connecting to `family`, made in
@@ -49,7 +53,12 @@ class Forwarder : public Handler {
     Forwarder(PipePool &pool, int listener, sockaddr_storage target, int netns, int home,
               ForwardLimits limits)
         : pool_(pool), listener_(listener), target_(target), netns_(netns), home_(home),
-          limits_(std::move(limits)) {}
+          limits_(std::move(limits)) {
+        // Set once here, inherited by every accepted connection: the relay's
+        // TCP_NODELAY and its buffer caps for big pipes (cap_buffers).
+        set_nodelay(listener_);
+        cap_buffers(listener_, true);
+    }
     ~Forwarder() override;
     int fd() const { return listener_; }
     void on_ready(Loop &loop, int fd, uint32_t events) override;

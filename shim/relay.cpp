@@ -62,7 +62,7 @@ void cap_buffers(int fd, bool big) {
     (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
-Relay *Relay::start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close) {
+Relay *Relay::start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close, bool capped) {
     auto *r = new Relay(loop, pool, a, b, std::move(on_close));
     if (r->ab_.pipe.r < 0 || r->ba_.pipe.r < 0) {
         r->on_close_ = nullptr;
@@ -70,8 +70,10 @@ Relay *Relay::start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close) 
         return nullptr;
     }
     bool big = std::min(r->ab_.pipe.capacity, r->ba_.pipe.capacity) >= PipePool::kBigPipe;
-    cap_buffers(a, big);
-    cap_buffers(b, big);
+    if (!capped || !big) {
+        cap_buffers(a, big);
+        cap_buffers(b, big);
+    }
     all().push_back(r);
     r->update(loop);
     return r;
@@ -93,7 +95,7 @@ Relay::~Relay() {
     std::erase(all(), this);
 }
 
-bool Relay::pump(Direction &d) {
+bool Relay::pump(Direction &d, const Direction &other) {
     // A few rounds at most, so one busy relay does not starve the others.
     for (int round = 0; round < 8; round++) {
         bool moved = false;
@@ -123,7 +125,10 @@ bool Relay::pump(Direction &d) {
         if (!moved) break;
     }
     if (d.eof && d.in_pipe == 0 && !d.done) {
-        ::shutdown(d.to, SHUT_WR);
+        // The last direction to end needs no shutdown: both sockets are
+        // closed at once (update), and a close with nothing left unread
+        // sends the same FIN.
+        if (!other.done) ::shutdown(d.to, SHUT_WR);
         d.done = true;
     }
     return true;
@@ -154,9 +159,16 @@ void Relay::update(Loop &loop) {
 }
 
 void Relay::on_ready(Loop &loop, int fd, uint32_t events) {
-    (void)fd;
     if (closed_) return;
-    bool ok = pump(ab_) && pump(ba_);
+    // Only the directions this event is about: a socket readable moves its
+    // own direction, one writable the other's (the other direction is
+    // pumped when its own socket says so; epoll is level-triggered). An
+    // error or hang-up looks at both.
+    bool in = (events & EPOLLIN) != 0, out = (events & EPOLLOUT) != 0;
+    if ((events & (EPOLLERR | EPOLLHUP)) != 0) in = out = true;
+    bool a_side = fd == a_;
+    bool pump_ab = a_side ? in : out, pump_ba = a_side ? out : in;
+    bool ok = (!pump_ab || pump(ab_, ba_)) && (!pump_ba || pump(ba_, ab_));
     if (!ok || (events & EPOLLERR) != 0) {
         close(loop);
         return;

@@ -1,6 +1,6 @@
 // A TCP relay between two connected sockets: splice(2) through one pipe per
 // direction, so the bytes never enter user space. Both sockets' kernel
-// buffers are capped (1 MiB with big pipes, else 64 KiB), so what a relay
+// buffers are capped (512 KiB with big pipes, else 64 KiB), so what a relay
 // can hold is bounded whatever the two ends do. Half-closes pass through
 // (EOF one way shuts down writing the other way); an error on either side
 // closes both. Pipes are reused across relays.
@@ -66,8 +66,11 @@ class Relay : public Handler {
     using OnClose = std::function<void(uint64_t a_to_b, uint64_t b_to_a)>;
 
     // Takes ownership of both sockets (non-blocking, connected). Returns
-    // null (and closes them) if no pipes could be had.
-    static Relay *start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close);
+    // null (and closes them) if no pipes could be had. `capped`: both
+    // sockets' buffers are already capped for big pipes (cap_buffers(fd,
+    // true)); they are capped again only if the pipes are small.
+    static Relay *start(Loop &loop, PipePool &pool, int a, int b, OnClose on_close,
+                        bool capped = false);
     ~Relay() override;
     void on_ready(Loop &loop, int fd, uint32_t events) override;
     // End now (shutdown of the helper): both sockets closed.
@@ -87,7 +90,7 @@ class Relay : public Handler {
     };
     Relay(Loop &loop, PipePool &pool, int a, int b, OnClose on_close);
     // Move what can be moved now; false on an error.
-    bool pump(Direction &d);
+    bool pump(Direction &d, const Direction &other);
     void update(Loop &loop);
 
     PipePool &pool_;
