@@ -675,7 +675,6 @@ void accept_all(Loop &loop, EgressProxy &px, int listener, std::optional<Interce
     for (;;) {
         int c = accept_connection(listener);
         if (c < 0) return;
-        set_nodelay(c);
         if (std::string over = px.over_limit(); !over.empty()) {
             EgressEvent ev;
             ev.event = "refused";

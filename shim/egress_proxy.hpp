@@ -8,6 +8,7 @@
 #pragma once
 
 #include "egress_log.hpp"
+#include "forward.hpp"
 #include "loop.hpp"
 #include "oci/policy/egress_rules.hpp"
 #include "relay.hpp"
@@ -79,7 +80,9 @@ class EgressProxy : public Handler {
     EgressProxy(PipePool &pool, ConnectionBudget &budget, EgressLog &log, Resolver &resolver,
                 ProxyConfig config, int listener)
         : pool_(pool), budget_(budget), log_(log), resolver_(resolver), config_(std::move(config)),
-          listener_(listener) {}
+          listener_(listener) {
+        set_nodelay(listener_); // inherited by every accepted connection
+    }
     ~EgressProxy() override;
     int fd() const { return listener_; }
     void on_ready(Loop &loop, int fd, uint32_t events) override;
@@ -120,7 +123,9 @@ enum class Intercept { http, tls };
 class Interceptor : public Handler {
   public:
     Interceptor(EgressProxy &proxy, Intercept kind, int listener)
-        : proxy_(proxy), kind_(kind), listener_(listener) {}
+        : proxy_(proxy), kind_(kind), listener_(listener) {
+        set_nodelay(listener_); // inherited by every accepted connection
+    }
     ~Interceptor() override;
     void on_ready(Loop &loop, int fd, uint32_t events) override;
 

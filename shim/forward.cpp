@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,14 +17,25 @@ namespace ocirun::shim {
 
 namespace {
 
+// How a non-blocking connect of `sock` ended, from the events poll or epoll
+// gave (POLLERR and POLLHUP are EPOLLERR and EPOLLHUP): writable alone is
+// connected; with an error or a hang-up, the socket's pending error, and a
+// hang-up without one is a connection reset before it was used.
+static_assert(POLLERR == EPOLLERR && POLLHUP == EPOLLHUP);
+int connect_result(int sock, uint32_t events) {
+    if ((events & (POLLERR | POLLHUP)) == 0) return 0;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return errno;
+    return err != 0 ? err : ECONNRESET;
+}
+
 class Dial : public Handler {
   public:
     Dial(int sock, std::function<void(Loop &, int)> done) : sock_(sock), done_(std::move(done)) {}
     std::function<void(Loop &, int)> take() { return std::move(done_); }
-    void on_ready(Loop &loop, int, uint32_t) override {
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (::getsockopt(sock_, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+    void on_ready(Loop &loop, int, uint32_t events) override {
+        int err = connect_result(sock_, events);
         loop.unwatch(sock_);
         loop.retire(this);
         done_(loop, err);
@@ -88,14 +100,7 @@ void dial(Loop &loop, int sock, const sockaddr_storage &addr,
     struct pollfd p {
         sock, POLLOUT, 0
     };
-    if (::poll(&p, 1, 0) == 1) {
-        int err = 0;
-        socklen_t len = sizeof err;
-        if ((p.revents & (POLLERR | POLLHUP)) != 0 &&
-            ::getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-            err = errno;
-        return done(loop, err);
-    }
+    if (::poll(&p, 1, 0) == 1) return done(loop, connect_result(sock, p.revents));
     auto *d = new Dial(sock, std::move(done));
     if (!loop.watch(sock, EPOLLOUT, d)) {
         int e = errno;
