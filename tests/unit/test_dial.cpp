@@ -70,6 +70,34 @@ Outcome dial_and_wait(int s, const sockaddr_storage &addr, Meanwhile meanwhile) 
     return o;
 }
 
+// A listener (backlog 0) whose accept queue holds its one connection,
+// `first`: a SYN to it now is dropped.
+struct FullQueue {
+    sockaddr_storage addr{};
+    int listener = -1, first = -1;
+};
+
+FullQueue full_queue() {
+    FullQueue q;
+    q.listener = listener(0, q.addr);
+    q.first = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert_eq(::connect(q.first, reinterpret_cast<sockaddr *>(&q.addr), sizeof(sockaddr_in)), 0,
+                 "connect: %s", strerror(errno));
+    return q;
+}
+
+// dial() to the full queue, which must leave the connect to the loop, while
+// `meanwhile` makes room or takes the listener away.
+template <typename Meanwhile> Outcome dial_left_waiting(FullQueue &q, Meanwhile meanwhile) {
+    int s = nonblocking_socket();
+    Outcome o = dial_and_wait(s, q.addr, meanwhile);
+    cr_assert(o.called);
+    cr_assert_not(o.at_once, "the accept queue was not full: the loop's path was not taken");
+    ::close(s);
+    ::close(q.first);
+    return o;
+}
+
 } // namespace
 
 Test(dial, a_listening_port_is_connected) {
@@ -105,41 +133,23 @@ Test(dial, a_port_nobody_listens_on_is_refused) {
 // SYN is dropped and dial() cannot finish at once; once the queue has room,
 // the retransmitted SYN (after about a second) connects, through the loop.
 Test(dial, a_connect_left_waiting_is_connected_through_the_loop, .timeout = 20) {
-    sockaddr_storage addr;
-    int l = listener(0, addr);
-    int first = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert_eq(::connect(first, reinterpret_cast<sockaddr *>(&addr), sizeof(sockaddr_in)), 0,
-                 "connect: %s", strerror(errno));
-    int s = nonblocking_socket();
-    Outcome o = dial_and_wait(s, addr, [&] {
-        int c = ::accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+    FullQueue q = full_queue();
+    Outcome o = dial_left_waiting(q, [&] {
+        int c = ::accept4(q.listener, nullptr, nullptr, SOCK_CLOEXEC);
         cr_assert_geq(c, 0, "accept4: %s", strerror(errno));
         ::close(c);
     });
-    cr_assert(o.called);
-    cr_assert_not(o.at_once, "the accept queue was not full: the loop's path was not taken");
     cr_assert_eq(o.err, 0, "dial: %s", strerror(o.err));
-    ::close(s);
-    ::close(first);
-    ::close(l);
+    ::close(q.listener);
 }
 
 // As above, but the listener goes away: the retransmitted SYN is answered
 // with a reset, which the loop's path reports as refused, as the fast path
 // does.
 Test(dial, a_connect_left_waiting_is_refused_through_the_loop, .timeout = 20) {
-    sockaddr_storage addr;
-    int l = listener(0, addr);
-    int first = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert_eq(::connect(first, reinterpret_cast<sockaddr *>(&addr), sizeof(sockaddr_in)), 0,
-                 "connect: %s", strerror(errno));
-    int s = nonblocking_socket();
-    Outcome o = dial_and_wait(s, addr, [&] { ::close(l); });
-    cr_assert(o.called);
-    cr_assert_not(o.at_once, "the accept queue was not full: the loop's path was not taken");
+    FullQueue q = full_queue();
+    Outcome o = dial_left_waiting(q, [&] { ::close(q.listener); });
     cr_assert_eq(o.err, ECONNREFUSED, "dial: %s", strerror(o.err));
-    ::close(s);
-    ::close(first);
 }
 
 // What the forwarder and the egress proxy rely on to set TCP_NODELAY once:
