@@ -371,9 +371,12 @@ class OomNotifier {
         if (hold_ >= 0) ::close(hold_);
     }
     // Wait up to `ms` for a notification; drains it. True when v1 said the
-    // cgroup is out of memory: its eventfd fires at the OOM, before the
-    // kill counts, and also when the cgroup is removed, so only while the
-    // cgroup is still there (as runc reads it).
+    // cgroup is out of memory. Its eventfd counts each OOM (at the OOM,
+    // before the kill counts) and, once, the cgroup's removal; read late,
+    // after a systemd scope's cgroup went with the OOM-killed init, it holds
+    // both. So: two or more, or one while the cgroup is still there (as runc
+    // reads it), is an OOM; one with the cgroup gone is its removal, unless
+    // the removal's own count is still to come (it follows the rmdir).
     bool wait(int ms) {
         if (fd_ < 0) {
             struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -382,10 +385,18 @@ class OomNotifier {
         }
         struct pollfd p = {fd_, POLLIN, 0};
         if (::poll(&p, 1, ms) <= 0) return false;
-        char buf[4096];
-        while (::read(fd_, buf, sizeof buf) > 0) {
+        if (v1_file_.empty()) { // v2's inotify: the caller reads memory.events
+            char buf[4096];
+            while (::read(fd_, buf, sizeof buf) > 0) {
+            }
+            return false;
         }
-        return !v1_file_.empty() && ::access(v1_file_.c_str(), F_OK) == 0;
+        uint64_t n = 0;
+        if (::read(fd_, &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return false;
+        if (n >= 2 || ::access(v1_file_.c_str(), F_OK) == 0) return true;
+        p.revents = 0;
+        return ::poll(&p, 1, 500) == 1 &&
+               ::read(fd_, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
     }
 
   private:
@@ -461,6 +472,8 @@ Status stream_events(const std::string &root, const std::string &id, int interva
                                             .count());
     }
     egress.emit_new(emit);
+    // A notification that came after the last wait.
+    if (!v1_oom) v1_oom = oom.wait(0);
     // An OOM kill that ended the container. A systemd scope's cgroup goes
     // as soon as it is empty, which may be before the kill could be read
     // there: then how systemd saw the unit end says.
