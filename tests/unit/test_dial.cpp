@@ -5,8 +5,8 @@
 // way whichever path it took; and TCP_NODELAY passing from a listener to
 // the connections it accepts.
 #include "shim/forward.hpp"
+#include "support/net_server.hpp"
 
-#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -24,14 +24,7 @@ namespace {
 
 // A loopback listener with `backlog` on an ephemeral port, and its address.
 int listener(int backlog, sockaddr_storage &addr) {
-    int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert_geq(l, 0, "socket: %s", strerror(errno));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(::bind(l, reinterpret_cast<sockaddr *>(&a), sizeof a), 0, "bind: %s",
-                 strerror(errno));
-    if (backlog >= 0) cr_assert_eq(::listen(l, backlog), 0, "listen: %s", strerror(errno));
+    int l = test::listen_on("127.0.0.1", 0, backlog);
     addr = {};
     socklen_t len = sizeof addr;
     cr_assert_eq(::getsockname(l, reinterpret_cast<sockaddr *>(&addr), &len), 0);
@@ -120,7 +113,10 @@ Test(dial, a_listening_port_is_connected) {
 
 Test(dial, a_port_nobody_listens_on_is_refused) {
     sockaddr_storage addr;
-    int bound = listener(-1, addr); // bound, not listening: holds the port
+    // Shut down, a listener stops listening and keeps its port: a SYN to it
+    // is answered with a reset.
+    int bound = listener(8, addr);
+    cr_assert_eq(::shutdown(bound, SHUT_RD), 0, "shutdown: %s", strerror(errno));
     int s = nonblocking_socket();
     Outcome o = dial_and_wait(s, addr, [] {});
     cr_assert(o.called);

@@ -3,8 +3,8 @@
 // while the other direction keeps flowing, and the end is a clean EOF on
 // both sides, not a reset.
 #include "shim/relay.hpp"
+#include "support/net_server.hpp"
 
-#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -30,15 +30,9 @@ struct Pair {
 };
 
 Pair connected_pair() {
-    int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    cr_assert_geq(l, 0, "socket: %s", strerror(errno));
+    int l = test::listen_on("127.0.0.1", 0, 1);
     sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
-    cr_assert_eq(::bind(l, reinterpret_cast<sockaddr *>(&a), sizeof a), 0, "bind: %s",
-                 strerror(errno));
-    cr_assert_eq(::listen(l, 1), 0);
     cr_assert_eq(::getsockname(l, reinterpret_cast<sockaddr *>(&a), &len), 0);
     Pair p;
     p.outer = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
