@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm-run.sh [--memory MIB] [--timeout S] [--see DIR]... [--share DIR]... -- COMMAND [ARG...]
+# vm-run.sh [--memory MIB] [--timeout S] [--retry] [--see DIR]... [--share DIR]... -- COMMAND [ARG...]
 #
 # Runs COMMAND as root in a virtual machine whose kernel is Debian's own
 # (the newest /boot/vmlinuz-VERSION with its modules in /lib/modules, from
@@ -19,19 +19,28 @@
 # caller's exported environment; its output comes here as it runs; the
 # kernel's console goes to the file $VM_CONSOLE_LOG where that is set.
 #
+# The machine's kernel panics on a soft lockup (a CPU stuck in the kernel
+# for 20 s), and a panic ends the machine at once: emulated, both vCPUs
+# have been seen stuck that way for good, where the only other end is the
+# --timeout. With --retry, a machine that ended before saying how COMMAND
+# ended (a panic, a lockup, qemu failing), not by the timeout, is started
+# once more and COMMAND runs again from the start; stderr says so, with the
+# first machine's console. Only for a COMMAND that can run twice.
+#
 # Exit status: COMMAND's; 77 where this machine cannot boot one (no qemu,
 # no kernel image with its 9p modules); 125 when the machine did not boot
 # or did not say how COMMAND ended (its console's last lines on stderr).
 set -eu
-memory=4096 timeout=1800 shares= sees=
+memory=4096 timeout=1800 retry=0 shares= sees=
 while [ $# -gt 0 ]; do
     case "$1" in
     --memory) memory=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --retry) retry=1; shift ;;
     --share) shares="$shares $(cd "$2" && pwd)"; shift 2 ;;
     --see) sees="$sees $(cd "$2" && pwd)"; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: vm-run.sh [--memory MIB] [--timeout S] [--see DIR]... [--share DIR]... -- COMMAND..." >&2; exit 2 ;;
+    *) echo "usage: vm-run.sh [--memory MIB] [--timeout S] [--retry] [--see DIR]... [--share DIR]... -- COMMAND..." >&2; exit 2 ;;
     esac
 done
 [ $# -gt 0 ] || { echo "vm-run.sh: no command" >&2; exit 2; }
@@ -137,20 +146,44 @@ BOOT
 accel=tcg,thread=multi
 [ -w /dev/kvm ] && accel=kvm
 console=${VM_CONSOLE_LOG:-$work/console.log}
-# shellcheck disable=SC2086
-timeout "$timeout" "$qemu" -accel "$accel" -smp "$(nproc)" -m "$memory" \
-    -nodefaults -display none -no-reboot -net none \
-    -kernel "$kernel" -initrd "$work/initrd.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 systemd.unified_cgroup_hierarchy=1" \
-    -serial "file:$console" -serial stdio \
-    -fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
-    -device virtio-9p-pci,fsdev=host,mount_tag=host \
-    -fsdev "local,id=xchg,path=$work/xchg,security_model=none" \
-    -device virtio-9p-pci,fsdev=xchg,mount_tag=xchg \
-    $qargs </dev/null || true
-if [ ! -s "$work/xchg/rc" ]; then
-    echo "vm-run.sh: the machine did not say how the command ended; its console:" >&2
+# boot: one machine, COMMAND in it; its status is qemu's (124: the timeout).
+boot() {
+    rm -f "$work/xchg/rc"
+    # shellcheck disable=SC2086
+    timeout "$timeout" "$qemu" -accel "$accel" -smp "$(nproc)" -m "$memory" \
+        -nodefaults -display none -no-reboot -net none \
+        -kernel "$kernel" -initrd "$work/initrd.gz" \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 softlockup_panic=1 systemd.unified_cgroup_hierarchy=1" \
+        -serial "file:$console" -serial stdio \
+        -fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
+        -device virtio-9p-pci,fsdev=host,mount_tag=host \
+        -fsdev "local,id=xchg,path=$work/xchg,security_model=none" \
+        -device virtio-9p-pci,fsdev=xchg,mount_tag=xchg \
+        $qargs </dev/null
+}
+# console_report: what the machine's kernel said went wrong (its first such
+# lines: a panic's cause comes before its trace), then the console's end.
+console_report() {
+    grep -m 5 -E "Kernel panic|soft lockup|BUG:|Oops:|self-detected stall" "$console" >&2 || true
+    echo "vm-run.sh: ... its console's last lines:" >&2
     tail -n 30 "$console" >&2
+}
+status=0
+boot || status=$?
+if [ ! -s "$work/xchg/rc" ] && [ "$retry" = 1 ] && [ "$status" != 124 ]; then
+    echo "vm-run.sh: the machine ended (qemu's status $status) before the command did; its kernel:" >&2
+    console_report
+    echo "vm-run.sh: --retry: the command once more, in a new machine" >&2
+    status=0
+    boot || status=$?
+fi
+if [ ! -s "$work/xchg/rc" ]; then
+    if [ "$status" = 124 ]; then
+        echo "vm-run.sh: the machine did not end within ${timeout} s; its kernel:" >&2
+    else
+        echo "vm-run.sh: the machine did not say how the command ended; its kernel:" >&2
+    fi
+    console_report
     exit 125
 fi
 exit "$(cat "$work/xchg/rc")"
