@@ -191,8 +191,8 @@ Test(cli, systemd_cgroup_is_a_clear_error_without_systemd) {
 // The static oci-run links no iostreams: their locale machinery's static
 // constructors ran at every start, each in another 64 KB of text (a page
 // fault and its fault-around), and were a third of the binary. One
-// std::istringstream was enough to bring them all back (README,
-// Benchmarks). A dynamically linked build (the sanitized one) has
+// std::istringstream was enough to bring them all back (bench/HISTORY.md).
+// A dynamically linked build (the sanitized one) has
 // libstdc++ outside the binary, and a stripped one no symbol table to read.
 Test(cli, static_binary_links_no_iostreams) {
     std::string elf = test::read_file(test::oci_run_path());
