@@ -636,6 +636,42 @@ Test(cgroups, resource_the_host_lacks_is_a_clear_error) {
     cr_assert(left.empty());
 }
 
+// Attack: linux.resources.unified naming cgroup.procs or cgroup.threads
+// would have the runtime, as root, move any process of the host into the
+// container's cgroup (its limits apply to it, and delete kills it). Refused
+// naming the key; the process stays where it was, alive. The limits among
+// the core files stay allowed (block_io_and_unified_read_back).
+Test(cgroups, attack_unified_cgroup_procs_cannot_move_a_host_process) {
+    if (!host().unified()) cr_skip_test("this host has no cgroup v2 hierarchy");
+    pid_t victim = ::fork();
+    if (victim == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    std::string before = read_file("/proc/" + std::to_string(victim) + "/cgroup");
+    std::vector<test::Output> runs;
+    for (const char *key : {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"}) {
+        Env e = make_env("cgmove", {"true"});
+        resources(e).unified[key] = std::to_string(victim);
+        runs.push_back(test::run(e));
+    }
+    std::string after = read_file("/proc/" + std::to_string(victim) + "/cgroup");
+    bool alive = ::waitpid(victim, nullptr, WNOHANG) == 0;
+    ::kill(victim, SIGKILL);
+    ::waitpid(victim, nullptr, 0);
+    cleanup_all();
+    for (size_t i = 0; i < runs.size(); i++) {
+        cr_assert_eq(runs[i].status, 1, "run %zu: %s", i, runs[i].err.c_str());
+        cr_assert(contains(runs[i].err, "linux.resources.unified.cgroup.") &&
+                      contains(runs[i].err, ": refused: of the cgroup.* files only "
+                                            "cgroup.max.depth and cgroup.max.descendants"),
+                  "run %zu: %s", i, runs[i].err.c_str());
+        cr_assert_eq(test::count_lines(runs[i].err), 1u, "%s", runs[i].err.c_str());
+    }
+    cr_assert(alive, "the host process was killed");
+    cr_assert_str_eq(after.c_str(), before.c_str());
+}
+
 Test(cgroups, cgroups_path_with_dotdot_is_refused) {
     Env e = make_env("cgdots", {"true"});
     e.b.spec.linux_->cgroups_path = "/../../etc";

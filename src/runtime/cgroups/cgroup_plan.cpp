@@ -287,6 +287,13 @@ Status plan_unified(Planner &p, const CgroupHost &host, const oci::StringMap &un
             key.find('.') == std::string::npos)
             return fail(f + ": not a cgroup file name");
         std::string controller = key.substr(0, key.find('.'));
+        // Of the core files only the limits: the others are the runtime's
+        // (cgroup.procs and cgroup.threads move any process on the host into
+        // the container's cgroup, where delete kills it; subtree_control,
+        // type, freeze and kill change what the cgroup is).
+        if (controller == "cgroup" && key != "cgroup.max.depth" && key != "cgroup.max.descendants")
+            return fail(f + ": refused: of the cgroup.* files only cgroup.max.depth and "
+                            "cgroup.max.descendants may be set");
         if (controller != "cgroup" && !u->has(controller))
             return fail(f + ": the " + controller +
                         " controller is not available in this host's cgroup v2 hierarchy");
