@@ -672,6 +672,72 @@ Test(cgroups, attack_unified_cgroup_procs_cannot_move_a_host_process) {
     cr_assert_str_eq(after.c_str(), before.c_str());
 }
 
+// Attack: a stopped container's cgroup stays until its delete, and an empty
+// cgroup is reused (as runc does), so a second container given the same
+// cgroupsPath runs in it. The first container's kill --all, ps and delete
+// must not reach the second's processes: its init was PID 1 of its own PID
+// namespace, and nothing of it outlived the init. delete removes the first
+// container and leaves the busy cgroup, saying so.
+Test(cgroups, attack_a_stopped_containers_reused_cgroup_is_not_its_own) {
+    std::string parent = test::cgroup_parent("cgreuse");
+    std::string path = parent + "/shared";
+    Env a = make_env("cgreusea", {"true"});
+    a.b.spec.linux_->cgroups_path = path;
+    a.b.save();
+    auto ca = create(a);
+    auto sa = oci({"--root", a.root, "start", a.id});
+    std::string stopped = wait_status(a.root, a.id, "stopped");
+    Env b =
+        started("cgreuseb", {"sleep", "30"}, [&](Env &x) { x.b.spec.linux_->cgroups_path = path; });
+    long pid = state_of(b.root, b.id).pid;
+    auto k = oci({"--root", a.root, "kill", "--all", a.id, "KILL"});
+    auto ps = oci({"--root", a.root, "ps", "--format", "json", a.id});
+    auto d = oci({"--root", a.root, "delete", a.id});
+    bool a_left = test::exists(a.root + "/" + a.id);
+    bool b_alive = !test::pid_gone_now(pid);
+    std::string b_status = state_of(b.root, b.id).status;
+    cleanup_all();
+    std::string left = test::remove_cgroup_parent(parent);
+    cr_assert_eq(ca.status, 0, "create: %s", ca.err.c_str());
+    cr_assert_eq(sa.status, 0, "start: %s", sa.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+    cr_assert_eq(k.status, 0, "kill --all: %s", k.err.c_str());
+    cr_assert_eq(ps.status, 0, "ps: %s", ps.err.c_str());
+    cr_assert(!contains(ps.out, std::to_string(pid)), "ps lists the other's %ld: %s", pid,
+              ps.out.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(contains(d.err, "its processes are not the container's"), "%s", d.err.c_str());
+    cr_assert(!a_left, "the stopped container's state is still there");
+    cr_assert(b_alive, "the other container's init %ld was killed", pid);
+    cr_assert_str_eq(b_status.c_str(), "running");
+    cr_assert(left.empty(), "%s", left.c_str());
+}
+
+// Without a PID namespace of its own, what the init started outlives it, in
+// the container's cgroup: delete of the stopped container kills it (runc
+// does the same).
+Test(cgroups, delete_of_a_stopped_container_kills_what_outlived_its_init) {
+    Env e = make_env("cgorphan", {"sh", "-c", "sleep 30 & echo $!"});
+    std::erase_if(e.b.spec.linux_->namespaces,
+                  [](const auto &n) { return n.type == ocirun::oci::NsType::pid; });
+    e.b.save();
+    auto c = create(e);
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string st = wait_status(e.root, e.id, "stopped");
+    long orphan = std::strtol(test::read_output(c.out_path).c_str(), nullptr, 10);
+    bool alive_before = orphan > 0 && !test::pid_gone_now(orphan);
+    auto d = oci({"--root", e.root, "delete", e.id});
+    bool gone = orphan > 0 && test::pid_gone(orphan);
+    if (orphan > 0 && !gone) ::kill(static_cast<pid_t>(orphan), SIGKILL);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(st.c_str(), "stopped");
+    cr_assert(alive_before, "no sleep outlived the init (pid %ld)", orphan);
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(gone, "%ld outlived delete", orphan);
+}
+
 Test(cgroups, cgroups_path_with_dotdot_is_refused) {
     Env e = make_env("cgdots", {"true"});
     e.b.spec.linux_->cgroups_path = "/../../etc";

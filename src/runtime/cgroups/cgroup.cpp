@@ -597,14 +597,19 @@ std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
 
 namespace {
 
+// How long a cgroup may stay busy before its removal fails: with the
+// processes killed (what dies takes a moment), or left alone.
+constexpr int kRemoveTriesKilling = 2000, kRemoveTriesWaiting = 1000; // of 1 ms
+
 // The cgroups below `d` (the helper's, and any the container made), deepest
-// first, each once what it holds has died.
-Status remove_children(const std::string &d) {
+// first, each once what it holds has died (killed, with `kill_left`).
+Status remove_children(const std::string &d, bool kill_left) {
+    const int limit = kill_left ? kRemoveTriesKilling : kRemoveTriesWaiting;
     for (const auto &child : descendants(d))
         for (int tries = 0; ::rmdir(child.c_str()) < 0; tries++) {
             if (errno == ENOENT) break;
-            if (errno != EBUSY || tries > 2000) return fail_errno("cgroup: remove " + child);
-            if (tries % 50 == 0)
+            if (errno != EBUSY || tries > limit) return fail_errno("cgroup: remove " + child);
+            if (kill_left && tries % 50 == 0)
                 if (auto text = oci::read_file(child + "/cgroup.procs"))
                     for (auto w : words(*text))
                         if (auto pid = number<pid_t>(w)) ::kill(*pid, SIGKILL);
@@ -622,7 +627,8 @@ void remove_default_parent(const std::string &d) {
 
 } // namespace
 
-Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs) {
+Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
+                      bool kill_left) {
     // Most often the container's processes are gone and it made no cgroup
     // below: rmdir succeeds, which it does only on an empty cgroup, and
     // nothing needs reading first. What refuses (EBUSY: a process or a
@@ -636,16 +642,19 @@ Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &di
     }
     if (left.empty()) return {};
     // A frozen cgroup's processes cannot die: thaw after the kill is queued.
-    (void)signal_cgroup(host, left, SIGKILL);
-    if (cgroup_frozen(host, left)) (void)freeze_cgroup(host, left, false);
+    if (kill_left) {
+        (void)signal_cgroup(host, left, SIGKILL);
+        if (cgroup_frozen(host, left)) (void)freeze_cgroup(host, left, false);
+    }
+    const int limit = kill_left ? kRemoveTriesKilling : kRemoveTriesWaiting;
     for (const auto &d : left) {
         if (::access(d.c_str(), F_OK) != 0) continue;
-        OCI_CHECK(remove_children(d));
+        OCI_CHECK(remove_children(d, kill_left));
         int tries = 0;
         while (::rmdir(d.c_str()) < 0) {
             if (errno == ENOENT) break;
-            if (errno != EBUSY || ++tries > 2000) return fail_errno("cgroup: remove " + d);
-            if (tries % 50 == 0) (void)signal_cgroup(host, left, SIGKILL);
+            if (errno != EBUSY || ++tries > limit) return fail_errno("cgroup: remove " + d);
+            if (kill_left && tries % 50 == 0) (void)signal_cgroup(host, left, SIGKILL);
             sleep_ms(1);
         }
         remove_default_parent(d);

@@ -99,8 +99,11 @@ std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
 // Kill what is left, wait for it, remove every directory (the cgroups below
 // it first, the helper's and any the container made, deepest first; and the
 // default "oci-run" parent once it is empty). Missing directories are not
-// errors.
-Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs);
+// errors. With `kill_left` false nothing is signalled (what is left cannot
+// be the container's: outlives_init in lifecycle/record.hpp), and a cgroup
+// that does not empty within a second stays, an error naming it.
+Status destroy_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs,
+                      bool kill_left = true);
 
 // The record's cgroup directories, checked before anything acts on them
 // (the record is read back from the state directory): each below a

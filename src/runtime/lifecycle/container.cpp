@@ -192,10 +192,12 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
     CgroupHost host = OCI_TRY(host_for(rec));
     oci::ContainerStatus st = live_status(dir, host, rec);
     if (st == oci::ContainerStatus::stopped) {
-        // As runc: --all still reaches what is left in the cgroup, and is
-        // not an error (containerd's `task delete --force` sends it); a
-        // signal for the init alone is, worded as the runc shim expects.
-        if (all && !rec.cgroup_dirs.empty()) (void)signal_cgroup(host, rec.cgroup_dirs, sig);
+        // As runc: --all still reaches what is left in the cgroup (where it
+        // can be the container's), and is not an error (containerd's `task
+        // delete --force` sends it); a signal for the init alone is, worded
+        // as the runc shim expects.
+        if (all && !rec.cgroup_dirs.empty() && outlives_init(rec))
+            (void)signal_cgroup(host, rec.cgroup_dirs, sig);
         if (all) return {};
         return fail("kill: container not running (\"" + id + "\" has stopped)");
     }
@@ -230,6 +232,8 @@ Status resume_container(const std::string &root, const std::string &id) {
 
 Result<std::vector<pid_t>> container_pids(const std::string &root, const std::string &id) {
     WithCgroup w = OCI_TRY(open_with_cgroup(root, id, "ps"));
+    if (w.status == oci::ContainerStatus::stopped && !outlives_init(w.rec))
+        return std::vector<pid_t>{};
     auto pids = cgroup_pids(w.host, w.rec.cgroup_dirs);
     if (!pids) return forward(std::move(pids.error()), "ps");
     return pids;
@@ -267,6 +271,8 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known,
     }
     if (rec) {
         oci::ContainerStatus st = live_status(dir, host, *rec);
+        // Whether what the cgroup holds may be killed as the container's.
+        bool kill_left = st != oci::ContainerStatus::stopped || outlives_init(*rec);
         if (st != oci::ContainerStatus::stopped) {
             if ((st == oci::ContainerStatus::running || st == oci::ContainerStatus::paused) &&
                 !force)
@@ -281,9 +287,17 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known,
                             std::to_string(rec->state.pid) + " did not exit after SIGKILL");
             fault_point("delete:killed");
         }
-        if (!rec->cgroup_dirs.empty())
-            if (auto r = destroy_cgroup(host, rec->cgroup_dirs); !r)
-                return forward(std::move(r.error()), "delete");
+        if (!rec->cgroup_dirs.empty()) {
+            // The helper first where nothing is killed wholesale: it is the
+            // one process of the container's outside its PID namespace.
+            if (!kill_left) stop_shim(rec->shim_pid, rec->shim_start_time, id, dir.path());
+            if (auto r = destroy_cgroup(host, rec->cgroup_dirs, kill_left); !r) {
+                if (kill_left) return forward(std::move(r.error()), "delete");
+                log::warning("delete: " + r.error().text() +
+                             ": its processes are not the container's (every one of those "
+                             "ended with its init), so it stays");
+            }
+        }
         // The scope is empty by now: systemd's job ends at once.
         if (scope)
             if (auto r = stop_scope(*scope); !r) return forward(std::move(r.error()), "delete");

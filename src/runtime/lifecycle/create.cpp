@@ -1056,6 +1056,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     rec.init_start_time = process_start_time(pid);
     if (struct stat ns; ::stat(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), &ns) == 0)
         rec.init_pidns = ns.st_ino;
+    rec.own_pidns = (p.flags & CLONE_NEWPID) != 0;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
     fault_point("create:pid-saved");
     // exec reads the container's configuration from here, not from a bundle

@@ -24,6 +24,7 @@ void write_record(json::Writer &w, const ContainerRecord &rec) {
     if (rec.systemd_cgroup) w.kv_bool("systemdCgroup", true);
     if (rec.systemd_user) w.kv_bool("systemdUser", true);
     if (rec.init_pidns) w.kv_u64("initPidNamespace", rec.init_pidns);
+    if (rec.own_pidns) w.kv_bool("ownPidNamespace", true);
     if (rec.sandboxed) w.kv_bool("sandboxed", true);
     if (!rec.fs_rules.empty()) {
         w.key("fsRules").begin_array();
@@ -84,6 +85,7 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_bool(top, p, "systemdCgroup", rec.systemd_cgroup));
     OCI_CHECK(json::get_bool(top, p, "systemdUser", rec.systemd_user));
     OCI_CHECK(json::get_uint(top, p, "initPidNamespace", rec.init_pidns, UINT64_MAX));
+    OCI_CHECK(json::get_bool(top, p, "ownPidNamespace", rec.own_pidns));
     OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
     OCI_CHECK(
         json::for_each_object(top, p, "fsRules", [&](yajl_val o, const json::Path &ip) -> Status {

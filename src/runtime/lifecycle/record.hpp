@@ -56,6 +56,7 @@ struct ContainerRecord {
     bool systemd_cgroup = false;
     bool systemd_user = false;          // that scope is the user's manager's (rootless)
     uint64_t init_pidns = 0;            // the inode of the init's PID namespace (0: unknown)
+    bool own_pidns = false;             // the init is PID 1 of a PID namespace made for it
     bool sandboxed = false;             // config.json has a sandbox policy (dev.ocirun.*)
     std::vector<FsRuleRecord> fs_rules; // its filesystem rules, as the init found them
     std::vector<PlaceholderRecord> placeholders; // parents first
@@ -74,6 +75,17 @@ struct ContainerRecord {
     bool policy_recorded = false;
     oci::StringMap policy_keys;
 };
+
+// Whether a process of the container can outlive its init, so that what a
+// stopped container's cgroup holds may be its own (delete kills it, kill
+// --all signals it, ps lists it, as runc). Not when no init was ever
+// recorded, nor when the init was PID 1 of a PID namespace made for it: the
+// kernel ends every process of that namespace with it, and whatever is in
+// the cgroup then came from elsewhere (another container that reused the
+// empty cgroup, as runc allows).
+inline bool outlives_init(const ContainerRecord &rec) {
+    return rec.state.pid > 0 && !rec.own_pidns;
+}
 
 std::string write_record(const ContainerRecord &rec);
 // The same into `w` (written out from w.view(), without a copy).
