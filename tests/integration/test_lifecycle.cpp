@@ -131,6 +131,35 @@ Test(lifecycle, run_init_killed_from_outside_is_128_plus_sig) {
     cr_assert_eq(status, 137, "run exited %d", status);
 }
 
+// While a foreground run waits, its container is deleted and another one is
+// made under the same id. When the run's process ends, run must not delete
+// the new container (a forced delete would kill it): the record no longer
+// names the init this run made.
+Test(lifecycle, foreground_run_leaves_a_container_made_under_its_id_since) {
+    Env e = make_env("runagain", {"sleep", "30"});
+    e.b.save();
+    Spawned s = spawn_oci({"--root", e.root, "run", "--bundle", e.b.dir, e.id});
+    std::string st = wait_status(e.root, e.id, "running");
+    ::kill(s.pid, SIGSTOP);
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    Env f = make_env("runagain2", {"sleep", "30"});
+    f.root = e.root;
+    f.id = e.id;
+    f.b.save();
+    auto c = create(f);
+    ::kill(s.pid, SIGCONT);
+    int status = wait_bounded(s.pid, 5000);
+    StateInfo after = state_of(e.root, e.id);
+    std::string err = test::read_file(s.err_path);
+    cleanup_all();
+    cr_assert_str_eq(st.c_str(), "running");
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(status, 137, "run exited %d: %s", status, err.c_str());
+    cr_assert_str_eq(after.status.c_str(), "created", "%s", after.err.c_str());
+    cr_assert(contains(err, "is no longer the one this run made"), "%s", err.c_str());
+}
+
 // ---- create / start / state / kill / delete --------------------------------
 
 Test(lifecycle, create_start_kill_delete) {
