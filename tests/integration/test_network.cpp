@@ -30,6 +30,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using test::cleanup_all;
@@ -593,6 +594,52 @@ Test(network, net_devices_into_a_joined_namespace) {
     cr_assert(contains(o.out, "eth2    inet 192.0.2.20/24 scope global eth2"), "%s", o.out.c_str());
     cr_assert(contains(in_ns.out, "192.0.2.20/24"), "%s", in_ns.out.c_str());
     cr_assert(contains(on_host.out, "does not exist"), "%s", on_host.out.c_str());
+}
+
+// The joined namespace's path is a symlink that is turned to another
+// namespace while create runs (held 300 ms twice, once the namespace is
+// checked and before the devices move): the device still goes into the
+// namespace that was checked, the container's, not where the path leads now.
+Test(network, net_devices_go_to_the_checked_namespace_when_its_path_is_swapped) {
+    std::string tag = std::to_string(::getpid() % 100000);
+    std::string ns_a = "ocrtsa" + tag, ns_b = "ocrtsb" + tag, host_if = "ocrts" + tag;
+    auto sh = [](const std::string &cmd) {
+        return test::run(std::vector<std::string>{"sh", "-c", cmd});
+    };
+    auto made = sh("ip netns add " + ns_a + " && ip netns add " + ns_b + " && ip link add " +
+                   host_if + " type veth peer name " + host_if + "p");
+    Env e = make_env("netdevswap", {"sh", "-c", "ip -o link show eth2"});
+    std::string link = e.b.dir + "/netns";
+    bool linked = ::symlink(("/run/netns/" + ns_a).c_str(), link.c_str()) == 0;
+    for (auto &n : e.b.spec.linux_->namespaces)
+        if (n.type == ocirun::oci::NsType::network) n.path = link;
+    e.b.spec.linux_->net_devices[host_if].name = "eth2";
+    e.b.save();
+    ::setenv("OCI_RUN_FAULT_DELAY", "create:recorded,create:cgroup-v1,create:scope", 1);
+    std::thread swap([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        std::string next = link + ".next";
+        if (::symlink(("/run/netns/" + ns_b).c_str(), next.c_str()) == 0)
+            (void)::rename(next.c_str(), link.c_str());
+    });
+    auto o = test::run(e);
+    swap.join();
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    char to[256] = "";
+    (void)::readlink(link.c_str(), to, sizeof to - 1);
+    auto in_a = sh("ip -n " + ns_a + " -o link show eth2 2>&1");
+    auto in_b = sh("ip -n " + ns_b + " -o link show eth2 2>&1");
+    sh("ip netns del " + ns_a + "; ip netns del " + ns_b + "; ip link del " + host_if +
+       "p 2>/dev/null; true");
+    ::unlink(link.c_str());
+    cleanup_all();
+    cr_assert_eq(made.status, 0, "%s", made.err.c_str());
+    cr_assert(linked);
+    cr_assert(std::string(to) == "/run/netns/" + ns_b, "the path was not swapped in time: %s", to);
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(contains(o.out, "eth2"), "%s", o.out.c_str());
+    cr_assert_eq(in_a.status, 0, "%s", in_a.out.c_str());
+    cr_assert_neq(in_b.status, 0, "the device went to the namespace the path led to later");
 }
 
 // Domain patterns are checked when the container is made, internationalised

@@ -277,13 +277,15 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
 }
 
 // linux.netDevices: into the container's network namespace, renamed on the
-// way, with the addresses they had, and up. One joined by path is named by
-// that path: the init enters it only after proceed.
-Status move_net_devices(const oci::Linux &lx, pid_t init) {
+// way, with the addresses they had, and up. One joined by path (`net_fd`,
+// the init enters it only after proceed) is named to the helper through this
+// process's descriptor of it, the namespace that was checked: the path in
+// config.json may lead elsewhere by now.
+Status move_net_devices(const oci::Linux &lx, pid_t init, int net_fd) {
     if (lx.net_devices.empty()) return {};
-    const oci::Namespace *net = lx.find_namespace(oci::NsType::network);
     std::string netns =
-        net && !net->path.empty() ? net->path : "/proc/" + std::to_string(init) + "/ns/net";
+        net_fd >= 0 ? "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(net_fd)
+                    : "/proc/" + std::to_string(init) + "/ns/net";
     for (const auto &[name, dev] : lx.net_devices)
         OCI_CHECK(move_net_device(name, dev.name, netns));
     return {};
@@ -861,7 +863,7 @@ Status prepare_init(pid_t pid, const CreatePlan &p, const ContainerRecord &rec) 
         OCI_CHECK(join_scope(p, rec, pid));
     else if (!rec.cgroup_dirs.empty())
         OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
-    OCI_CHECK(move_net_devices(*spec.linux_, pid));
+    OCI_CHECK(move_net_devices(*spec.linux_, pid, p.net_fd));
     // (An unprivileged runtime's init reaches what the runtime does.)
     if (p.cfg.passes_sources) OCI_CHECK(pass_bind_sources(p.sync_fd, pid, p.mounts));
     fault_point("create:joined");
