@@ -276,6 +276,42 @@ Test(network, proxy_allows_refuses_and_logs) {
               "%s", rep.out.c_str());
 }
 
+// Attack: the egress log is on the host's tmpfs and its lines carry what a
+// client sent. Hosts of thousands of bytes, refused, are written cut to 256
+// bytes each and marked, so a flood costs the host little memory per
+// connection (and the file stops at its limit: unit test egress_log).
+Test(network, attack_a_long_host_is_cut_in_the_egress_log) {
+    Env e = make_env("netlong", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] = "a.test:443";
+    e.b.save();
+    long pid = started(e);
+    std::string label(60, 'x'), host;
+    while (host.size() < 4000)
+        host += label + ".";
+    host += "test";
+    std::vector<std::string> reqs;
+    for (int i = 0; i < 20; i++)
+        reqs.push_back(connect_req(host + ":443", "hello"));
+    auto answers = split_answers(netns_talk(pid, 3128, reqs));
+    std::string log = egress_log(e);
+    cleanup_all();
+    cr_assert_eq(answers.size(), reqs.size());
+    for (const auto &a : answers)
+        cr_assert(a.rfind("HTTP/1.1 4", 0) == 0, "%s", a.c_str());
+    size_t lines = 0, at = 0, nl;
+    while ((nl = log.find('\n', at)) != std::string::npos) {
+        std::string line = log.substr(at, nl - at);
+        at = nl + 1;
+        if (!contains(line, "\"event\":\"refused\"")) continue;
+        lines++;
+        cr_assert(line.size() < 1000, "%zu bytes: %s", line.size(), line.c_str());
+        cr_assert(contains(line, "\"host\":\"" + host.substr(0, 256) + "\"") &&
+                      contains(line, "\"truncated\":true"),
+                  "%s", line.c_str());
+    }
+    cr_assert_eq(lines, reqs.size(), "%s", log.c_str());
+}
+
 // How hosts are matched: wildcards on label boundaries, case and a trailing
 // dot folded, userinfo and percent-encoding refused, IP literals in any
 // notation matched as addresses only; names that resolve to private,
