@@ -6,16 +6,16 @@
 
 namespace ocirun::shim {
 
-bool DnsStub::allowed(const std::string &name) const {
-    if (config_.observe) return true;
+std::optional<std::string> DnsStub::allowed(const std::string &name) const {
     auto host = egress::normalize_host(name);
-    if (!host || host->is_address) return false;
+    if (!host || host->is_address) return std::nullopt;
+    if (config_.observe) return host->name;
     std::vector<uint16_t> ports = {443, 80};
     for (const auto &p : config_.allow)
         ports.insert(ports.end(), p.ports.begin(), p.ports.end());
     for (uint16_t port : ports)
-        if (!decide(config_, *host, port).blocked) return true;
-    return false;
+        if (!decide(config_, *host, port).blocked) return host->name;
+    return std::nullopt;
 }
 
 void DnsStub::on_ready(Loop &loop, int, uint32_t) {
@@ -32,7 +32,8 @@ void DnsStub::on_ready(Loop &loop, int, uint32_t) {
             (void)::sendto(fd, answer.data(), answer.size(), MSG_DONTWAIT,
                            reinterpret_cast<const sockaddr *>(&from), len);
         };
-        if (!allowed(q->name)) {
+        auto name = allowed(q->name);
+        if (!name) {
             reply(dns_answer(*q, kDnsNxDomain, {}));
             continue;
         }
@@ -46,7 +47,7 @@ void DnsStub::on_ready(Loop &loop, int, uint32_t) {
         }
         pending_++;
         resolver_.resolve(
-            loop, q->name,
+            loop, *name,
             [this, q = *q, reply](Loop &, std::vector<egress::IpAddr> addrs, std::string error) {
                 pending_--;
                 reply(dns_answer(q, error.empty() ? kDnsNoError : kDnsServFail, addrs));

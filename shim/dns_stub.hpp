@@ -4,15 +4,19 @@
 // (dev.ocirun.domains, less deny-domains, on any port a pattern allows),
 // with the addresses the helper's resolver finds, and NXDOMAIN for every
 // other name, which is never looked up: nothing of it leaves, so DNS cannot
-// carry data out. Other query types of an allowed name get an empty answer.
-// In observe mode every name is answered. At most kMaxPending lookups at
-// once; the next query is REFUSED.
+// carry data out. What is looked up is the name as the policy matched it
+// (normalised), not the bytes of the query. Other query types of an allowed name get an empty
+// answer. In observe mode every name is answered. At most kMaxPending lookups at once; the next
+// query is REFUSED.
 #pragma once
 
 #include "egress_proxy.hpp"
 #include "loop.hpp"
 
 #include <netinet/in.h>
+
+#include <optional>
+#include <string>
 
 namespace ocirun::shim {
 
@@ -25,7 +29,9 @@ class DnsStub : public Handler {
     void on_ready(Loop &loop, int fd, uint32_t events) override;
 
   private:
-    bool allowed(const std::string &name) const;
+    // The name as the policy matched it (normalised: what is looked up),
+    // when it is allowed.
+    std::optional<std::string> allowed(const std::string &name) const;
     Resolver &resolver_;
     const ProxyConfig &config_;
     int fd_;

@@ -113,6 +113,12 @@ Resolver::~Resolver() {
 }
 
 bool Resolver::start(Loop &loop) {
+    // A name is looked up as the policy matched it, never with the host's
+    // search domains appended (glibc tries "a.test.corp.example" when
+    // "a.test" fails, or first for a name with fewer dots than ndots): an
+    // empty LOCALDOMAIN replaces resolv.conf's search list with none. Set
+    // before any lookup thread exists.
+    if (::setenv("LOCALDOMAIN", "", 1) < 0) return false;
     efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     return efd_ >= 0 && loop.watch(efd_, EPOLLIN, this);
 }

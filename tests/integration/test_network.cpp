@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -274,6 +275,79 @@ Test(network, proxy_allows_refuses_and_logs) {
     cr_assert(contains(rep.out, "{\"dimension\":\"egress proxy\",\"state\":\"enforced\","
                                 "\"mechanism\":\"HTTP CONNECT proxy, enforce\""),
               "%s", rep.out.c_str());
+}
+
+// Attack: glibc appends the host's search domains to a name that does not
+// resolve (or tries them first, for a name with fewer dots than ndots), so
+// an allowed *.a.test name could reach x.a.test.corp.example, a name the
+// policy never matched. The helper looks names up as they are: its DNS
+// server (here a fake one the test runs on 127.0.0.77, named by a
+// resolv.conf with a search domain bound over the host's for oci-run and
+// its helper) is asked for x.a.test only.
+Test(network, attack_the_proxy_never_appends_a_search_domain) {
+    int dns = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(53);
+    at.sin_addr.s_addr = htonl(0x7f00004d); // 127.0.0.77
+    cr_assert(dns >= 0 && ::bind(dns, reinterpret_cast<sockaddr *>(&at), sizeof at) == 0,
+              "bind 127.0.0.77:53: %s", std::strerror(errno));
+    timeval tv{0, 100000};
+    ::setsockopt(dns, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    // Every name asked for, answered NXDOMAIN.
+    std::vector<std::string> asked;
+    std::atomic<bool> stop{false};
+    std::thread server([&] {
+        while (!stop) {
+            unsigned char q[512];
+            sockaddr_in from{};
+            socklen_t len = sizeof from;
+            ssize_t n = ::recvfrom(dns, q, sizeof q, 0, reinterpret_cast<sockaddr *>(&from), &len);
+            if (n < 17) continue;
+            std::string name;
+            size_t i = 12;
+            while (i < static_cast<size_t>(n) && q[i] != 0 && i + q[i] < static_cast<size_t>(n)) {
+                name.append(reinterpret_cast<char *>(q) + i + 1, q[i]);
+                name += '.';
+                i += q[i] + 1u;
+            }
+            asked.push_back(name);
+            q[2] = 0x81;
+            q[3] = 0x83; // a response, recursion available, NXDOMAIN
+            (void)::sendto(dns, q, static_cast<size_t>(n), 0, reinterpret_cast<sockaddr *>(&from),
+                           len);
+        }
+    });
+    Env e = make_env("netsearch", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] = "*.a.test:443";
+    e.b.save();
+    std::string conf = e.root + "/resolv.conf";
+    test::write_file(conf, "nameserver 127.0.0.77\nsearch corp.example\n"
+                           "options ndots:5 timeout:1 attempts:1\n");
+    ::unsetenv("OCI_RUN_RESOLVE_HOSTS");
+    // (The container's stdio on a file: it outlives the command.)
+    std::string out = e.root + "/run.out";
+    auto c = test::run(std::vector<std::string>{
+        "unshare", "-m", "sh", "-c",
+        "mount --bind \"$0\" /etc/resolv.conf && exec \"$@\" </dev/null >" + out + " 2>&1", conf,
+        std::getenv("OCI_RUN"), "--root", e.root, "run", "-d", "--bundle", e.b.dir, e.id});
+    c.err += test::read_file(out);
+    long pid = test::state_of(e.root, e.id).pid;
+    auto answers = pid > 0 ? split_answers(netns_talk(pid, 3128, {connect_req("x.a.test:443")}))
+                           : std::vector<std::string>{};
+    stop = true;
+    server.join();
+    ::close(dns);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "%s", c.err.c_str());
+    cr_assert_eq(answers.size(), 1u);
+    cr_assert(answers[0].rfind("HTTP/1.1 ", 0) == 0 && contains(answers[0], "does not resolve"),
+              "%s", answers[0].c_str());
+    std::string all;
+    for (const auto &n : asked)
+        all += n + " ";
+    cr_assert(contains(all, "x.a.test. "), "asked: %s", all.c_str());
+    cr_assert(!contains(all, "corp.example"), "a search domain was appended: %s", all.c_str());
 }
 
 // Attack: the egress log is on the host's tmpfs and its lines carry what a
