@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -273,6 +274,30 @@ Test(bad_input, namespace_path_missing) {
     save_spec(c);
     expect_refused(c, {"linux.namespaces[" + std::to_string(n) + "].path",
                        "/nonexistent/oci-run-test/netns", "No such file or directory"});
+}
+
+// Attack: a namespace path that is not a namespace is refused without being
+// opened: a FIFO would hold create forever (no writer comes), and opening a
+// device can act (a watchdog starts counting). Before this, create blocked.
+Test(bad_input, attack_namespace_path_to_a_fifo_is_not_opened) {
+    Cfg c = make_cfg("nsfifo");
+    std::string fifo = c.dir + "/netns";
+    cr_assert_eq(::mkfifo(fifo.c_str(), 0600), 0, "mkfifo: %s", std::strerror(errno));
+    size_t n = ns_index(c.spec, ocirun::oci::NsType::network);
+    c.spec.linux_->namespaces[n].path = fifo;
+    save_spec(c);
+    expect_refused(c,
+                   {"linux.namespaces[" + std::to_string(n) + "].path", fifo, "not a namespace"});
+}
+
+// A namespace of another type than the entry's is refused naming both.
+Test(bad_input, namespace_path_of_another_type) {
+    Cfg c = make_cfg("nstype");
+    size_t n = ns_index(c.spec, ocirun::oci::NsType::network);
+    c.spec.linux_->namespaces[n].path = "/proc/self/ns/uts";
+    save_spec(c);
+    expect_refused(c, {"linux.namespaces[" + std::to_string(n) + "].path",
+                       "a uts namespace, not a network one"});
 }
 
 // ---- the bundle itself --------------------------------------------------------------

@@ -617,10 +617,11 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
                 flags |= static_cast<unsigned long>(clone_flag(ns.type));
             continue;
         }
-        int fd = fds.add(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (fd < 0)
-            return fail_errno("config.json: linux.namespaces[" + std::to_string(i) +
-                              "].path: open " + ns.path);
+        auto opened =
+            open_namespace_path(ns.path, clone_flag(ns.type),
+                                "config.json: linux.namespaces[" + std::to_string(i) + "].path");
+        if (!opened) return std::unexpected(std::move(opened.error()));
+        int fd = fds.add(opened->release());
         if (ns.type == oci::NsType::pid)
             pid_ns_fd = fd;
         else if (ns.type == oci::NsType::user)

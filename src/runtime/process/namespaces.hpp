@@ -1,6 +1,8 @@
 // The clone(2)/setns(2) flag of each OCI namespace type.
 #pragma once
 
+#include "oci/error.hpp"
+#include "oci/fd.hpp"
 #include "oci/spec.hpp"
 
 #include <sched.h>
@@ -15,6 +17,13 @@ namespace ocirun {
 // fstat) or to one below it, where the root of `target` holds capabilities
 // over it.
 bool owned_within(int fd, const struct stat &target);
+
+// linux.namespaces[].path opened for setns(2): looked at through O_PATH
+// first, so that a path to something else (a FIFO that would block, a
+// device whose open acts, such as a watchdog) is refused without being
+// opened; a namespace file (nsfs) of type `flag` is then opened for reading
+// through that descriptor. Errors name `field` and the path.
+Result<Fd> open_namespace_path(const std::string &path, int flag, const std::string &field);
 
 inline int clone_flag(oci::NsType t) {
     switch (t) {
