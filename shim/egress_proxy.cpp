@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -182,6 +184,8 @@ const char *status_text(int status) {
         return "Forbidden";
     case 405:
         return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
     case 431:
         return "Request Header Fields Too Large";
     case 502:
@@ -245,17 +249,20 @@ std::optional<bool> proxy_request(std::string_view data, bool eof) {
     return false;
 }
 
-class ProxyConn : public Handler {
+class ProxyConn : public Handler, public Awaiting {
   public:
     ProxyConn(EgressProxy &px, int client, std::optional<Intercept> intercept = std::nullopt)
         : px_(px), client_(client), intercept_(intercept) {
         ev_.observe = px.config().observe;
+        px_.await(*this);
     }
     ~ProxyConn() override {
         if (client_ >= 0) ::close(client_);
         if (up_ >= 0) ::close(up_);
     }
     void on_ready(Loop &loop, int fd, uint32_t events) override;
+    // The request head, or a tunnel's first bytes, did not come in time.
+    void expired(Loop &loop) override;
 
   private:
     enum class Phase { head, resolving, dialing, probe, http };
@@ -298,6 +305,7 @@ class ProxyConn : public Handler {
 };
 
 void ProxyConn::finish(Loop &loop) {
+    px_.awaited(*this);
     if (client_ >= 0) loop.unwatch(client_);
     if (up_ >= 0) loop.unwatch(up_);
     px_.release();
@@ -311,6 +319,17 @@ void ProxyConn::refuse(Loop &loop, int status, const std::string &reason) {
     px_.log().write(ev_);
     // An intercepted TLS client gets no answer it could read: it is closed.
     if (intercept_ != Intercept::tls) answer(client_, status, reason);
+    finish(loop);
+}
+
+void ProxyConn::expired(Loop &loop) {
+    std::string in = std::to_string(px_.config().request_timeout_ms / 1000);
+    if (phase_ == Phase::head) return refuse(loop, 408, "no complete request in " + in + " s");
+    // A tunnel whose client sent nothing: it ends, and says why.
+    ev_.event = "close";
+    ev_.bytes = true;
+    ev_.reason = "nothing from the client through the tunnel in " + in + " s";
+    px_.log().write(ev_);
     finish(loop);
 }
 
@@ -388,6 +407,7 @@ egress::PeekState ProxyConn::peek(Loop &loop) {
 }
 
 void ProxyConn::decide_request(Loop &loop) {
+    px_.awaited(*this); // the request is here
     ev_.method = req_.method;
     ev_.host = req_.host;
     ev_.port = req_.port;
@@ -460,6 +480,7 @@ void ProxyConn::connected(Loop &loop, int err) {
     }
     if (!send_all(client_, "HTTP/1.1 200 Connection established\r\n\r\n")) return finish(loop);
     phase_ = Phase::probe;
+    px_.await(*this);
     probe(loop);
 }
 
@@ -490,6 +511,7 @@ void ProxyConn::probe(Loop &loop) {
         if (!loop.watch(client_, EPOLLIN, this)) return finish(loop);
         return;
     }
+    px_.awaited(*this);
     loop.unwatch(client_);
     if (*nested) {
         ev_.blocked = true;
@@ -660,6 +682,56 @@ bool ProxyConn::http_watch(Loop &loop) {
 
 EgressProxy::~EgressProxy() {
     ::close(listener_);
+    if (timer_ >= 0) ::close(timer_);
+}
+
+namespace {
+
+uint64_t now_ms() {
+    struct timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+} // namespace
+
+bool EgressProxy::start(Loop &loop) {
+    timer_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (timer_ < 0) return false;
+    struct itimerspec tick {};
+    tick.it_interval.tv_sec = tick.it_value.tv_sec = 1;
+    return ::timerfd_settime(timer_, 0, &tick, nullptr) == 0 && loop.watch(timer_, EPOLLIN, this);
+}
+
+// Deadlines are now plus one duration, so appending keeps the list in
+// their order.
+void EgressProxy::await(Awaiting &a) {
+    awaited(a);
+    a.deadline_ms_ = now_ms() + static_cast<uint64_t>(config_.request_timeout_ms);
+    a.prev_ = last_;
+    a.next_ = nullptr;
+    (last_ ? last_->next_ : first_) = &a;
+    last_ = &a;
+    a.listed_ = true;
+}
+
+void EgressProxy::awaited(Awaiting &a) {
+    if (!a.listed_) return;
+    (a.prev_ ? a.prev_->next_ : first_) = a.next_;
+    (a.next_ ? a.next_->prev_ : last_) = a.prev_;
+    a.prev_ = a.next_ = nullptr;
+    a.listed_ = false;
+}
+
+void EgressProxy::expire(Loop &loop) {
+    uint64_t ticks;
+    (void)!::read(timer_, &ticks, sizeof ticks);
+    uint64_t now = now_ms();
+    while (first_ && first_->deadline_ms_ <= now) {
+        Awaiting *a = first_;
+        awaited(*a);
+        a->expired(loop);
+    }
 }
 
 std::string EgressProxy::over_limit() const {
@@ -696,6 +768,7 @@ void accept_all(Loop &loop, EgressProxy &px, int listener, std::optional<Interce
         px.hold();
         auto *conn = new ProxyConn(px, c, intercept);
         if (!loop.watch(c, EPOLLIN, conn)) {
+            px.awaited(*conn);
             px.release();
             delete conn;
         }
@@ -704,7 +777,8 @@ void accept_all(Loop &loop, EgressProxy &px, int listener, std::optional<Interce
 
 } // namespace
 
-void EgressProxy::on_ready(Loop &loop, int, uint32_t) {
+void EgressProxy::on_ready(Loop &loop, int fd, uint32_t) {
+    if (fd == timer_) return expire(loop);
     accept_all(loop, *this, listener_, std::nullopt, true);
 }
 

@@ -27,6 +27,10 @@ struct ProxyConfig {
     std::vector<egress::Pattern> allow, deny;
     bool observe = false;
     int max_connections = 256;
+    // How long a client has for its whole request head (and a tunnel's
+    // client for its first bytes) before the connection is ended, so that
+    // slow clients cannot hold the connection limit.
+    int request_timeout_ms = 30000;
     // A hosts-format file consulted instead of the system resolver
     // ($OCI_RUN_RESOLVE_HOSTS; for tests and for pinning names by hand).
     std::string hosts_file;
@@ -75,6 +79,23 @@ class Resolver : public Handler {
     std::list<std::unique_ptr<Pending>> pending_;
 };
 
+// A connection that owes the proxy bytes by a deadline (a request head, a
+// tunnel's first bytes): listed in its EgressProxy's order of deadlines,
+// ended by expired() once past it.
+class Awaiting {
+  public:
+    virtual void expired(Loop &loop) = 0;
+
+  protected:
+    ~Awaiting() = default;
+
+  private:
+    friend class EgressProxy;
+    uint64_t deadline_ms_ = 0;
+    Awaiting *prev_ = nullptr, *next_ = nullptr;
+    bool listed_ = false;
+};
+
 class EgressProxy : public Handler {
   public:
     EgressProxy(PipePool &pool, ConnectionBudget &budget, EgressLog &log, Resolver &resolver,
@@ -85,7 +106,15 @@ class EgressProxy : public Handler {
     }
     ~EgressProxy() override;
     int fd() const { return listener_; }
+    // Its timer for the deadlines (a tick a second), watched on `loop`;
+    // false with errno on failure.
+    bool start(Loop &loop);
     void on_ready(Loop &loop, int fd, uint32_t events) override;
+
+    // `a` owes bytes from now on, for config().request_timeout_ms; and no
+    // longer (also when it was not listed).
+    void await(Awaiting &a);
+    void awaited(Awaiting &a);
 
     PipePool &pool() { return pool_; }
     EgressLog &log() { return log_; }
@@ -109,8 +138,12 @@ class EgressProxy : public Handler {
     ConnectionBudget &budget_;
     EgressLog &log_;
     Resolver &resolver_;
+    void expire(Loop &loop);
+
     ProxyConfig config_;
     int listener_;
+    int timer_ = -1;
+    Awaiting *first_ = nullptr, *last_ = nullptr; // by deadline, earliest first
 };
 
 // dev.ocirun.intercept: a listener the firewall sends TCP to port 80 (http)

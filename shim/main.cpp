@@ -266,14 +266,22 @@ int main(int argc, char **argv) {
         pc.observe = c.observe;
         pc.max_connections = c.max_connections;
         if (const char *h = std::getenv("OCI_RUN_RESOLVE_HOSTS")) pc.hosts_file = h;
+        if (const char *t = std::getenv("OCI_RUN_PROXY_REQUEST_TIMEOUT")) {
+            char *end = nullptr;
+            long secs = std::strtol(t, &end, 10);
+            if (end == t || *end || secs < 1 || secs > 3600)
+                die(std::string("OCI_RUN_PROXY_REQUEST_TIMEOUT: \"") + t +
+                    "\" is not a number of seconds from 1 to 3600");
+            pc.request_timeout_ms = static_cast<int>(secs * 1000);
+        }
         resolver = std::make_unique<Resolver>(pc.hosts_file);
         if (!resolver->start(loop)) die(std::string("resolver: ") + std::strerror(errno));
         if (::fcntl(c.proxy_fd, F_SETFL, ::fcntl(c.proxy_fd, F_GETFL) | O_NONBLOCK) < 0)
             die(std::string("proxy: ") + std::strerror(errno));
         proxy =
             std::make_unique<EgressProxy>(pool, budget, log, *resolver, std::move(pc), c.proxy_fd);
-        if (!loop.watch(c.proxy_fd, EPOLLIN, proxy.get()))
-            die(std::string("epoll: ") + std::strerror(errno));
+        if (!loop.watch(c.proxy_fd, EPOLLIN, proxy.get()) || !proxy->start(loop))
+            die(std::string("proxy: epoll/timerfd: ") + std::strerror(errno));
         for (auto [fd, kind] : {std::pair{c.intercept_http_fd, Intercept::http},
                                 std::pair{c.intercept_tls_fd, Intercept::tls}}) {
             if (fd < 0) continue;

@@ -350,6 +350,42 @@ Test(network, attack_the_proxy_never_appends_a_search_domain) {
     cr_assert(!contains(all, "corp.example"), "a search domain was appended: %s", all.c_str());
 }
 
+// Attack: slow clients hold the proxy's connection limit (slowloris). A
+// request head must be complete within the request timeout (30 s; 1 s here,
+// through OCI_RUN_PROXY_REQUEST_TIMEOUT), and a tunnel's client must send
+// its first bytes within it: a head that stops half-way gets 408, a silent
+// tunnel is closed, each with its event.
+Test(network, attack_slow_clients_do_not_hold_the_proxy) {
+    Server a;
+    serve(a, "127.0.0.2", "A:");
+    std::string ap = "127.0.0.2:" + std::to_string(a.port);
+    Env e = make_env("netslow", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] = ap;
+    e.b.save();
+    ::setenv("OCI_RUN_PROXY_REQUEST_TIMEOUT", "1", 1);
+    long pid = started(e);
+    ::unsetenv("OCI_RUN_PROXY_REQUEST_TIMEOUT");
+    auto answers = split_answers(netns_talk(
+        pid, 3128, {"CONNECT " + ap + " HTTP/1.1\r\nHost: ", connect_req(ap), connect_req(ap, "x")},
+        3500));
+    std::string log = egress_log(e);
+    cleanup_all();
+    cr_assert_eq(answers.size(), 3u);
+    cr_assert(answers[0].rfind("HTTP/1.1 408 Request Timeout", 0) == 0 &&
+                  contains(answers[0], "no complete request in 1 s") &&
+                  contains(answers[0], "<EOF>"),
+              "%s", answers[0].c_str());
+    cr_assert(answers[1].rfind("HTTP/1.1 200", 0) == 0 && contains(answers[1], "<EOF>"), "%s",
+              answers[1].c_str());
+    cr_assert(answers[2].rfind("HTTP/1.1 200", 0) == 0 && contains(answers[2], "A:x"), "%s",
+              answers[2].c_str());
+    cr_assert(contains(log, "\"event\":\"refused\"") &&
+                  contains(log, "\"reason\":\"no complete request in 1 s\""),
+              "%s", log.c_str());
+    cr_assert(contains(log, "\"reason\":\"nothing from the client through the tunnel in 1 s\""),
+              "%s", log.c_str());
+}
+
 // Attack: the egress log is on the host's tmpfs and its lines carry what a
 // client sent. Hosts of thousands of bytes, refused, are written cut to 256
 // bytes each and marked, so a flood costs the host little memory per
