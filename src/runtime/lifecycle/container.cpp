@@ -93,7 +93,7 @@ Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig, 
     if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec) && !init_in_own_pid_namespace(rec))
         return fail_code(ESRCH, "container not running (process " + std::to_string(rec.state.pid) +
                                     " is not in its cgroup: gone, or not its init)");
-    if (members) signal_pidns_members(rec.state.pid, sig);
+    if (members) signal_pidns_members(rec.state.pid, rec.init_start_time, sig);
     return signal_process(rec.state.pid, rec.init_start_time, sig);
 }
 
@@ -214,7 +214,7 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
                         "\" has no cgroup and shares the runtime's PID namespace: its "
                         "processes cannot be told from the host's");
         } else {
-            signal_pidns_members(rec.state.pid, sig);
+            signal_pidns_members(rec.state.pid, rec.init_start_time, sig);
         }
     }
     auto r = signal_init(host, rec, sig);

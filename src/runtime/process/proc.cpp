@@ -183,12 +183,13 @@ bool has_own_pid_namespace(pid_t init) {
     return same_namespace(init, "pid") == false;
 }
 
-void signal_pidns_members(pid_t init, int sig) {
+void signal_pidns_members(pid_t init, uint64_t start_time, int sig) {
     if (!has_own_pid_namespace(init)) return;
     char buf[64], target[128];
     std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
     ssize_t n = ::readlink(buf, target, sizeof target - 1);
-    if (n <= 0) return;
+    // The namespace read is the init's only if the init still runs now.
+    if (n <= 0 || !process_alive(init, start_time)) return;
     target[n] = '\0';
     DIR *d = ::opendir("/proc");
     if (!d) return;

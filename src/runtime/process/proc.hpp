@@ -66,8 +66,10 @@ bool has_own_pid_namespace(pid_t init);
 
 // Send `sig` to every other process in `init`'s PID namespace (kill --all and
 // delete without a cgroup to walk). Does nothing when init shares this
-// process's PID namespace, where that walk would reach the whole host.
-void signal_pidns_members(pid_t init, int sig);
+// process's PID namespace, where that walk would reach the whole host, nor
+// unless `init` is still the process that started at `start_time` once its
+// namespace was read (a PID read back from the state directory).
+void signal_pidns_members(pid_t init, uint64_t start_time, int sig);
 
 // The interfaces of `pid`'s network namespace from /proc/PID/net/dev: the
 // name and its 16 counters (rx bytes, packets, errs, drop, ..., tx bytes at 8).
