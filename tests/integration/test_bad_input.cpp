@@ -266,38 +266,39 @@ Test(bad_input, missing_args) {
     expect_refused(c, {"process.args"});
 }
 
+// The network namespace's path set to `path`: create refuses it naming the
+// entry and `needles`.
+void expect_netns_path_refused(const char *tag, const std::string &path,
+                               const std::vector<std::string> &needles) {
+    Cfg c = make_cfg(tag);
+    size_t n = ns_index(c.spec, ocirun::oci::NsType::network);
+    c.spec.linux_->namespaces[n].path = path;
+    save_spec(c);
+    std::vector<std::string> all = {"linux.namespaces[" + std::to_string(n) + "].path"};
+    all.insert(all.end(), needles.begin(), needles.end());
+    expect_refused(c, all);
+}
+
 Test(bad_input, namespace_path_missing) {
     // Refused after the state directory exists: it must still go away.
-    Cfg c = make_cfg("nspath");
-    size_t n = ns_index(c.spec, ocirun::oci::NsType::network);
-    c.spec.linux_->namespaces[n].path = "/nonexistent/oci-run-test/netns";
-    save_spec(c);
-    expect_refused(c, {"linux.namespaces[" + std::to_string(n) + "].path",
-                       "/nonexistent/oci-run-test/netns", "No such file or directory"});
+    expect_netns_path_refused("nspath", "/nonexistent/oci-run-test/netns",
+                              {"/nonexistent/oci-run-test/netns", "No such file or directory"});
 }
 
 // Attack: a namespace path that is not a namespace is refused without being
 // opened: a FIFO would hold create forever (no writer comes), and opening a
 // device can act (a watchdog starts counting). Before this, create blocked.
 Test(bad_input, attack_namespace_path_to_a_fifo_is_not_opened) {
-    Cfg c = make_cfg("nsfifo");
-    std::string fifo = c.dir + "/netns";
+    std::string dir = test::track_dir(test::make_temp_dir("nsfifo"));
+    std::string fifo = dir + "/netns";
     cr_assert_eq(::mkfifo(fifo.c_str(), 0600), 0, "mkfifo: %s", std::strerror(errno));
-    size_t n = ns_index(c.spec, ocirun::oci::NsType::network);
-    c.spec.linux_->namespaces[n].path = fifo;
-    save_spec(c);
-    expect_refused(c,
-                   {"linux.namespaces[" + std::to_string(n) + "].path", fifo, "not a namespace"});
+    expect_netns_path_refused("nsfifo", fifo, {fifo, "not a namespace"});
 }
 
 // A namespace of another type than the entry's is refused naming both.
 Test(bad_input, namespace_path_of_another_type) {
-    Cfg c = make_cfg("nstype");
-    size_t n = ns_index(c.spec, ocirun::oci::NsType::network);
-    c.spec.linux_->namespaces[n].path = "/proc/self/ns/uts";
-    save_spec(c);
-    expect_refused(c, {"linux.namespaces[" + std::to_string(n) + "].path",
-                       "a uts namespace, not a network one"});
+    expect_netns_path_refused("nstype", "/proc/self/ns/uts",
+                              {"a uts namespace, not a network one"});
 }
 
 // ---- the bundle itself --------------------------------------------------------------
