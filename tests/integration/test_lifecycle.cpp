@@ -719,7 +719,8 @@ Test(lifecycle, network_namespace_of_another_owner_with_a_joined_user_namespace)
                  o.out.c_str(), link);
 }
 
-// A user namespace path that is not a user namespace: one line, nothing left.
+// A user namespace path that is not a user namespace: refused at create
+// naming the entry and both types, one line, nothing left.
 Test(lifecycle, user_namespace_path_of_wrong_type) {
     Env e = make_env("userbad", {"true"});
     e.b.spec.linux_->namespaces.push_back({ocirun::oci::NsType::user, "/proc/self/ns/net"});
@@ -727,8 +728,10 @@ Test(lifecycle, user_namespace_path_of_wrong_type) {
     auto entries = dir_entries(e.root);
     cleanup_all();
     cr_assert_eq(o.status, 1, "run: %d %s", o.status, o.err.c_str());
-    cr_assert(contains(o.err, "linux.namespaces: join the user namespace: Invalid argument"), "%s",
-              o.err.c_str());
+    cr_assert(contains(o.err, "linux.namespaces[") &&
+                  contains(o.err, "].path: /proc/self/ns/net: a network namespace, not a user one"),
+              "%s", o.err.c_str());
+    cr_assert_eq(test::count_lines(o.err), 1u, "%s", o.err.c_str());
     cr_assert(entries.empty());
 }
 
