@@ -14,7 +14,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 using test::cleanup_all;
 using test::contains;
@@ -426,4 +429,54 @@ Test(podnet, attack_intercepted_ports_are_decided_by_the_name_sent) {
     cr_assert(contains(refused.err, "annotations[dev.ocirun.intercept]: needs a network "
                                     "namespace joined by path"),
               "%s", refused.err.c_str());
+}
+
+// Attack: the pod's owner is deleted while a second container of the pod is
+// being made, after that create found the owner and before the second init
+// is in the namespace. The owner's delete used to see no container of its
+// and take the firewall away, and the second ran with the namespace open.
+// Now the create finds the owner gone and is refused; deleted after the
+// create recorded itself as the owner's, the delete also leaves the firewall
+// (create is held 300 ms at each window, OCI_RUN_FAULT_DELAY, and the owner
+// deleted once it sleeps there).
+Test(podnet, attack_the_owner_deleted_while_a_container_joins) {
+    for (const char *window : {"create:owner-found", "create:owner-recorded"}) {
+        Pod p;
+        make_pod(p);
+        Env owner = in_pod(p, "podgone", "sleep 60", "");
+        allow_a_test(owner, p); // https: the firewall alone keeps a direct connection in
+        started(owner);
+        Env e = in_pod(p, "podjoin", direct(p), "");
+        e.root = owner.root;
+        test::track(e.root, e.id);
+        e.b.save();
+        ::setenv("OCI_RUN_FAULT_DELAY", window, 1);
+        auto c = test::spawn_oci({"--root", e.root, "create", "--bundle", e.b.dir, e.id});
+        ::unsetenv("OCI_RUN_FAULT_DELAY");
+        // In the window: asleep in nanosleep (35) or clock_nanosleep (230).
+        std::string call;
+        for (int i = 0; i < 500 && call != "35" && call != "230"; i++, ::usleep(10000)) {
+            std::string sys = test::read_file("/proc/" + std::to_string(c.pid) + "/syscall");
+            call = sys.substr(0, sys.find(' '));
+        }
+        auto d = test::oci({"--root", owner.root, "delete", "--force", owner.id});
+        int created = test::wait_bounded(c.pid, 10000);
+        std::string err = test::read_file(c.err_path);
+        test::Output s;
+        if (created == 0) s = test::oci({"--root", e.root, "start", e.id});
+        std::string st = created == 0 ? test::wait_status(e.root, e.id, "stopped") : "";
+        std::string out = test::read_file(c.out_path);
+        cleanup_all();
+        cr_assert(call == "35" || call == "230", "%s: create never slept there", window);
+        cr_assert_eq(d.status, 0, "%s: delete: %s", window, d.err.c_str());
+        cr_assert(!contains(out, "PUB:hi"), "%s: the joiner reached the outside: %s", window,
+                  out.c_str());
+        cr_assert_eq(created, 1, "%s: %s", window, err.c_str());
+        cr_assert(contains(err, "that container went while this one was made"), "%s: %s", window,
+                  err.c_str());
+        if (std::string(window) == "create:owner-recorded")
+            cr_assert(contains(d.err, "the network namespace's firewall is left in place") &&
+                          contains(d.err, "is being made"),
+                      "%s: %s", window, d.err.c_str());
+    }
 }

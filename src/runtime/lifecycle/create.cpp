@@ -521,6 +521,7 @@ Status plan_joined_network(const CreateOptions &o, CreatePlan &p) {
     p.netns_dev = st.st_dev;
     p.netns_ino = st.st_ino;
     auto owner = OCI_TRY(find_network_owner(o.root, o.id, p.net_fd));
+    fault_point("create:owner-found");
     if (!owner) {
         p.install_firewall = p.policy.net.own_namespace();
         return {};
@@ -772,6 +773,24 @@ ContainerRecord new_record(const CreateOptions &o, const CreatePlan &p) {
     return rec;
 }
 
+// A container held to its network owner's policy: recorded as the owner's
+// (a create in progress that names it keeps the owner's delete from taking
+// the firewall away, remove_network_firewall), then the owner looked for
+// again. One deleted since it was found may have taken the firewall already:
+// refused rather than run without it.
+Status join_network_owner(const CreateOptions &o, ContainerDir &dir, const CreatePlan &p,
+                          ContainerRecord &rec) {
+    if (p.network_owner.empty()) return {};
+    OCI_CHECK(dir.save(rec));
+    fault_point("create:owner-recorded");
+    auto owner = OCI_TRY(find_network_owner(o.root, o.id, p.net_fd));
+    if (!owner || owner->id != p.network_owner)
+        return fail("config.json: in the network namespace of container \"" + p.network_owner +
+                    "\" (its pod's): that container went while this one was made, and its "
+                    "firewall with it: refused rather than run without it");
+    return {};
+}
+
 // The firewall of a joined network namespace: recorded first (delete
 // --force removes it after a crash), then installed.
 Status install_network_firewall(ContainerDir &dir, const CreatePlan &p, ContainerRecord &rec) {
@@ -992,6 +1011,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     ChildPidNamespace child_pidns;
     if (p.pid_ns_fd >= 0) OCI_CHECK(child_pidns.enter(p.pid_ns_fd));
     ContainerRecord rec = new_record(o, p);
+    OCI_CHECK(join_network_owner(o, dir, p, rec));
     Fd cgroup_fd = OCI_TRY(make_cgroup(dir, p, rec));
     // What a failure removes: the directories made (or found reusable) so
     // far, never one make_v1_cgroups has yet to look at, which may be

@@ -81,11 +81,16 @@ void remove_network_firewall(const ContainerDir &own, const ContainerRecord &rec
         auto dir = ContainerDir::observe(own.root(), other);
         if (!dir) continue;
         auto r = dir->load();
-        if (r && r->network_owner == id && init_in_netns(*r, rec.netns_dev, rec.netns_ino)) {
+        if (!r || r->network_owner != id) continue;
+        // One still being made counts: its init may not be in the
+        // namespace yet (join_network_owner in create.cpp).
+        bool making = r->state.status == oci::ContainerStatus::creating && dir->busy();
+        if (making || init_in_netns(*r, rec.netns_dev, rec.netns_ino)) {
             log::warning("delete " + id +
                          ": the network namespace's firewall is left in place: "
                          "container " +
-                         other + " still runs there under its policy");
+                         other + (making ? " is being made" : " still runs") +
+                         " there under its policy");
             return;
         }
     }
