@@ -672,6 +672,57 @@ Test(cgroups, attack_unified_cgroup_procs_cannot_move_a_host_process) {
     cr_assert_str_eq(after.c_str(), before.c_str());
 }
 
+// Attack: kill --all with a signal cgroup.kill cannot send reads the
+// container's PIDs from cgroup.procs, as numbers. A process that ends right
+// after that read may leave its PID to a process outside the container,
+// which must not get the signal. Made to happen in a PID namespace of the
+// test's own (unshare), where ns_last_pid hands the PID on: kill --all is
+// held 300 ms after its read (OCI_RUN_FAULT_DELAY), a container process is
+// killed and reaped, and a process of the test's takes its PID. It lives
+// on (before, SIGTERM killed it).
+Test(cgroups, attack_kill_all_does_not_signal_a_pid_reused_after_the_read) {
+    Env e = make_env("cgreuse", {"sh", "-c", "sleep 1000 & sleep 1000 & wait"});
+    e.b.save();
+    const char *script = R"(oci=$1 root=$2 bundle=$3 id=$4
+"$oci" --root "$root" run -d --bundle "$bundle" "$id" </dev/null >/dev/null 2>&1 || exit 10
+init=$("$oci" --root "$root" state "$id" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
+member=
+for i in $(seq 100); do
+    member=$(cat /proc/$init/task/$init/children 2>/dev/null | awk '{print $1}')
+    [ -n "$member" ] && break
+    sleep 0.05
+done
+[ -n "$member" ] || exit 11
+OCI_RUN_FAULT_DELAY=cgroup:listed "$oci" --root "$root" kill --all "$id" TERM &
+k=$!
+for i in $(seq 200); do
+    grep -qE '^(35|230) ' /proc/$k/syscall 2>/dev/null && break
+    sleep 0.01
+done
+kill -9 $member
+while [ -e /proc/$member ]; do sleep 0.01; done
+echo $((member - 1)) >/proc/sys/kernel/ns_last_pid
+sleep 1000 &
+victim=$!
+wait $k
+echo "kill=$?"
+sleep 0.2
+[ "$victim" = "$member" ] && echo reused
+kill -0 $victim 2>/dev/null && echo "victim alive"
+kill -9 $victim
+"$oci" --root "$root" delete --force "$id"
+)";
+    auto o = test::run(std::vector<std::string>{"unshare", "--pid", "--fork", "--mount-proc", "sh",
+                                                "-c", script, "sh", std::getenv("OCI_RUN"), e.root,
+                                                e.b.dir, e.id});
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s %s", o.out.c_str(), o.err.c_str());
+    cr_assert(contains(o.out, "kill=0\nreused\n"), "the PID was not reused: %s %s", o.out.c_str(),
+              o.err.c_str());
+    cr_assert(contains(o.out, "victim alive"),
+              "kill --all signalled a process it read as a PID: %s", o.out.c_str());
+}
+
 // Attack: a stopped container's cgroup stays until its delete, and an empty
 // cgroup is reused (as runc does), so a second container given the same
 // cgroupsPath runs in it. The first container's kill --all, ps and delete

@@ -1,9 +1,11 @@
 #include "runtime/cgroups/cgroup.hpp"
 
+#include "oci/fd.hpp"
 #include "oci/state.hpp"
 #include "oci/text.hpp"
 #include "runtime/cgroups/device_filter.hpp"
 #include "runtime/cgroups/systemd_unit.hpp"
+#include "runtime/fault.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process/proc.hpp"
@@ -522,14 +524,41 @@ Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
     return pids;
 }
 
+namespace {
+
+// Each process `list` names, held by a pidfd, then signalled only when a
+// second `list` still names it: cgroup.procs gives numbers, and a process
+// that ended between the read and the hold may have left its PID to one
+// outside the cgroup, which is not reached. (One that ends after the hold
+// is not reached either: its pidfd names it, not the PID.)
+template <class List> Status signal_listed(List list, int sig) {
+    std::vector<pid_t> first = OCI_TRY(list());
+    fault_point("cgroup:listed");
+    std::vector<std::pair<pid_t, Fd>> held;
+    for (pid_t pid : first) {
+        Fd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        if (fd.valid())
+            held.emplace_back(pid, std::move(fd));
+        else if (errno != ESRCH)
+            return fail_errno("pidfd_open " + std::to_string(pid));
+    }
+    if (held.empty()) return {};
+    std::vector<pid_t> again = OCI_TRY(list());
+    std::sort(again.begin(), again.end());
+    for (const auto &[pid, fd] : held)
+        if (std::binary_search(again.begin(), again.end(), pid) &&
+            ::syscall(SYS_pidfd_send_signal, fd.get(), sig, nullptr, 0) < 0 && errno != ESRCH)
+            return fail_errno("signal process " + std::to_string(pid));
+    return {};
+}
+
+} // namespace
+
 Status signal_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, int sig) {
     std::string u = unified_dir(host, dirs);
     if (sig == SIGKILL && !u.empty() && ::access((u + "/cgroup.kill").c_str(), F_OK) == 0)
         return write_file(u + "/cgroup.kill", "1", "cgroup.kill");
-    for (pid_t pid : OCI_TRY(cgroup_pids(host, dirs)))
-        if (::kill(pid, sig) < 0 && errno != ESRCH)
-            return fail_errno("signal process " + std::to_string(pid));
-    return {};
+    return signal_listed([&] { return cgroup_pids(host, dirs); }, sig);
 }
 
 static std::string freezer_dir(const CgroupHost &host, const std::vector<std::string> &dirs,
@@ -610,9 +639,15 @@ Status remove_children(const std::string &d, bool kill_left) {
             if (errno == ENOENT) break;
             if (errno != EBUSY || tries > limit) return fail_errno("cgroup: remove " + child);
             if (kill_left && tries % 50 == 0)
-                if (auto text = oci::read_file(child + "/cgroup.procs"))
-                    for (auto w : words(*text))
-                        if (auto pid = number<pid_t>(w)) ::kill(*pid, SIGKILL);
+                (void)signal_listed(
+                    [&]() -> Result<std::vector<pid_t>> {
+                        std::vector<pid_t> pids;
+                        if (auto text = oci::read_file(child + "/cgroup.procs"))
+                            for (auto w : words(*text))
+                                if (auto pid = number<pid_t>(w)) pids.push_back(*pid);
+                        return pids;
+                    },
+                    SIGKILL);
             sleep_ms(1);
         }
     return {};
