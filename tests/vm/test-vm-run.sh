@@ -1,8 +1,9 @@
 #!/bin/sh
 # test-vm-run.sh: tests of vm-run.sh's ends other than COMMAND's own: a
 # machine whose kernel panics (a soft lockup panics there too) is started
-# again with --retry and reported without it; a machine past --timeout is
-# not started again. Each boots real machines (about 10 s each here).
+# again with --retry and reported without it; a machine that does not reach
+# the command in time is started again, up to three in all; a machine past
+# --timeout is not started again. Each boots real machines (about 10 s each here).
 # Prints "suite vm: N passed, N failed, N skipped"; where vm-run.sh cannot
 # boot a machine (exit 77), its tests are skipped.
 set -u
@@ -72,6 +73,20 @@ if [ "$status" != 77 ]; then
     check "stderr says the command's end is unknown" has "$dir/err" "did not say how the command ended"
     check "the panic's console on stderr" has "$dir/err" "Kernel panic"
     check "no second machine" lacks "$dir/err" "once more"
+fi
+end "$status"
+
+begin a_machine_that_does_not_reach_the_command_is_started_again
+status=0
+VM_RUN_BOOT_LIMIT=0 "$vm" --retry --share "$dir" -- sh -c 'echo x >>"$0/runs"' "$dir" \
+    >"$dir/out" 2>"$dir/err" || status=$?
+if [ "$status" != 77 ]; then
+    check "exit status $status, not 125" [ "$status" = 125 ]
+    check "the command never ran" [ ! -e "$dir/runs" ]
+    check "each machine said" has "$dir/err" "did not reach the command within 0 s (boot 1 of 3)"
+    check "three machines" has "$dir/err" "(boot 3 of 3)"
+    check "stderr says none reached it" has "$dir/err" "three machines in turn did not reach"
+    check "not a fourth, not --retry's" lacks "$dir/err" "once more"
 fi
 end "$status"
 

@@ -22,7 +22,9 @@
 # The machine's kernel panics on a soft lockup (a CPU stuck in the kernel
 # for 20 s), and a panic ends the machine at once: emulated, both vCPUs
 # have been seen stuck that way for good, where the only other end is the
-# --timeout. With --retry, a machine that ended before saying how COMMAND
+# --timeout. A machine that has not reached COMMAND 150 s after it started
+# (stuck while it boots, the console silent) is stopped and started again,
+# up to three machines in all, each said on stderr. With --retry, a machine that ended before saying how COMMAND
 # ended (a panic, a lockup, qemu failing), not by the timeout, is started
 # once more and COMMAND runs again from the start; stderr says so, with the
 # first machine's console. Only for a COMMAND that can run twice.
@@ -134,6 +136,7 @@ done
 ip link set lo up
 hostname ocirun-vm
 stty -F /dev/ttyS1 raw -echo
+: >/run/vm/booted
 (
     . /run/vm/env
     . /run/vm/command
@@ -160,9 +163,17 @@ elif [ -e /dev/kvm ]; then
     echo "vm-run.sh: /dev/kvm did not run a machine within 15 s: emulated (TCG) instead" >&2
 fi
 console=${VM_CONSOLE_LOG:-$work/console.log}
-# boot: one machine, COMMAND in it; its status is qemu's (124: the timeout).
-boot() {
-    rm -f "$work/xchg/rc"
+# How long a machine may take to reach COMMAND (a few seconds, emulated,
+# as a rule): one that has not by then is stuck before it (emulated, both
+# vCPUs have been seen stuck during boot with nothing on the console), and
+# is started again, up to twice; COMMAND has not run, so this is not
+# --retry's to allow. ($VM_RUN_BOOT_LIMIT sets it: test-vm-run.sh's 0
+# stops every machine at once.)
+boot_limit=${VM_RUN_BOOT_LIMIT:-150}
+# machine: one machine, COMMAND in it; its status is qemu's (124: the
+# timeout), or 200 when it did not reach COMMAND within boot_limit.
+machine() {
+    rm -f "$work/xchg/rc" "$work/xchg/booted"
     # shellcheck disable=SC2086
     timeout "$timeout" "$qemu" -accel "$accel" -smp "$(nproc)" -m "$memory" \
         -nodefaults -display none -no-reboot -net none \
@@ -173,18 +184,45 @@ boot() {
         -device virtio-9p-pci,fsdev=host,mount_tag=host \
         -fsdev "local,id=xchg,path=$work/xchg,security_model=none" \
         -device virtio-9p-pci,fsdev=xchg,mount_tag=xchg \
-        $qargs </dev/null
+        $qargs </dev/null &
+    q=$!
+    waited=0
+    while [ ! -e "$work/xchg/booted" ] && kill -0 "$q" 2>/dev/null; do
+        if [ "$waited" -ge "$boot_limit" ]; then
+            kill "$q"
+            wait "$q" || true
+            return 200
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    wait "$q"
+}
+# boot: a machine that reaches COMMAND, with its status.
+boot() {
+    for attempt in 1 2 3; do
+        s=0
+        machine || s=$?
+        [ "$s" = 200 ] || return "$s"
+        echo "vm-run.sh: the machine did not reach the command within ${boot_limit} s (boot $attempt of 3); its kernel:" >&2
+        console_report
+    done
+    return 200
 }
 # console_report: what the machine's kernel said went wrong (its first such
 # lines: a panic's cause comes before its trace), then the console's end.
 console_report() {
+    if [ ! -s "$console" ]; then
+        echo "vm-run.sh: ... its console is empty" >&2
+        return 0
+    fi
     grep -m 5 -E "Kernel panic|soft lockup|BUG:|Oops:|self-detected stall" "$console" >&2 || true
     echo "vm-run.sh: ... its console's last lines:" >&2
     tail -n 30 "$console" >&2
 }
 status=0
 boot || status=$?
-if [ ! -s "$work/xchg/rc" ] && [ "$retry" = 1 ] && [ "$status" != 124 ]; then
+if [ ! -s "$work/xchg/rc" ] && [ "$retry" = 1 ] && [ "$status" != 124 ] && [ "$status" != 200 ]; then
     echo "vm-run.sh: the machine ended (qemu's status $status) before the command did; its kernel:" >&2
     console_report
     echo "vm-run.sh: --retry: the command once more, in a new machine" >&2
@@ -194,6 +232,8 @@ fi
 if [ ! -s "$work/xchg/rc" ]; then
     if [ "$status" = 124 ]; then
         echo "vm-run.sh: the machine did not end within ${timeout} s; its kernel:" >&2
+    elif [ "$status" = 200 ]; then
+        echo "vm-run.sh: three machines in turn did not reach the command; the last one's kernel:" >&2
     else
         echo "vm-run.sh: the machine did not say how the command ended; its kernel:" >&2
     fi
