@@ -328,11 +328,18 @@ std::string procs_dir(const CgroupHost &host, const std::vector<std::string> &di
 
 // The processes in `dir` and every cgroup below it; a `dir` that cannot be
 // read is an error (a sub-cgroup gone meanwhile is not).
-Status collect_procs(const std::string &dir, std::vector<pid_t> &out, bool top = true) {
+// The PIDs `dir`'s cgroup.procs lists, appended to `out`.
+Status read_procs(const std::string &dir, std::vector<pid_t> &out) {
     auto text = oci::read_file(dir + "/cgroup.procs");
-    if (!text) return top ? Status(forward(std::move(text.error()), "cgroup")) : Status{};
+    if (!text) return std::unexpected(std::move(text.error()));
     for (auto w : words(*text))
         if (auto v = number<pid_t>(w)) out.push_back(*v);
+    return {};
+}
+
+Status collect_procs(const std::string &dir, std::vector<pid_t> &out, bool top = true) {
+    if (auto r = read_procs(dir, out); !r)
+        return top ? Status(forward(std::move(r.error()), "cgroup")) : Status{};
     DIR *d = ::opendir(dir.c_str());
     if (!d) return {};
     while (struct dirent *e = ::readdir(d))
@@ -512,15 +519,9 @@ Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
     // Its own and those of the cgroups below it (not the helper's).
     std::vector<std::string> all = descendants(dir, kHelperCgroup);
     all.insert(all.begin(), dir);
-    for (const auto &d : all) {
-        auto text = oci::read_file(d + "/cgroup.procs");
-        if (!text) {
-            if (text.error().code == ENOENT) continue;
-            return forward(std::move(text.error()), "cgroup");
-        }
-        for (auto w : words(*text))
-            if (auto v = number<pid_t>(w)) pids.push_back(*v);
-    }
+    for (const auto &d : all)
+        if (auto r = read_procs(d, pids); !r && r.error().code != ENOENT)
+            return forward(std::move(r.error()), "cgroup");
     return pids;
 }
 
@@ -642,9 +643,7 @@ Status remove_children(const std::string &d, bool kill_left) {
                 (void)signal_listed(
                     [&]() -> Result<std::vector<pid_t>> {
                         std::vector<pid_t> pids;
-                        if (auto text = oci::read_file(child + "/cgroup.procs"))
-                            for (auto w : words(*text))
-                                if (auto pid = number<pid_t>(w)) pids.push_back(*pid);
+                        (void)read_procs(child, pids);
                         return pids;
                     },
                     SIGKILL);
