@@ -33,14 +33,12 @@
 #include "runtime/security/sandbox_policy.hpp"
 
 #include <fcntl.h>
-#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -513,11 +511,10 @@ Status plan_joined_network(const CreateOptions &o, CreatePlan &p) {
     for (const auto &[fd, type] : p.cfg.join_ns)
         if (type == CLONE_NEWNET) p.net_fd = fd;
     if (p.net_fd < 0) return {};
-    const std::string what = "config.json: linux.namespaces: the network namespace's path";
-    if (::ioctl(p.net_fd, NS_GET_NSTYPE) != CLONE_NEWNET)
-        return fail_errno(what + " is not a network namespace");
+    // (A network namespace: open_namespace_path checked its type.)
     struct stat st;
-    if (::fstat(p.net_fd, &st) < 0) return fail_errno(what + ": fstat");
+    if (::fstat(p.net_fd, &st) < 0)
+        return fail_errno("config.json: linux.namespaces: the network namespace's path: fstat");
     p.netns_dev = st.st_dev;
     p.netns_ino = st.st_ino;
     auto owner = OCI_TRY(find_network_owner(o.root, o.id, p.net_fd));

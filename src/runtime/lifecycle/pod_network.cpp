@@ -6,10 +6,10 @@
 #include "runtime/lifecycle/store.hpp"
 #include "runtime/log.hpp"
 #include "runtime/network/firewall.hpp"
+#include "runtime/process/namespaces.hpp"
 #include "runtime/process/proc.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace ocirun {
@@ -102,15 +102,14 @@ void remove_network_firewall(const ContainerDir &own, const ContainerRecord &rec
     if (!ns.valid()) {
         // The init is gone: the namespace config.json joined, if that path
         // still names it (a pod's is often gone by now, and its table with it).
-        // Looked at (O_PATH) before it is opened: only the namespace the
-        // record names is, never what else the path may lead to now.
+        // Opened only when it is a network namespace (open_namespace_path
+        // looks first), and used only when it is the one the record names.
         auto spec = own.load_spec();
         const oci::Namespace *n =
             spec ? spec->linux_->find_namespace(oci::NsType::network) : nullptr;
-        Fd at(n && !n->path.empty() ? ::open(n->path.c_str(), O_PATH | O_CLOEXEC) : -1);
-        if (same_netns(at.get(), rec.netns_dev, rec.netns_ino))
-            ns.reset(::open(("/proc/self/fd/" + std::to_string(at.get())).c_str(),
-                            O_RDONLY | O_CLOEXEC));
+        if (n && !n->path.empty())
+            if (auto fd = open_namespace_path(n->path, CLONE_NEWNET, "network namespace"))
+                ns = std::move(*fd);
     }
     if (!same_netns(ns.get(), rec.netns_dev, rec.netns_ino)) return;
     if (auto r = remove_firewall(ns.get(), id); !r)

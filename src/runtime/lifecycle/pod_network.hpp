@@ -41,8 +41,9 @@ std::optional<ContainerRecord> network_owner_record(const std::string &root,
 
 // delete: the firewall `rec` installed, removed unless a container it holds
 // to its policy still runs there, or is being made (then it stays, with a
-// warning: the namespace is not left open). The namespace is the init's while it runs,
-// else the path config.json joined, if it still names the same namespace.
+// warning: the namespace is not left open). The namespace is the init's
+// while it runs, else the path config.json joined, if it still names the
+// same namespace.
 void remove_network_firewall(const ContainerDir &dir, const ContainerRecord &rec);
 
 } // namespace ocirun
