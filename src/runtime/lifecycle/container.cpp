@@ -241,9 +241,15 @@ Result<std::vector<pid_t>> container_pids(const std::string &root, const std::st
 
 // delete with the container's directory already open and locked.
 Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known,
-                        const CgroupHost *known_host) {
+                        const CgroupHost *known_host, const RunInit *made) {
     const std::string id = dir.id();
     auto rec = dir.load();
+    if (made && rec && (rec->state.pid != made->pid || rec->init_start_time != made->start_time)) {
+        log::warning("run: container \"" + id +
+                     "\" is no longer the one this run made (deleted and made again "
+                     "meanwhile): not deleted");
+        return {};
+    }
     // A record whose cgroup (or systemd unit) is not the container's own:
     // refused, or with --force the state goes and nothing it names is
     // killed or removed. True when the record may be acted on.
@@ -327,14 +333,14 @@ Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known,
 }
 
 Status delete_container(const std::string &root, const std::string &id, bool force,
-                        const oci::Spec *known, const CgroupHost *known_host) {
+                        const oci::Spec *known, const CgroupHost *known_host, const RunInit *made) {
     // runc's behaviour, which Podman relies on after a failed create:
     // --force of a container that is not there is done already.
     struct stat st;
     if (force && validate_id(id) && ::lstat((root + "/" + id).c_str(), &st) < 0 && errno == ENOENT)
         return {};
     ContainerDir dir = OCI_TRY(ContainerDir::open(root, id));
-    return remove_container(dir, force, known, known_host);
+    return remove_container(dir, force, known, known_host, made);
 }
 
 Result<std::vector<ContainerInfo>> list_containers(const std::string &root) {

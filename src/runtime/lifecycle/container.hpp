@@ -65,12 +65,21 @@ Status resume_container(const std::string &root, const std::string &id);
 
 // Host PIDs of every process in the container's cgroup.
 Result<std::vector<pid_t>> container_pids(const std::string &root, const std::string &id);
+// The init of the container a foreground run made, as create recorded it.
+struct RunInit {
+    pid_t pid = 0;
+    uint64_t start_time = 0;
+};
+
 // `known`: the container's config.json as the caller read it already (run),
 // or null: read from the state directory where its poststop hooks need it.
 // `known_host`: the cgroup hierarchies as the caller found them (run), or
-// null: read from the mount table.
+// null: read from the mount table. `made` (run's): only while the record
+// still names that init; a container made under the ID since (deleted and
+// made again by another command) is left, with a warning.
 Status delete_container(const std::string &root, const std::string &id, bool force,
-                        const oci::Spec *known = nullptr, const CgroupHost *known_host = nullptr);
+                        const oci::Spec *known = nullptr, const CgroupHost *known_host = nullptr,
+                        const RunInit *made = nullptr);
 
 struct ContainerInfo {
     oci::State state;

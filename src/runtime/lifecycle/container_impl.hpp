@@ -75,9 +75,8 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
 // start.cpp: release the init of a created container, under its lock.
 Status start_locked(ContainerDir &dir, StartHere *here = nullptr);
 // container.cpp: delete with the container's directory already open and
-// locked; `known`, `known_host`: config.json and the cgroup hierarchies as
-// the caller has them already (run), or null.
+// locked; `known`, `known_host`, `made`: as delete_container's.
 Status remove_container(ContainerDir &dir, bool force, const oci::Spec *known = nullptr,
-                        const CgroupHost *known_host = nullptr);
+                        const CgroupHost *known_host = nullptr, const RunInit *made = nullptr);
 
 } // namespace ocirun

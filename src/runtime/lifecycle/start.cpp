@@ -266,7 +266,7 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
     int master = -1;
     std::optional<oci::Spec> spec; // read once, by create
     CgroupHost host;               // found once, by create
-    uint64_t init_start = 0;       // the init's start time, as create recorded it
+    RunInit made;                  // the init, as create recorded it
     {
         ContainerDir dir = OCI_TRY(ContainerDir::create(o.root, o.id));
         StartHere here;
@@ -288,30 +288,16 @@ Result<int> run_container(const CreateOptions &o, bool detach, bool keep) {
         }
         spec = std::move(here.spec);
         host = std::move(here.host);
-        init_start = here.rec.init_start_time;
+        made = {pid, here.rec.init_start_time};
     }
     if (detach) return 0;
     auto code = master >= 0 ? relay_terminal(master, pid) : wait_exit_status(pid);
     forward_signals_to(0);
     if (!code) return forward(std::move(code.error()), "run");
     if (!keep) {
-        // The container this run made, not one made under its id while it
-        // waited (deleted and made again by another command), which a forced
-        // delete would kill: the record still names this run's init.
-        Status r;
-        struct stat st;
-        if (::lstat((o.root + "/" + o.id).c_str(), &st) == 0 || errno != ENOENT) {
-            auto dir = ContainerDir::open(o.root, o.id);
-            auto rec = dir ? dir->load() : Result<ContainerRecord>(std::unexpected(dir.error()));
-            if (!dir)
-                r = std::unexpected(std::move(dir.error()));
-            else if (rec && (rec->state.pid != pid || rec->init_start_time != init_start))
-                log::warning("run: container \"" + o.id +
-                             "\" is no longer the one this run made (deleted and made "
-                             "again meanwhile): not deleted");
-            else
-                r = remove_container(*dir, true, spec ? &*spec : nullptr, &host);
-        }
+        // The container this run made, not one made under its ID while it
+        // waited, which a forced delete would kill.
+        auto r = delete_container(o.root, o.id, true, spec ? &*spec : nullptr, &host, &made);
         if (!r) log::warning(r.error().text());
     }
     return code;
