@@ -5,9 +5,9 @@
 // with the addresses the helper's resolver finds, and NXDOMAIN for every
 // other name, which is never looked up: nothing of it leaves, so DNS cannot
 // carry data out. What is looked up is the name as the policy matched it
-// (normalised), not the bytes of the query. Other query types of an allowed name get an empty
-// answer. In observe mode every name is answered. At most kMaxPending lookups at once; the next
-// query is REFUSED.
+// (normalised), not the bytes of the query. Other query types of an allowed
+// name get an empty answer. In observe mode every name is answered. At most
+// kMaxPending lookups at once; the next query is REFUSED.
 #pragma once
 
 #include "egress_proxy.hpp"

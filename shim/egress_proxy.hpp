@@ -134,12 +134,13 @@ class EgressProxy : public Handler {
     }
 
   private:
+    // A tick of the timer: the connections past their deadline, ended.
+    void expire(Loop &loop);
+
     PipePool &pool_;
     ConnectionBudget &budget_;
     EgressLog &log_;
     Resolver &resolver_;
-    void expire(Loop &loop);
-
     ProxyConfig config_;
     int listener_;
     int timer_ = -1;

@@ -106,6 +106,11 @@ std::string netns_talk(long pid, uint16_t port, const std::vector<std::string> &
     return out;
 }
 
+// `cmd` run by sh on the host (ip, for the tests' interfaces and namespaces).
+test::Output sh(const std::string &cmd) {
+    return test::run(std::vector<std::string>{"sh", "-c", cmd});
+}
+
 std::string connect_req(const std::string &authority, const std::string &tail = "") {
     return "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n" + tail;
 }
@@ -661,9 +666,6 @@ Test(network, delete_force_stops_the_helper) {
 Test(network, net_devices_move_a_host_interface_in) {
     std::string host_if = "ocrt" + std::to_string(::getpid() % 100000);
     std::string peer = host_if + "p";
-    auto sh = [](const std::string &cmd) {
-        return test::run(std::vector<std::string>{"sh", "-c", cmd});
-    };
     auto made = sh("ip link add " + host_if + " type veth peer name " + peer +
                    " && ip addr add "
                    "192.0.2.10/24 dev " +
@@ -721,9 +723,6 @@ Test(network, net_devices_move_a_host_interface_in) {
 Test(network, net_devices_into_a_joined_namespace) {
     std::string tag = std::to_string(::getpid() % 100000);
     std::string ns = "ocrtns" + tag, host_if = "ocrtj" + tag;
-    auto sh = [](const std::string &cmd) {
-        return test::run(std::vector<std::string>{"sh", "-c", cmd});
-    };
     auto made = sh("ip netns add " + ns + " && ip link add " + host_if + " type veth peer name " +
                    host_if + "p && ip addr add 192.0.2.20/24 dev " + host_if);
     Env e = make_env("netdevj", {"sh", "-c", "ip -o addr show eth2"});
@@ -749,9 +748,6 @@ Test(network, net_devices_into_a_joined_namespace) {
 Test(network, net_devices_go_to_the_checked_namespace_when_its_path_is_swapped) {
     std::string tag = std::to_string(::getpid() % 100000);
     std::string ns_a = "ocrtsa" + tag, ns_b = "ocrtsb" + tag, host_if = "ocrts" + tag;
-    auto sh = [](const std::string &cmd) {
-        return test::run(std::vector<std::string>{"sh", "-c", cmd});
-    };
     auto made = sh("ip netns add " + ns_a + " && ip netns add " + ns_b + " && ip link add " +
                    host_if + " type veth peer name " + host_if + "p");
     Env e = make_env("netdevswap", {"sh", "-c", "ip -o link show eth2"});
