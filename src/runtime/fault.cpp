@@ -9,25 +9,37 @@
 #ifdef OCI_RUN_FAULT_INJECTION
 namespace ocirun {
 
+namespace {
+
+// Whether `phase` is in the comma-separated list in environment variable `var`.
+bool listed(const char *var, const char *phase) {
+    const char *list = std::getenv(var);
+    size_t len = std::strlen(phase);
+    for (const char *p = list; p && *p; p = std::strchr(p, ',') ? std::strchr(p, ',') + 1 : "")
+        if (std::strncmp(p, phase, len) == 0 && (p[len] == ',' || p[len] == '\0')) return true;
+    return false;
+}
+
+void wait_300ms() {
+    struct timespec ts {
+        0, 300 * 1000 * 1000
+    };
+    ::nanosleep(&ts, nullptr);
+}
+
+} // namespace
+
 const char *fault_action(const char *phase) {
     const char *want = std::getenv("OCI_RUN_FAULT");
     if (want != nullptr && std::strcmp(want, phase) == 0) return "kill";
-    // A comma-separated list of phases.
-    const char *slow = std::getenv("OCI_RUN_FAULT_DELAY");
-    size_t len = std::strlen(phase);
-    for (const char *p = slow; p && *p; p = std::strchr(p, ',') ? std::strchr(p, ',') + 1 : "")
-        if (std::strncmp(p, phase, len) == 0 && (p[len] == ',' || p[len] == '\0')) return "delay";
-    return "-";
+    return listed("OCI_RUN_FAULT_DELAY", phase) ? "delay" : "-";
 }
 
 void fault_point(const char *phase) {
     const char *action = fault_action(phase);
-    if (std::strcmp(action, "delay") == 0) {
-        struct timespec ts {
-            0, 300 * 1000 * 1000
-        };
-        ::nanosleep(&ts, nullptr);
-    }
+    // Listed in both: the wait comes first (a process slow to die, while
+    // the others it talks to go on).
+    if (std::strcmp(action, "delay") == 0 || listed("OCI_RUN_FAULT_DELAY", phase)) wait_300ms();
     if (std::strcmp(action, "kill") != 0) return;
     ::raise(SIGKILL);
     // The init of a PID namespace ignores its own SIGKILL: leave as abruptly.

@@ -4,7 +4,9 @@
 // fault_point(PHASE) dies there at once, as if SIGKILLed: no destructor, no
 // cleanup, exactly what a crash or an OOM kill at that step would leave.
 // With OCI_RUN_FAULT_DELAY=PHASE[,PHASE...] it waits 300 ms at each listed
-// phase instead, to widen a window a test wants to look into.
+// phase instead, to widen a window a test wants to look into; a phase in
+// both is waited at, then died at (a process slow to die while the ones it
+// talks to go on).
 // Without the option fault_point is an empty inline function.
 #pragma once
 

@@ -185,9 +185,32 @@ Test(crash, create_killed_at_every_step_leaves_nothing_after_delete_force) {
     require_fault_build(c);
     for (const char *phase :
          {"create:dir", "create:fifos", "create:recorded", "create:cgroup", "create:spawned",
-          "create:cgroup-v1", "create:pid-saved", "create:joined", "create:proceeded",
+          "create:pid-saved", "create:cgroup-v1", "create:joined", "create:proceeded",
           "create:ready", "create:created"})
         crash_create(c, phase);
+}
+
+// create slow to die after it let the init set up (OCI_RUN_FAULT_DELAY on
+// the same phase: 300 ms, then the kill): the init is ready by then, no
+// longer dies with the runtime, and sits in its exec stage. A CI run
+// under load met this; the record then named no init, and delete --force
+// left it running.
+Test(crash, create_killed_after_the_init_got_ready) {
+    Crash c = make_crash("crash-late");
+    require_fault_build(c);
+    std::string id = c.e.id + "-late";
+    test::track(c.e.root, id);
+    use_cgroup(c, id);
+    ::setenv("OCI_RUN_FAULT_DELAY", "create:proceeded", 1);
+    auto r =
+        run_faulted("create:proceeded", {"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
+    ::unsetenv("OCI_RUN_FAULT_DELAY");
+    cr_assert_eq(r.status, 137, "create did not die (exit %d): %s", r.status, r.err.c_str());
+    cr_assert(!marked_processes(c.mark).empty(),
+              "the init did not outlive create: the window was not met");
+    auto d = test::oci({"--root", c.e.root, "delete", "--force", id});
+    cr_assert_eq(d.status, 0, "delete --force: %s", d.err.c_str());
+    assert_nothing_left(c, id, "create:proceeded, late");
 }
 
 Test(crash, create_killed_during_hooks_and_after_starting_the_helper) {

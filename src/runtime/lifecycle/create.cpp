@@ -1067,11 +1067,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         if (hooks_started) run_poststop(p.spec, rec);
         return forward(std::move(e));
     };
-    if (auto r = make_v1_cgroups(p, rec); !r) return abort_child(r.error());
-    guarded = rec.cgroup_dirs;
-    if (auto r = prepare_init(pid, p, rec); !r) return abort_child(r.error());
-    // While the init sets up (until then it dies with this process, which
-    // leaves the record without a PID: delete --force knows that case).
+    // The init named before it may proceed: once it is ready it no longer
+    // dies with this process, and this process may die before it would
+    // otherwise have saved the record (then delete --force finds the init
+    // by this). Until proceed it waits, and dies with the runtime (its
+    // death signal, or its sync socket's end).
     rec.state.pid = pid;
     rec.init_start_time = process_start_time(pid);
     if (struct stat ns; ::stat(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), &ns) == 0)
@@ -1079,6 +1079,9 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     rec.own_pidns = (p.flags & CLONE_NEWPID) != 0;
     if (auto r = dir.save(rec); !r) return abort_child(r.error());
     fault_point("create:pid-saved");
+    if (auto r = make_v1_cgroups(p, rec); !r) return abort_child(r.error());
+    guarded = rec.cgroup_dirs;
+    if (auto r = prepare_init(pid, p, rec); !r) return abort_child(r.error());
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
     {

@@ -79,16 +79,13 @@ struct ContainerRecord {
 // Whether a process of the container can outlive its init, so that what a
 // stopped container's cgroup holds may be its own (delete kills it, kill
 // --all signals it, ps lists it, as runc). Not when no init was ever
-// recorded, nor when the init was PID 1 of a PID namespace made for it: the
+// recorded (create names it before it may run anything of the
+// container's), nor when the init was PID 1 of a PID namespace made for it: the
 // kernel ends every process of that namespace with it, and whatever is in
 // the cgroup then came from elsewhere (another container that reused the
-// empty cgroup, as runc allows). A create that never finished (the record
-// still says creating) counts as one whose processes may outlive it: its
-// record may not name the namespace's PID 1 yet (a create killed after
-// proceed left the init's setup running).
+// empty cgroup, as runc allows).
 inline bool outlives_init(const ContainerRecord &rec) {
-    return rec.state.pid > 0 &&
-           (!rec.own_pidns || rec.state.status == oci::ContainerStatus::creating);
+    return rec.state.pid > 0 && !rec.own_pidns;
 }
 
 std::string write_record(const ContainerRecord &rec);
