@@ -511,6 +511,21 @@ Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {
     return {};
 }
 
+Result<Fd> open_tasks(const std::string &dir) {
+    std::string path = concat(dir, "/tasks");
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) return fail_errno("cgroup: join: open " + path);
+    return fd;
+}
+
+Status join_self(int tasks_fd, const char *dir) {
+    ssize_t n;
+    while ((n = ::write(tasks_fd, "0", 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1) return fail_errno(std::string("cgroup: join ") + dir + " (its tasks file)");
+    return {};
+}
+
 Result<std::vector<pid_t>> cgroup_pids(const CgroupHost &host,
                                        const std::vector<std::string> &dirs) {
     std::string dir = procs_dir(host, dirs);

@@ -4,6 +4,7 @@
 // removed at delete after whatever still runs in it is killed.
 #pragma once
 
+#include "oci/fd.hpp"
 #include "oci/state.hpp"
 #include "runtime/cgroups/cgroup_host.hpp"
 #include "runtime/cgroups/cgroup_plan.hpp"
@@ -73,6 +74,18 @@ std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &
 
 // Move `pid` into every directory (cgroup.procs).
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
+
+// A process that moves itself into a v1 hierarchy's cgroup: its `tasks`
+// file, opened here for writing (the kernel checks the opener's
+// credentials), into which the process writes "0" (join_self). Moving the
+// writer's own thread is the one migration the kernel makes without its
+// global cgroup_threadgroup_rwsem, whose write side waits for an RCU grace
+// period whenever the lock was idle: 10-30 ms on an idle 2-vCPU VM, paid by
+// every write to cgroup.procs. For a single-threaded process only (the
+// others of a thread group would stay behind).
+Result<Fd> open_tasks(const std::string &dir);
+// In the process to move: "0" into `tasks_fd`; errors name `dir`.
+Status join_self(int tasks_fd, const char *dir);
 
 // Host PIDs of every process in the container's cgroup and the cgroups the
 // container made below it (not the helper's).

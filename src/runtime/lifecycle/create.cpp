@@ -233,14 +233,17 @@ struct Fds {
 // in (so the child is accounted there from its first page). Where the
 // cgroup's pids.max refuses a birth (EAGAIN: a limit of 0, runtime-spec 1.3),
 // a plain clone: the child is moved in before it proceeds (prepare_init), a
-// move pids.max does not limit, as runc places its init.
-long clone_into(unsigned long flags, int cgroup_fd) {
+// move pids.max does not limit, as runc places its init. `born_in`: whether
+// the child was born in the cgroup.
+long clone_into(unsigned long flags, int cgroup_fd, bool &born_in) {
+    born_in = false;
     if (cgroup_fd >= 0) {
         struct clone_args args {};
         args.flags = flags | CLONE_INTO_CGROUP;
         args.exit_signal = SIGCHLD;
         args.cgroup = static_cast<uint64_t>(cgroup_fd);
         long pid = ::syscall(SYS_clone3, &args, sizeof args);
+        born_in = pid >= 0;
         if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EAGAIN))
             return pid;
     }
@@ -293,12 +296,13 @@ Status move_net_devices(const oci::Linux &lx, pid_t init, int net_fd) {
 // user namespace joined by path (or a new one and namespaces joined by path),
 // through an intermediate that joins them first.
 // `runtime_fds`: the runtime's own ends (sync socket, run's start channel),
-// closed in the child.
+// closed in the child. `born_in_v2`: whether the init was born in the v2
+// cgroup `cgroup_fd`.
 Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
                          std::initializer_list<int> runtime_fds, int user_ns_fd,
-                         unsigned long flags, int cgroup_fd) {
+                         unsigned long flags, int cgroup_fd, bool &born_in_v2) {
     const bool via = spawns_through_intermediate(cfg, user_ns_fd);
-    pid_t pid = static_cast<pid_t>(clone_into(via ? 0 : flags, via ? -1 : cgroup_fd));
+    pid_t pid = static_cast<pid_t>(clone_into(via ? 0 : flags, via ? -1 : cgroup_fd, born_in_v2));
     if (pid < 0) return fail_errno("clone");
     if (pid == 0) {
         ::close(dir.fd()); // the lock belongs to the runtime, not the container
@@ -865,11 +869,28 @@ Status join_scope(const CreatePlan &p, const ContainerRecord &rec, pid_t pid) {
     return apply_cgroup_writes(p.cgroup_host, rec.cgroup_dirs, p.cgroup_writes);
 }
 
+// The init into the container's cgroup. The v1 hierarchies' it joins itself
+// (the runtime passes their tasks files, runtime/cgroups/cgroup.hpp
+// join_self), which spares it the kernel's wait for an RCU grace period that
+// a write to cgroup.procs costs; the v2 one it was born in (clone3), or the
+// runtime moves it there.
+Status send_init_to_cgroup(pid_t pid, const CreatePlan &p, const ContainerRecord &rec,
+                           bool born_in_v2) {
+    std::string u = unified_dir(p.cgroup_host, rec.cgroup_dirs);
+    if (!u.empty() && !born_in_v2) OCI_CHECK(enter_cgroup({u}, pid));
+    for (const auto &d : rec.cgroup_dirs) {
+        if (d == u) continue;
+        Fd tasks = OCI_TRY(open_tasks(d));
+        OCI_CHECK(sync::send_with_fd(p.sync_fd, sync::Msg::cgroup_join, tasks.get(), d.c_str()));
+    }
+    return {};
+}
+
 // What the runtime does to the spawned init before it lets it set up: its
 // oom_score_adj (before the init turns non-dumpable, after which only root
 // could write its /proc files), its ID maps, its cgroup, the netDevices, the
 // bind sources it cannot reach itself; then proceed.
-Status prepare_init(pid_t pid, const CreatePlan &p, const ContainerRecord &rec) {
+Status prepare_init(pid_t pid, const CreatePlan &p, const ContainerRecord &rec, bool born_in_v2) {
     const oci::Spec &spec = p.spec;
     if (spec.process->oom_score_adj)
         OCI_CHECK(write_proc_file(pid, "oom_score_adj",
@@ -879,7 +900,7 @@ Status prepare_init(pid_t pid, const CreatePlan &p, const ContainerRecord &rec) 
     if (p.scope)
         OCI_CHECK(join_scope(p, rec, pid));
     else if (!rec.cgroup_dirs.empty())
-        OCI_CHECK(enter_cgroup(rec.cgroup_dirs, pid));
+        OCI_CHECK(send_init_to_cgroup(pid, p, rec, born_in_v2));
     OCI_CHECK(move_net_devices(*spec.linux_, pid, p.net_fd));
     // (An unprivileged runtime's init reaches what the runtime does.)
     if (p.cfg.passes_sources) OCI_CHECK(pass_bind_sources(p.sync_fd, pid, p.mounts));
@@ -1047,9 +1068,10 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     } firewall_guard{p, o.id};
 
     p.cfg.cgroup_fd = cgroup_fd.get();
+    bool born_in_v2 = false;
     auto spawned = spawn_init(p.cfg, dir, p.fds, p.sync_fd,
                               {here ? here->release.get() : -1, here ? here->result.get() : -1},
-                              p.user_ns_fd, p.flags, cgroup_fd.get());
+                              p.user_ns_fd, p.flags, cgroup_fd.get(), born_in_v2);
     if (auto r = child_pidns.leave(); !r) {
         if (spawned) kill_and_reap(*spawned);
         return forward(std::move(r.error()));
@@ -1081,7 +1103,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     fault_point("create:pid-saved");
     if (auto r = make_v1_cgroups(p, rec); !r) return abort_child(r.error());
     guarded = rec.cgroup_dirs;
-    if (auto r = prepare_init(pid, p, rec); !r) return abort_child(r.error());
+    if (auto r = prepare_init(pid, p, rec, born_in_v2); !r) return abort_child(r.error());
     // exec reads the container's configuration from here, not from a bundle
     // that may have changed since.
     {

@@ -4,6 +4,7 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
+#include "runtime/cgroups/cgroup.hpp"
 #include "runtime/fault.hpp"
 #include "runtime/filesystem/fs_policy.hpp"
 #include "runtime/filesystem/mount_api.hpp"
@@ -39,13 +40,22 @@ namespace ocirun {
 namespace {
 
 // Nothing happens in the container until the runtime has written the id maps
-// and moved this process into the container's cgroup.
+// and this process is in the container's cgroup.
 // `sources`: the binds' sources the runtime passes first (Msg::bind_source).
+// The v1 hierarchies' cgroups it joins itself, each as its tasks file
+// arrives (Msg::cgroup_join), which is closed at once: no host cgroup file
+// stays open in the container (CVE-2024-21626).
 Status wait_for_parent(const InitConfig &cfg, std::vector<Fd> &sources) {
     auto p = sync::receive(cfg.sync_fd, "the runtime");
-    while (p && p->type == sync::Msg::bind_source) {
-        sources.emplace_back(p->fd);
-        if (!sources.back().valid()) return fail("sync: a bind's source did not arrive");
+    while (p && (p->type == sync::Msg::bind_source || p->type == sync::Msg::cgroup_join)) {
+        if (p->type == sync::Msg::cgroup_join) {
+            Fd tasks(p->fd);
+            if (!tasks.valid()) return fail("sync: a cgroup's tasks file did not arrive");
+            OCI_CHECK(join_self(tasks.get(), p->text));
+        } else {
+            sources.emplace_back(p->fd);
+            if (!sources.back().valid()) return fail("sync: a bind's source did not arrive");
+        }
         p = sync::receive(cfg.sync_fd, "the runtime");
     }
     if (!p) return forward(std::move(p.error()));

@@ -48,9 +48,10 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
     return {};
 }
 
-Status send_with_fd(int fd, Msg type, int passed) {
+Status send_with_fd(int fd, Msg type, int passed, const char *text) {
     Packet p{};
     p.type = type;
+    if (text) std::strncpy(p.text, text, sizeof p.text - 1);
     return send_with_rights(fd, &p, sizeof p, passed, "sync socket: send an fd");
 }
 

@@ -29,6 +29,9 @@ enum class Msg : uint32_t {
     time_offsets = 12,  // init -> parent: its new time namespace (in a user namespace, where
                         // its own /proc files are not its to write) awaits linux.timeOffsets;
                         // the parent writes them and answers proceed
+    cgroup_join = 14,   // parent -> init, before proceed: a v1 hierarchy's `tasks` file of the
+                        // container's cgroup (SCM_RIGHTS; its directory in text), which the
+                        // init writes "0" to at once (runtime/cgroups/cgroup.hpp join_self)
 };
 
 struct Packet {
@@ -40,8 +43,8 @@ struct Packet {
 };
 
 Status send(int fd, Msg type, int32_t value = 0, const char *text = nullptr);
-// A packet carrying `passed` (SCM_RIGHTS).
-Status send_with_fd(int fd, Msg type, int passed);
+// A packet carrying `passed` (SCM_RIGHTS), and `text` if any.
+Status send_with_fd(int fd, Msg type, int passed, const char *text = nullptr);
 // Receive one packet; an EOF is an error naming `peer`.
 Result<Packet> receive(int fd, const char *peer);
 // Send an Error as an error packet (child side).
