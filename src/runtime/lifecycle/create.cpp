@@ -229,27 +229,6 @@ struct Fds {
     }
 };
 
-// clone, or clone3 with CLONE_INTO_CGROUP when there is a v2 cgroup to be born
-// in (so the child is accounted there from its first page). Where the
-// cgroup's pids.max refuses a birth (EAGAIN: a limit of 0, runtime-spec 1.3),
-// a plain clone: the child is moved in before it proceeds (prepare_init), a
-// move pids.max does not limit, as runc places its init. `born_in`: whether
-// the child was born in the cgroup.
-long clone_into(unsigned long flags, int cgroup_fd, bool &born_in) {
-    born_in = false;
-    if (cgroup_fd >= 0) {
-        struct clone_args args {};
-        args.flags = flags | CLONE_INTO_CGROUP;
-        args.exit_signal = SIGCHLD;
-        args.cgroup = static_cast<uint64_t>(cgroup_fd);
-        long pid = ::syscall(SYS_clone3, &args, sizeof args);
-        born_in = pid >= 0;
-        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EAGAIN))
-            return pid;
-    }
-    return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-}
-
 // The network helper, with the init's listening sockets and (for published
 // ports) a handle on its network namespace.
 Result<ShimProcess> start_network_helper(const std::string &id, const std::string &state_dir,
@@ -302,7 +281,8 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
                          std::initializer_list<int> runtime_fds, int user_ns_fd,
                          unsigned long flags, int cgroup_fd, bool &born_in_v2) {
     const bool via = spawns_through_intermediate(cfg, user_ns_fd);
-    pid_t pid = static_cast<pid_t>(clone_into(via ? 0 : flags, via ? -1 : cgroup_fd, born_in_v2));
+    pid_t pid =
+        static_cast<pid_t>(clone_into_cgroup(via ? 0 : flags, via ? -1 : cgroup_fd, born_in_v2));
     if (pid < 0) return fail_errno("clone");
     if (pid == 0) {
         ::close(dir.fd()); // the lock belongs to the runtime, not the container

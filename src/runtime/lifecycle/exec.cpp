@@ -170,6 +170,10 @@ struct Child {
     // and the process's filter for it to load; or -1.
     int stage = -1;
     int stage_filters = -1;
+    // The v1 hierarchies' tasks files the intermediate moves itself into
+    // first (runtime/cgroups/cgroup.hpp join_self); the runtime moves it
+    // into what is left of the container's cgroup once the stage is ready.
+    std::vector<std::pair<int, const char *>> cgroup_tasks = {}; // fd, directory
 };
 
 // The process the container sees (the intermediate's child, born in its PID
@@ -379,6 +383,10 @@ Status exec_through_stage(const Child &c, StagePlan &plan) {
 // failure.
 Status intermediate(const Child &c, StagePlan *plan) {
     OCI_CHECK(set_death_signal(SIGKILL));
+    for (auto [fd, dir] : c.cgroup_tasks) {
+        OCI_CHECK(join_self(fd, dir));
+        ::close(fd);
+    }
     // process.oomScoreAdj, which the process inherits (as runc): first, as
     // the runtime's child in the host's namespaces.
     if (c.proc->oom_score_adj) OCI_CHECK(set_own_oom_score_adj(*c.proc->oom_score_adj));
@@ -696,6 +704,44 @@ Result<int> exec_in_container(const ExecOptions &o) {
         // HOME from the container's /etc/passwd, read below the init's root.
         OCI_CHECK(plan_stage(c, init, init_root.get(), plan.emplace()));
     }
+    // The container's cgroup: every directory, and the init's cpuset cgroup
+    // where the container has none of its own (runtime/cgroups/cgroup.hpp
+    // v1_cpuset_only), which is not ours to assume.
+    std::vector<std::string> join = rec.cgroup_dirs;
+    if (!join.empty()) {
+        std::string cs = borrowed_v1_cpuset(host, rec.cgroup_dirs, rec.state.pid);
+        if (!cs.empty() && cs != borrowed_v1_cpuset(host, rec.cgroup_dirs, ::getpid()))
+            join.push_back(cs);
+    }
+    // Through the stage the intermediate gets there without a write to
+    // cgroup.procs, whose kernel lock waits for an RCU grace period (10-30
+    // ms on an idle machine): born in the v2 directory (clone3), it moves
+    // itself into the v1 ones first (their tasks files). Not into a frozen
+    // cgroup (it would stop before the stage said ready), not before
+    // execCPUAffinity.initial (taken before the move), nor into a user's
+    // systemd scope (its manager may have to move it): there the runtime
+    // moves the stage once it is ready, as it does with whatever is left.
+    Fd born_dir;
+    std::vector<Fd> tasks;
+    std::vector<std::string> self_joined; // (reserved: c.cgroup_tasks points into it)
+    if (c.stage >= 0 && !join.empty() && !paused && !rec.systemd_user &&
+        plan->initial_cpus.empty()) {
+        std::string u = unified_dir(host, join);
+        std::vector<std::string> left;
+        self_joined.reserve(join.size());
+        for (auto &d : join) {
+            if (d == u) {
+                born_dir.reset(::open(d.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+                if (!born_dir.valid()) return fail_errno("exec: cgroup: open " + d);
+                left.push_back(std::move(d)); // unless clone3 puts it there
+                continue;
+            }
+            tasks.push_back(OCI_TRY(open_tasks(d)));
+            self_joined.push_back(std::move(d));
+            c.cgroup_tasks.push_back({tasks.back().get(), self_joined.back().c_str()});
+        }
+        join = std::move(left);
+    }
     // The intermediate (exec_intermediate) joins the container; the process
     // it (or the stage it execs) forks is our child.
     // Through the stage it runs on our memory (vfork_intermediate), unless
@@ -704,8 +750,11 @@ Result<int> exec_in_container(const ExecOptions &o) {
     bool joins_time = std::any_of(c.ns.begin(), c.ns.end(),
                                   [](const auto &n) { return n.second == CLONE_NEWTIME; });
     int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    // Born in the v2 cgroup it is a copy of this process, not a vfork.
+    bool born_in_v2 = false;
     pid_t mid =
-        c.stage >= 0 && !joins_time
+        born_dir.valid() ? static_cast<pid_t>(clone_into_cgroup(0, born_dir.get(), born_in_v2))
+        : c.stage >= 0 && !joins_time
             ? vfork_intermediate(c, *plan, dir.fd(), sv[0])
             : static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
     if (mid < 0) return fail_errno("exec: clone");
@@ -763,13 +812,9 @@ Result<int> exec_in_container(const ExecOptions &o) {
             kill_and_reap(mid);
             return forward(std::move(st.error()), "exec");
         }
-    if (!rec.cgroup_dirs.empty()) {
-        // And the init's cpuset cgroup where the container has none of its
-        // own (runtime/cgroups/cgroup.hpp v1_cpuset_only), which is not ours to assume.
-        std::vector<std::string> join = rec.cgroup_dirs;
-        std::string cs = borrowed_v1_cpuset(host, rec.cgroup_dirs, rec.state.pid);
-        if (!cs.empty() && cs != borrowed_v1_cpuset(host, rec.cgroup_dirs, ::getpid()))
-            join.push_back(cs);
+    tasks.clear(); // (the intermediate's copies went with its exec)
+    if (born_in_v2) std::erase(join, unified_dir(host, join));
+    if (!join.empty()) {
         // The process it forks is born there. A user's systemd manager's
         // scope may be beyond what this user may move a process into (its
         // manager's cgroup is not a parent of ours): the manager moves it.

@@ -4,6 +4,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <optional>
 
@@ -52,7 +53,10 @@ Status send_with_fd(int fd, Msg type, int passed, const char *text) {
     Packet p{};
     p.type = type;
     if (text) std::strncpy(p.text, text, sizeof p.text - 1);
-    return send_with_rights(fd, &p, sizeof p, passed, "sync socket: send an fd");
+    auto sent = send_with_rights(fd, &p, sizeof p, passed, "sync socket: send an fd");
+    if (!sent && (sent.error().code == EPIPE || sent.error().code == ECONNRESET))
+        if (auto said = peer_error(fd)) return std::unexpected(std::move(*said));
+    return sent;
 }
 
 Result<Packet> receive(int fd, const char *peer) {
