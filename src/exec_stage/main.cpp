@@ -470,8 +470,9 @@ void set_affinity(const char *arg) {
         }
     capset(limit, limit, 0, "capset (limit)");
     // Running: the runtime (which waited for this exec) moves this process
-    // into the container's cgroup, then says proceed: the process is born
-    // there.
+    // into what is left of the container's cgroup (the intermediate was
+    // born in or moved itself into the rest), then says proceed: the
+    // process is born there.
     memset(&g_packet, 0, sizeof g_packet);
     if (send_packet(kReady, 0) != static_cast<long>(sizeof g_packet)) sys_exit(1);
     long got = sys_read(g_sync, &g_packet, sizeof g_packet);

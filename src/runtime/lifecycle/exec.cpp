@@ -330,7 +330,9 @@ Status plan_stage(const Child &c, pid_t init, int init_root, StagePlan &plan) {
 // fork (signals, memory policy, scheduling, cwd and umask, the terminal's
 // pty, no fd but its own beyond the preserved ones). The stage drops the
 // bounding set and the capabilities, says ready, waits while the runtime
-// moves it into the container's cgroup, takes the final CPU affinity, forks
+// moves it into what is left of the container's cgroup (where the
+// intermediate was not born in it nor moved itself in), takes the final CPU
+// affinity, forks
 // the process as the runtime's child and says its PID; the process takes
 // its session, terminal, filter and identity (src/exec_stage/main.cpp
 // join_child). Returns only on failure; allocates nothing until then.
@@ -377,10 +379,11 @@ Status exec_through_stage(const Child &c, StagePlan &plan) {
 // CAP_SYS_ADMIN only where the container's filter must go in before that
 // change) and forks the process as the runtime's child (CLONE_PARENT). Its
 // PID goes to the runtime in an init_hello. With the stage (`plan`,
-// vfork_intermediate): it takes execCPUAffinity.initial, joins the
-// namespaces, sets the rlimits and the guard as above, and ends in
-// exec_through_stage; the stage waits for the cgroup. Returns only on
-// failure.
+// vfork_intermediate, or forked into the v2 cgroup): it moves itself into
+// the v1 cgroups it was given (Child::cgroup_tasks), takes
+// execCPUAffinity.initial, joins the namespaces, sets the rlimits and the
+// guard as above, and ends in exec_through_stage; the stage waits for what
+// is left of the cgroup. Returns only on failure.
 Status intermediate(const Child &c, StagePlan *plan) {
     OCI_CHECK(set_death_signal(SIGKILL));
     for (auto [fd, dir] : c.cgroup_tasks) {
@@ -745,12 +748,12 @@ Result<int> exec_in_container(const ExecOptions &o) {
     // The intermediate (exec_intermediate) joins the container; the process
     // it (or the stage it execs) forks is our child.
     // Through the stage it runs on our memory (vfork_intermediate), unless
-    // it joins a time namespace, which only a process with memory of its
-    // own may (the kernel maps its clock pages: EUSERS).
+    // it is born in the v2 cgroup (a clone3 copy), or joins a time
+    // namespace, which only a process with memory of its own may (the
+    // kernel maps its clock pages: EUSERS).
     bool joins_time = std::any_of(c.ns.begin(), c.ns.end(),
                                   [](const auto &n) { return n.second == CLONE_NEWTIME; });
     int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-    // Born in the v2 cgroup it is a copy of this process, not a vfork.
     bool born_in_v2 = false;
     pid_t mid =
         born_dir.valid() ? static_cast<pid_t>(clone_into_cgroup(0, born_dir.get(), born_in_v2))
