@@ -162,6 +162,11 @@ void stop_shim(pid_t pid, uint64_t start_time, const std::string &id,
         ours = ::stat(dir.c_str(), &a) == 0 && ::stat(state_dir.c_str(), &b) == 0 &&
                a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     }
+    // The helper on its way out (it leaves with the init) has an empty
+    // command line from the moment its memory is gone: waited for, not
+    // signalled, and no warning (a foreground run met this one time in
+    // eight).
+    if (!ours && cmdline && cmdline->empty() && wait_process_gone(pid, 2000)) return;
     if (!ours) {
         log::warning("network helper " + std::to_string(pid) + " of " + id +
                      " not stopped: its command line is not the helper's of " + state_dir);
