@@ -12,7 +12,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -510,21 +509,6 @@ Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {
     for (const auto &d : dirs)
         OCI_CHECK(write_file(concat(d, "/cgroup.procs"), p, "cgroup: join"));
     return {};
-}
-
-long clone_into_cgroup(unsigned long flags, int cgroup_fd, bool &born_in) {
-    born_in = false;
-    if (cgroup_fd >= 0) {
-        struct clone_args args {};
-        args.flags = flags | CLONE_INTO_CGROUP;
-        args.exit_signal = SIGCHLD;
-        args.cgroup = static_cast<uint64_t>(cgroup_fd);
-        long pid = ::syscall(SYS_clone3, &args, sizeof args);
-        born_in = pid >= 0;
-        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EAGAIN))
-            return pid;
-    }
-    return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
 }
 
 Result<Fd> open_tasks(const std::string &dir) {

@@ -75,16 +75,6 @@ std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &
 // Move `pid` into every directory (cgroup.procs).
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
 
-// A child (clone `flags`, exit signal SIGCHLD) born in the v2 cgroup
-// `cgroup_fd` (clone3 CLONE_INTO_CGROUP), so that it is accounted there from
-// its first page and no write to cgroup.procs moves it (join_self says why
-// that matters). Where that cannot be (no clone3 or CLONE_INTO_CGROUP, or
-// pids.max refuses a birth: EAGAIN, a limit of 0 in runtime-spec 1.3), or
-// `cgroup_fd` is -1, a plain clone, which the caller then moves in (a move
-// pids.max does not limit, as runc places its init). `born_in`: whether the
-// child was born in the cgroup. Returns as clone does.
-long clone_into_cgroup(unsigned long flags, int cgroup_fd, bool &born_in);
-
 // A process that moves itself into a v1 hierarchy's cgroup: its `tasks`
 // file, opened here for writing (the kernel checks the opener's
 // credentials), into which the process writes "0" (join_self). Moving the

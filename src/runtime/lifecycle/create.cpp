@@ -240,6 +240,7 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
     l.cgroups = helper_cgroup_dirs(host, cgroup_dirs);
     for (const auto &d : l.cgroups)
         if (::mkdir(d.c_str(), 0755) < 0) return fail_errno("network helper: cgroup: make " + d);
+    l.cgroup_v2 = unified_dir(host, l.cgroups);
     l.id = id;
     l.state_dir = state_dir;
     l.init = init;

@@ -19,6 +19,7 @@
 #include "runtime/process/namespaces.hpp"
 #include "runtime/process/proc.hpp"
 #include "runtime/process/process_setup.hpp"
+#include "runtime/process/spawn.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 #include "runtime/security/seccomp.hpp"
 

@@ -114,7 +114,9 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
     spec.args = std::move(args);
     spec.err = log.get();
     spec.pass = pass;
-    spec.cgroups = l.cgroups;
+    for (const auto &d : l.cgroups)
+        if (d != l.cgroup_v2) spec.cgroups.push_back(d);
+    spec.born_in = l.cgroup_v2;
     spec.detach = true;
     OCI_TRY(spawn_program(spec, "network helper " + path));
     ready_w.reset();

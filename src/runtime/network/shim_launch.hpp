@@ -36,8 +36,10 @@ struct ShimLaunch {
     int netns_fd = -1; // the container's netns, for published ports
     const NetworkPolicy *net = nullptr;
     // Made by the caller (helper_cgroup_dirs): the helper enters each before
-    // it execs, so everything it allocates is charged to the container.
+    // it execs, so everything it allocates is charged to the container; it
+    // is born in the v2 one, `cgroup_v2` (SpawnSpec::born_in).
     std::vector<std::string> cgroups;
+    std::string cgroup_v2;
 };
 
 struct ShimProcess {

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,14 +30,24 @@ namespace {
     ::_exit(127);
 }
 
-// In the child: never returns.
-[[noreturn]] void become(const SpawnSpec &s, int report) {
-    for (const auto &dir : s.cgroups) {
-        std::string procs = dir + "/cgroup.procs";
-        int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || ::write(fd, "0", 1) != 1) child_fails(report, "enter the cgroup " + procs);
-        ::close(fd);
+// Into cgroup directory `dir`: through its tasks file where it has one (v1),
+// else cgroup.procs.
+void enter(const std::string &dir, int report) {
+    std::string file = dir + "/tasks";
+    int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        file = dir + "/cgroup.procs";
+        fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
     }
+    if (fd < 0 || ::write(fd, "0", 1) != 1) child_fails(report, "enter the cgroup " + file);
+    ::close(fd);
+}
+
+// In the child (`born`: in s.born_in): never returns.
+[[noreturn]] void become(const SpawnSpec &s, int report, bool born) {
+    if (!s.born_in.empty() && !born) enter(s.born_in, report);
+    for (const auto &dir : s.cgroups)
+        enter(dir, report);
     // Every source out of the way of the targets first (just above them: a
     // fixed floor would fail under a low RLIMIT_NOFILE), then into place.
     const int first_free = static_cast<int>(3 + s.pass.size());
@@ -91,17 +102,38 @@ namespace {
 
 } // namespace
 
+long clone_into_cgroup(unsigned long flags, int cgroup_fd, bool &born_in) {
+    born_in = false;
+    if (cgroup_fd >= 0) {
+        struct clone_args args {};
+        args.flags = flags | CLONE_INTO_CGROUP;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = static_cast<uint64_t>(cgroup_fd);
+        long pid = ::syscall(SYS_clone3, &args, sizeof args);
+        born_in = pid >= 0;
+        if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EAGAIN))
+            return pid;
+    }
+    return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+}
+
 Result<pid_t> spawn_program(const SpawnSpec &s, const std::string &what) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail_errno(what + ": pipe");
     Fd report_r(p[0]), report_w(p[1]);
-    pid_t child = ::fork();
+    Fd born_in;
+    if (!s.born_in.empty()) {
+        born_in.reset(::open(s.born_in.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!born_in.valid()) return fail_errno(what + ": open " + s.born_in);
+    }
+    bool born = false;
+    pid_t child = static_cast<pid_t>(clone_into_cgroup(0, s.detach ? -1 : born_in.get(), born));
     if (child < 0) return fail_errno(what + ": fork");
     if (child == 0) {
         report_r.release();
         if (s.detach) {
             if (::setsid() < 0) child_fails(report_w.get(), "setsid");
-            pid_t grandchild = ::fork();
+            pid_t grandchild = static_cast<pid_t>(clone_into_cgroup(0, born_in.get(), born));
             if (grandchild < 0) child_fails(report_w.get(), "fork");
             if (grandchild > 0) {
                 std::string line = "P" + std::to_string(grandchild) + "\n";
@@ -109,7 +141,8 @@ Result<pid_t> spawn_program(const SpawnSpec &s, const std::string &what) {
                 ::_exit(0);
             }
         }
-        become(s, report_w.get());
+        born_in.reset();
+        become(s, report_w.get(), born);
     }
     report_w.reset();
     // EOF once every writer is gone: the exec closed the child's end.

@@ -25,11 +25,27 @@ struct SpawnSpec {
     std::vector<int> pass;                         // become fds 3, 4, ... in this order
     std::string cwd;                               // "": where the caller is
     std::vector<std::string> cgroups;              // cgroup directories it enters first
+    // A v2 cgroup directory it is born in (clone_into_cgroup); entered as
+    // those in `cgroups` where it cannot be. In `cgroups` a directory with
+    // a tasks file (v1) is entered by writing 0 there, which spares the
+    // kernel's wait for an RCU grace period (runtime/cgroups/cgroup.hpp
+    // join_self); cgroup.procs otherwise.
+    std::string born_in;
     // Its own session and not the caller's child: a grandchild whose parent
     // exits at once (init or a subreaper reaps it). Otherwise the caller's
     // child, for the caller to reap.
     bool detach = false;
 };
+
+// A child (clone `flags`, exit signal SIGCHLD) born in the v2 cgroup
+// `cgroup_fd` (clone3 CLONE_INTO_CGROUP), so that it is accounted there from
+// its first page and no write to cgroup.procs moves it (join_self says why
+// that matters). Where that cannot be (no clone3 or CLONE_INTO_CGROUP, or
+// pids.max refuses a birth: EAGAIN, a limit of 0 in runtime-spec 1.3), or
+// `cgroup_fd` is -1, a plain clone, which the caller then moves in (a move
+// pids.max does not limit, as runc places its init). `born_in`: whether the
+// child was born in the cgroup. Returns as clone does.
+long clone_into_cgroup(unsigned long flags, int cgroup_fd, bool &born_in);
 
 // The program's PID once its exec succeeded. Errors start with `what`; a
 // child that failed has been reaped.
