@@ -20,27 +20,29 @@ bool listed(const char *var, const char *phase) {
     return false;
 }
 
-void wait_300ms() {
-    struct timespec ts {
-        0, 300 * 1000 * 1000
-    };
-    ::nanosleep(&ts, nullptr);
+// Whether OCI_RUN_FAULT names `phase`.
+bool killed_at(const char *phase) {
+    const char *want = std::getenv("OCI_RUN_FAULT");
+    return want != nullptr && std::strcmp(want, phase) == 0;
 }
 
 } // namespace
 
 const char *fault_action(const char *phase) {
-    const char *want = std::getenv("OCI_RUN_FAULT");
-    if (want != nullptr && std::strcmp(want, phase) == 0) return "kill";
+    if (killed_at(phase)) return "kill";
     return listed("OCI_RUN_FAULT_DELAY", phase) ? "delay" : "-";
 }
 
 void fault_point(const char *phase) {
-    const char *action = fault_action(phase);
     // Listed in both: the wait comes first (a process slow to die, while
     // the others it talks to go on).
-    if (std::strcmp(action, "delay") == 0 || listed("OCI_RUN_FAULT_DELAY", phase)) wait_300ms();
-    if (std::strcmp(action, "kill") != 0) return;
+    if (listed("OCI_RUN_FAULT_DELAY", phase)) {
+        struct timespec ts {
+            0, 300 * 1000 * 1000
+        };
+        ::nanosleep(&ts, nullptr);
+    }
+    if (!killed_at(phase)) return;
     ::raise(SIGKILL);
     // The init of a PID namespace ignores its own SIGKILL: leave as abruptly.
     ::_exit(137);

@@ -326,8 +326,6 @@ std::string procs_dir(const CgroupHost &host, const std::vector<std::string> &di
     return dir;
 }
 
-// The processes in `dir` and every cgroup below it; a `dir` that cannot be
-// read is an error (a sub-cgroup gone meanwhile is not).
 // The PIDs `dir`'s cgroup.procs lists, appended to `out`.
 Status read_procs(const std::string &dir, std::vector<pid_t> &out) {
     auto text = oci::read_file(dir + "/cgroup.procs");
@@ -337,6 +335,8 @@ Status read_procs(const std::string &dir, std::vector<pid_t> &out) {
     return {};
 }
 
+// The processes in `dir` and every cgroup below it; a `dir` that cannot be
+// read is an error (a sub-cgroup gone meanwhile is not).
 Status collect_procs(const std::string &dir, std::vector<pid_t> &out, bool top = true) {
     if (auto r = read_procs(dir, out); !r)
         return top ? Status(forward(std::move(r.error()), "cgroup")) : Status{};

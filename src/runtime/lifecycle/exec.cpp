@@ -731,20 +731,19 @@ Result<int> exec_in_container(const ExecOptions &o) {
     if (c.stage >= 0 && !join.empty() && !paused && !rec.systemd_user &&
         plan->initial_cpus.empty()) {
         std::string u = unified_dir(host, join);
-        std::vector<std::string> left;
         self_joined.reserve(join.size());
-        for (auto &d : join) {
-            if (d == u) {
-                born_dir.reset(::open(d.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-                if (!born_dir.valid()) return fail_errno("exec: cgroup: open " + d);
-                left.push_back(std::move(d)); // unless clone3 puts it there
-                continue;
+        for (auto &d : join)
+            if (d != u) {
+                tasks.push_back(OCI_TRY(open_tasks(d)));
+                self_joined.push_back(std::move(d));
+                c.cgroup_tasks.push_back({tasks.back().get(), self_joined.back().c_str()});
             }
-            tasks.push_back(OCI_TRY(open_tasks(d)));
-            self_joined.push_back(std::move(d));
-            c.cgroup_tasks.push_back({tasks.back().get(), self_joined.back().c_str()});
+        join.clear();
+        if (!u.empty()) {
+            born_dir.reset(::open(u.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!born_dir.valid()) return fail_errno("exec: cgroup: open " + u);
+            join.push_back(std::move(u)); // unless clone3 puts it there
         }
-        join = std::move(left);
     }
     // The intermediate (exec_intermediate) joins the container; the process
     // it (or the stage it execs) forks is our child.
@@ -816,8 +815,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
             kill_and_reap(mid);
             return forward(std::move(st.error()), "exec");
         }
-    tasks.clear(); // (the intermediate's copies went with its exec)
-    if (born_in_v2) std::erase(join, unified_dir(host, join));
+    tasks.clear();                // (the intermediate's copies went with its exec)
+    if (born_in_v2) join.clear(); // (it held the v2 directory alone)
     if (!join.empty()) {
         // The process it forks is born there. A user's systemd manager's
         // scope may be beyond what this user may move a process into (its

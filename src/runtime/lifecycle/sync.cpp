@@ -30,6 +30,14 @@ std::optional<Error> peer_error(int fd) {
     return Error{p.value, p.text};
 }
 
+// A send that failed: the peer's own error when it left one (peer_error),
+// else `failed`.
+Status or_peer_error(int fd, Status failed) {
+    if (!failed && (failed.error().code == EPIPE || failed.error().code == ECONNRESET))
+        if (auto said = peer_error(fd)) return std::unexpected(std::move(*said));
+    return failed;
+}
+
 } // namespace
 
 Status send(int fd, Msg type, int32_t value, const char *text) {
@@ -40,12 +48,8 @@ Status send(int fd, Msg type, int32_t value, const char *text) {
     ssize_t n;
     while ((n = ::send(fd, &p, sizeof p, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
-    if (n != static_cast<ssize_t>(sizeof p)) {
-        int e = errno;
-        if (e == EPIPE || e == ECONNRESET)
-            if (auto said = peer_error(fd)) return std::unexpected(std::move(*said));
-        return fail_code(e, "sync socket: send");
-    }
+    if (n != static_cast<ssize_t>(sizeof p))
+        return or_peer_error(fd, fail_errno("sync socket: send"));
     return {};
 }
 
@@ -53,10 +57,7 @@ Status send_with_fd(int fd, Msg type, int passed, const char *text) {
     Packet p{};
     p.type = type;
     if (text) std::strncpy(p.text, text, sizeof p.text - 1);
-    auto sent = send_with_rights(fd, &p, sizeof p, passed, "sync socket: send an fd");
-    if (!sent && (sent.error().code == EPIPE || sent.error().code == ECONNRESET))
-        if (auto said = peer_error(fd)) return std::unexpected(std::move(*said));
-    return sent;
+    return or_peer_error(fd, send_with_rights(fd, &p, sizeof p, passed, "sync socket: send an fd"));
 }
 
 Result<Packet> receive(int fd, const char *peer) {
