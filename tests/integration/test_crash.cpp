@@ -57,9 +57,14 @@ Crash make_crash(const char *tag) {
     return c;
 }
 
-void use_cgroup(Crash &c, const std::string &id) {
+// Container c.e.id-SUFFIX, tracked, its cgroup under the test's parent:
+// its ID.
+std::string new_container(Crash &c, const std::string &suffix) {
+    std::string id = c.e.id + "-" + suffix;
+    test::track(c.e.root, id);
     c.e.b.spec.linux_->cgroups_path = c.cg_parent + "/" + id;
     c.e.b.save();
+    return id;
 }
 
 // Live (non-zombie) processes other than this one whose environment holds `mark`.
@@ -126,9 +131,7 @@ test::FileRun run_faulted(const std::string &phase, const std::vector<std::strin
 // Skips the suite's tests on a binary built without the hooks (a plain
 // release build): create must die at its first step.
 void require_fault_build(Crash &c) {
-    std::string id = c.e.id + "-probe";
-    test::track(c.e.root, id);
-    use_cgroup(c, id);
+    std::string id = new_container(c, "probe");
     auto r = run_faulted("create:dir", {"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
     if (r.status == 137) {
         cr_assert_eq(test::oci({"--root", c.e.root, "delete", "--force", id}).status, 0);
@@ -141,9 +144,7 @@ void require_fault_build(Crash &c) {
 
 // create killed at `phase`, then delete --force: nothing left.
 void crash_create(Crash &c, const std::string &phase) {
-    std::string id = c.e.id + "-" + phase.substr(phase.find(':') + 1);
-    test::track(c.e.root, id);
-    use_cgroup(c, id);
+    std::string id = new_container(c, phase.substr(phase.find(':') + 1));
     auto r = run_faulted(phase, {"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
     cr_assert_eq(r.status, 137, "create did not die at %s (exit %d): %s", phase.c_str(), r.status,
                  r.err.c_str());
@@ -153,13 +154,14 @@ void crash_create(Crash &c, const std::string &phase) {
     assert_nothing_left(c, id, phase.c_str());
 }
 
-void create_started(Crash &c, const std::string &id) {
-    test::track(c.e.root, id);
-    use_cgroup(c, id);
+// Container c.e.id-SUFFIX created and started: its ID.
+std::string create_started(Crash &c, const std::string &suffix) {
+    std::string id = new_container(c, suffix);
     auto r = test::oci_files({"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
     cr_assert_eq(r.status, 0, "create: %s", r.err.c_str());
     auto s = test::oci({"--root", c.e.root, "start", id});
     cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    return id;
 }
 
 // A network policy with one forwarded port: the helper runs.
@@ -169,11 +171,29 @@ void with_helper(Crash &c, const std::string &ports) {
     c.e.b.save();
 }
 
+// rmdir, deepest first, every cgroup below `path` in every hierarchy.
+void remove_cgroups_below(const std::string &path) {
+    for (const auto &dir : test::cgroup_children(path)) {
+        remove_cgroups_below(path + "/" + dir.substr(dir.rfind('/') + 1));
+        ::rmdir(dir.c_str());
+    }
+}
+
 // After each test, also when an assertion ended it: the containers, then
-// the test's cgroup parent in every hierarchy.
+// the test's cgroup parent in every hierarchy. A test that failed because
+// the runtime left something behind must not leave it on the machine: what
+// still runs with the test's mark is killed (by PID), and the cgroups below
+// the test's own parent go with it.
 void crash_fini() {
+    if (const char *id = std::getenv("OCI_RUN_TEST_MARK"))
+        for (long pid : marked_processes(std::string("OCI_RUN_TEST_MARK=") + id)) {
+            ::kill(static_cast<pid_t>(pid), SIGKILL);
+            (void)test::pid_gone(pid, 2000);
+        }
     cleanup_all();
-    (void)test::remove_cgroup_parent(test::cgroup_parent("crash"));
+    std::string parent = test::cgroup_parent("crash");
+    remove_cgroups_below(parent);
+    (void)test::remove_cgroup_parent(parent);
 }
 
 } // namespace
@@ -198,9 +218,7 @@ Test(crash, create_killed_at_every_step_leaves_nothing_after_delete_force) {
 Test(crash, create_killed_after_the_init_got_ready) {
     Crash c = make_crash("crash-late");
     require_fault_build(c);
-    std::string id = c.e.id + "-late";
-    test::track(c.e.root, id);
-    use_cgroup(c, id);
+    std::string id = new_container(c, "late");
     ::setenv("OCI_RUN_FAULT_DELAY", "create:proceeded", 1);
     auto r =
         run_faulted("create:proceeded", {"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
@@ -229,9 +247,7 @@ Test(crash, init_killed_at_every_step_fails_create_and_leaves_nothing) {
     Crash c = make_crash("crash-init");
     require_fault_build(c);
     for (const char *phase : {"init:setup", "init:mounted", "init:ready"}) {
-        std::string id = c.e.id + "-" + std::string(phase).substr(5);
-        test::track(c.e.root, id);
-        use_cgroup(c, id);
+        std::string id = new_container(c, std::string(phase).substr(5));
         auto r = run_faulted(phase, {"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
         cr_assert_eq(r.status, 1, "%s: create exited %d", phase, r.status);
         cr_assert(contains(r.err, "init exited during setup"), "%s: %s", phase, r.err.c_str());
@@ -246,9 +262,7 @@ Test(crash, init_killed_at_every_step_fails_create_and_leaves_nothing) {
 Test(crash, start_killed_after_releasing_the_init) {
     Crash c = make_crash("crash-start");
     require_fault_build(c);
-    std::string id = c.e.id + "-s";
-    test::track(c.e.root, id);
-    use_cgroup(c, id);
+    std::string id = new_container(c, "s");
     auto r = test::oci_files({"--root", c.e.root, "create", "--bundle", c.e.b.dir, id});
     cr_assert_eq(r.status, 0, "create: %s", r.err.c_str());
     auto s = run_faulted("start:released", {"--root", c.e.root, "start", id});
@@ -264,8 +278,7 @@ Test(crash, start_killed_after_releasing_the_init) {
 Test(crash, exec_killed_at_every_step_takes_only_its_own_process) {
     Crash c = make_crash("crash-exec");
     require_fault_build(c);
-    std::string id = c.e.id + "-x";
-    create_started(c, id);
+    std::string id = create_started(c, "x");
     long init = test::state_of(c.e.root, id).pid;
     for (const char *phase : {"exec:cloned", "exec:joined", "exec-child:joined",
                               "exec-child:visible", "exec:running"}) {
@@ -299,8 +312,7 @@ Test(crash, delete_killed_at_every_step_is_finished_by_the_next) {
     require_fault_build(c);
     with_helper(c, "9");
     for (const char *phase : {"delete:killed", "delete:cgroup", "delete:shim"}) {
-        std::string id = c.e.id + "-" + std::string(phase).substr(7);
-        create_started(c, id);
+        std::string id = create_started(c, std::string(phase).substr(7));
         auto r = run_faulted(phase, {"--root", c.e.root, "delete", "--force", id});
         cr_assert_eq(r.status, 137, "delete did not die at %s (exit %d): %s", phase, r.status,
                      r.err.c_str());
@@ -363,8 +375,7 @@ Test(crash, helper_killed_while_relaying_costs_the_forward_not_the_host) {
     Crash c = make_crash("crash-shim");
     int host = test::listen_on("127.0.0.1", 0, 8);
     with_helper(c, "8080:" + std::to_string(test::port_of(host)));
-    std::string id = c.e.id + "-h";
-    create_started(c, id);
+    std::string id = create_started(c, "h");
     long init = test::state_of(c.e.root, id).pid;
     std::string state = read_file(c.e.root + "/" + id + "/state.json");
     auto at = state.find("\"shimPid\":");
