@@ -7,6 +7,7 @@
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <seccomp.h>
 
 #include <cerrno>
 #include <cstring>
@@ -15,18 +16,11 @@ using namespace ocirun;
 
 namespace {
 
-uint32_t run_filter(const SeccompFilter &f, uint32_t arch, int nr, uint64_t a0 = 0, uint64_t a1 = 0,
-                    uint64_t a2 = 0) {
-    struct seccomp_data d {};
-    d.nr = nr;
-    d.arch = arch;
-    d.args[0] = a0;
-    d.args[1] = a1;
-    d.args[2] = a2;
+uint32_t run_program(const std::vector<struct sock_filter> &program, const struct seccomp_data &d) {
     const unsigned char *mem = reinterpret_cast<const unsigned char *>(&d);
     uint32_t A = 0, X = 0, M[16] = {};
-    for (size_t pc = 0; pc < f.program.size(); pc++) {
-        const struct sock_filter &i = f.program[pc];
+    for (size_t pc = 0; pc < program.size(); pc++) {
+        const struct sock_filter &i = program[pc];
         switch (BPF_CLASS(i.code)) {
         case BPF_LD:
             if (BPF_MODE(i.code) == BPF_ABS) {
@@ -117,6 +111,27 @@ uint32_t run_filter(const SeccompFilter &f, uint32_t arch, int nr, uint64_t a0 =
     }
     cr_assert_fail("the filter ran off its end");
     return 0;
+}
+
+// Every program of the filter, as the kernel runs a stack of them: the
+// last loaded first, and the strictest answer (the lowest action, as a
+// signed number) wins; of equal ones, the first run.
+uint32_t run_filter(const SeccompFilter &f, uint32_t arch, int nr, uint64_t a0 = 0, uint64_t a1 = 0,
+                    uint64_t a2 = 0) {
+    struct seccomp_data d {};
+    d.nr = nr;
+    d.arch = arch;
+    d.args[0] = a0;
+    d.args[1] = a1;
+    d.args[2] = a2;
+    cr_assert(!f.programs.empty(), "a filter with no program");
+    uint32_t ret = SECCOMP_RET_ALLOW;
+    for (auto it = f.programs.rbegin(); it != f.programs.rend(); ++it) {
+        uint32_t cur = run_program(*it, d);
+        auto action = [](uint32_t r) { return static_cast<int32_t>(r & SECCOMP_RET_ACTION_FULL); };
+        if (it == f.programs.rbegin() || action(cur) < action(ret)) ret = cur;
+    }
+    return ret;
 }
 
 oci::Syscall rule(std::vector<std::string> names, const char *action,
@@ -381,4 +396,126 @@ Test(seccomp_profiles, default_is_an_allow_list_with_capability_extras) {
     cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 56, 0x04000011), kEperm); // + CLONE_NEWUTS
     cr_assert_eq(run_filter(plain, AUDIT_ARCH_X86_64, 135, 0x0040000), kEperm); // personality
     cr_assert_eq(run_filter(plain, AUDIT_ARCH_I386, 39), kAllow);               // i386 mkdir
+}
+
+// ---- one program per architecture decides as one program for all -------------
+
+namespace {
+
+// Every answer of the two forms, over the numbers of each architecture
+// this kernel can present (and two it cannot, and x32's), with argument
+// values the shipped profiles compare against.
+void same_answers(const SeccompFilter &split, const SeccompFilter &one) {
+    const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64,
+                               AUDIT_ARCH_ARM, 0x12345678};
+    const uint64_t args[][3] = {{0, 0, 0},
+                                {0x11, 0, 0},
+                                {0x04000011, 0, 0},
+                                {0x10000000, 0, 0},
+                                {0x0040000, 0, 0},
+                                {1, 1, 0},
+                                {2, 1, 0},
+                                {10, 1, 0},
+                                {16, 3, 0},
+                                {0, 0x5412, 0},
+                                {0xffffffff, 0x541C, 0}};
+    std::vector<int> nrs;
+    for (int nr = 0; nr < 470; nr++)
+        nrs.push_back(nr);
+    for (int nr = 0; nr < 560; nr++)
+        nrs.push_back(kX32 | nr);
+    nrs.push_back(-1);
+    for (uint32_t arch : arches)
+        for (int nr : nrs)
+            for (const auto &a : args) {
+                uint32_t s = run_filter(split, arch, nr, a[0], a[1], a[2]);
+                uint32_t o = run_filter(one, arch, nr, a[0], a[1], a[2]);
+                if (s != o)
+                    cr_assert_fail("arch 0x%x nr %d args 0x%llx 0x%llx: per architecture 0x%x, "
+                                   "one program 0x%x",
+                                   arch, nr, static_cast<unsigned long long>(a[0]),
+                                   static_cast<unsigned long long>(a[1]), s, o);
+            }
+}
+
+SeccompFilter compile_as(const oci::Seccomp &s, const std::vector<std::string> &caps,
+                         bool per_arch) {
+    auto f = compile_seccomp(s, caps, per_arch);
+    cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
+    return *f;
+}
+
+oci::Seccomp shipped_profile(const char *name) {
+    const char *dir = std::getenv("OCI_RUN_PROFILES");
+    std::string path = std::string(dir && *dir ? dir : "seccomp-profiles") + "/" + name;
+    auto spec = oci::parse_spec(
+        "{\"ociVersion\": \"1.2.1\", \"linux\": {\"seccomp\": " + unit::must_read(path) + "}}");
+    cr_assert(spec.has_value(), "%s: %s", path.c_str(), spec ? "" : spec.error().text().c_str());
+    return *spec->linux_->seccomp;
+}
+
+} // namespace
+
+Test(seccomp_split, shipped_profiles_answer_as_one_program) {
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) cr_skip("the grid is x86-64's");
+    for (const char *name : {"default.json", "sandbox-guard.json"})
+        for (const std::vector<std::string> &caps :
+             {std::vector<std::string>{}, std::vector<std::string>{"CAP_SYS_ADMIN", "CAP_KILL"}}) {
+            oci::Seccomp s = shipped_profile(name);
+            SeccompFilter split = compile_as(s, caps, true);
+            SeccompFilter one = compile_as(s, caps, false);
+            // x86-64, x86 and x32 are named: a gate and three programs.
+            cr_assert_eq(split.programs.size(), 4u, "%s: %zu programs", name,
+                         split.programs.size());
+            cr_assert_eq(one.programs.size(), 1u);
+            same_answers(split, one);
+        }
+}
+
+Test(seccomp_split, arguments_errno_and_an_allowing_default_answer_as_one_program) {
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) cr_skip("the grid is x86-64's");
+    for (const char *def : {"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL_PROCESS"}) {
+        oci::Seccomp s;
+        s.default_action = def;
+        s.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86"}; // x32 left to the gate
+        auto clone = rule({"clone"}, "SCMP_ACT_ERRNO", 13);
+        clone.args.push_back(arg(0, "SCMP_CMP_MASKED_EQ", 0x10000000, 0x10000000));
+        s.syscalls.push_back(clone);
+        auto sock = rule({"socket"}, "SCMP_ACT_ALLOW");
+        sock.args.push_back(arg(0, "SCMP_CMP_EQ", 1));
+        s.syscalls.push_back(sock);
+        auto twice = rule({"personality"}, "SCMP_ACT_TRAP");
+        twice.args.push_back(arg(0, "SCMP_CMP_EQ", 0));
+        twice.args.push_back(arg(0, "SCMP_CMP_EQ", 0x0040000));
+        s.syscalls.push_back(twice);
+        s.syscalls.push_back(rule({"read", "write", "exit_group", "getpid"}, "SCMP_ACT_ALLOW"));
+        s.syscalls.push_back(rule({"mkdir", "mkdirat"}, "SCMP_ACT_LOG"));
+        SeccompFilter split = compile_as(s, {}, true);
+        SeccompFilter one = compile_as(s, {}, false);
+        cr_assert_eq(split.programs.size(), 3u, "%s: %zu programs", def, split.programs.size());
+        same_answers(split, one);
+        // The runtime loads them one by one with seccomp(2) (317), which the
+        // profile does not name: only the last loaded may refuse it.
+        struct seccomp_data d {};
+        d.arch = AUDIT_ARCH_X86_64;
+        d.nr = 317;
+        for (size_t k = 0; k + 1 < split.programs.size(); k++)
+            cr_assert_eq(run_program(split.programs[k], d), kAllow,
+                         "%s: program %zu refuses "
+                         "seccomp(2) before the last is loaded",
+                         def, k);
+    }
+}
+
+Test(seccomp_split, architectures_this_kernel_cannot_run_are_left_out) {
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) cr_skip("an x86-64 kernel's");
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ERRNO";
+    s.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"};
+    s.syscalls.push_back(rule({"read", "getpid"}, "SCMP_ACT_ALLOW"));
+    SeccompFilter f = compile(s);
+    // x86-64 alone is left: one program, as for a profile that names only it.
+    cr_assert_eq(f.programs.size(), 1u);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 39), kAllow);
+    cr_assert_eq(run_filter(f, AUDIT_ARCH_AARCH64, 172), SECCOMP_RET_KILL_THREAD);
 }

@@ -95,12 +95,13 @@ std::string exec_stage_for_join(const oci::Process &p, bool pid_namespace_is_our
 
 Result<Fd> stage_filters(const std::vector<const SeccompFilter *> &filters) {
     std::string data;
-    for (const SeccompFilter *f : filters) {
-        uint32_t head[2] = {f->load_flags(), static_cast<uint32_t>(f->program.size())};
-        data.append(reinterpret_cast<const char *>(head), sizeof head);
-        data.append(reinterpret_cast<const char *>(f->program.data()),
-                    f->program.size() * sizeof f->program[0]);
-    }
+    for (const SeccompFilter *f : filters)
+        for (const auto &program : f->programs) {
+            uint32_t head[2] = {f->load_flags(), static_cast<uint32_t>(program.size())};
+            data.append(reinterpret_cast<const char *>(head), sizeof head);
+            data.append(reinterpret_cast<const char *>(program.data()),
+                        program.size() * sizeof program[0]);
+        }
     return sealed_memfd("oci-run-seccomp", data, "exec stage: the seccomp filters' memfd");
 }
 

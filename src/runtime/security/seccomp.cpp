@@ -12,9 +12,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace ocirun {
 
@@ -123,12 +125,21 @@ std::vector<struct sock_filter> enosys_stub(const std::map<uint32_t, uint32_t> &
     };
     body.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4));
     for (const auto &[arch, max] : largest) {
-        if (arch == SCMP_ARCH_X32) continue; // within x86-64's section
+        // x32's numbers come as x86-64's AUDIT_ARCH: within x86-64's section,
+        // or (x32 without x86-64: its own program) a section of that
+        // AUDIT_ARCH where x86-64's numbers go to the profile.
+        bool x32_alone = arch == SCMP_ARCH_X32 && !largest.contains(SCMP_ARCH_X86_64);
+        if (arch == SCMP_ARCH_X32 && !x32_alone) continue;
         // if (arch != A) skip this section
         size_t skip_at = body.size();
-        body.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
+        body.push_back(
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, x32_alone ? SCMP_ARCH_X86_64 : arch, 0, 0));
         body.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0));
-        if (arch == SCMP_ARCH_X86_64) {
+        if (x32_alone) {
+            body.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 0, 1));
+            jump(BPF_JMP | BPF_JGT | BPF_K, max, enosys, profile);
+            jump(BPF_JMP | BPF_JA, 0, profile, profile);
+        } else if (arch == SCMP_ARCH_X86_64) {
             auto x32 = largest.find(SCMP_ARCH_X32);
             // x32 numbers: above x32's largest, or all of them when the
             // profile has no x32 (the profile then refuses them itself).
@@ -178,20 +189,91 @@ bool refusing_default(uint32_t def, const oci::Seccomp &s) {
 
 } // namespace
 
-Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps) {
-    SeccompFilter out;
-    const std::string base = "linux.seccomp";
-    uint32_t def = OCI_TRY(action(s.default_action, s.default_errno_ret, base + ".defaultAction"));
+namespace {
+
+// The architectures a kernel of the native one's can hand a filter (an
+// x86-64 kernel: x86-64, its x32 numbers and i386; arm64: arm64 and arm),
+// or empty when not known here (then every one named is kept).
+std::vector<uint32_t> runnable_arches() {
+    switch (seccomp_arch_native()) {
+    case SCMP_ARCH_X86_64:
+        return {SCMP_ARCH_X86_64, SCMP_ARCH_X86, SCMP_ARCH_X32};
+    case SCMP_ARCH_AARCH64:
+        return {SCMP_ARCH_AARCH64, SCMP_ARCH_ARM};
+    default:
+        return {};
+    }
+}
+
+// One rule for libseccomp, checked and resolved once for every program.
+struct Rule {
+    uint32_t act;
+    int nr;
+    std::vector<scmp_arg_cmp> args;
+    std::string what; // "linux.seccomp.syscalls[i]: add a rule for NAME"
+};
+
+// A libseccomp context with `def`, for `arches` (the native one when
+// empty), answering `bad_arch` for any other; with `rules`; exported.
+Result<std::vector<struct sock_filter>>
+build_program(uint32_t def, const std::vector<uint32_t> &arches, uint32_t bad_arch,
+              const std::vector<Rule> &rules, const std::string &base) {
     Ctx c{seccomp_init(def)};
     if (!c.ctx) return fail(base + ": seccomp_init failed");
     // We load the program ourselves and set no_new_privs ourselves.
     seccomp_attr_set(c.ctx, SCMP_FLTATR_CTL_NNP, 0);
+    seccomp_attr_set(c.ctx, SCMP_FLTATR_ACT_BADARCH, bad_arch);
+    const uint32_t native = seccomp_arch_native();
+    bool native_kept = arches.empty();
+    for (uint32_t arch : arches) {
+        if (arch == native) {
+            native_kept = true;
+            continue;
+        }
+        int r = seccomp_arch_add(c.ctx, arch);
+        if (r < 0 && r != -EEXIST) return fail_code(-r, base + ": add an architecture");
+    }
+    if (!native_kept) {
+        int r = seccomp_arch_remove(c.ctx, native);
+        if (r < 0) return fail_code(-r, base + ": remove the native architecture");
+    }
+    for (const Rule &rule : rules) {
+        int r = seccomp_rule_add_array(c.ctx, rule.act, rule.nr,
+                                       static_cast<unsigned>(rule.args.size()),
+                                       rule.args.empty() ? nullptr : rule.args.data());
+        if (r < 0) return fail_code(-r, rule.what);
+    }
+    // Export the BPF program (into a memfd, read back).
+    Fd mem(::memfd_create("seccomp", MFD_CLOEXEC));
+    if (!mem.valid()) return fail_errno(base + ": memfd_create");
+    int r = seccomp_export_bpf(c.ctx, mem.get());
+    if (r < 0) return fail_code(-r, base + ": export the BPF program");
+    off_t size = ::lseek(mem.get(), 0, SEEK_END);
+    if (size <= 0 || size % static_cast<off_t>(sizeof(struct sock_filter)) != 0)
+        return fail(base + ": libseccomp exported no program");
+    std::vector<struct sock_filter> program(static_cast<size_t>(size) / sizeof(struct sock_filter));
+    if (::pread(mem.get(), program.data(), static_cast<size_t>(size), 0) != size)
+        return fail_errno(base + ": read the BPF program");
+    return program;
+}
+
+} // namespace
+
+Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps,
+                                      bool per_arch) {
+    SeccompFilter out;
+    const std::string base = "linux.seccomp";
+    uint32_t def = OCI_TRY(action(s.default_action, s.default_errno_ret, base + ".defaultAction"));
+    const std::vector<uint32_t> runnable = runnable_arches();
+    std::vector<uint32_t> arches = {seccomp_arch_native()};
     for (size_t i = 0; i < s.architectures.size(); i++) {
         std::string f = base + ".architectures[" + std::to_string(i) + "]";
         uint32_t arch = seccomp_arch_resolve_name(lower_arch(s.architectures[i]).c_str());
         if (arch == 0) return fail(f + ": \"" + s.architectures[i] + "\" is unknown to libseccomp");
-        int r = seccomp_arch_add(c.ctx, arch);
-        if (r < 0 && r != -EEXIST) return fail_code(-r, f + ": add " + s.architectures[i]);
+        if (!runnable.empty() &&
+            std::find(runnable.begin(), runnable.end(), arch) == runnable.end())
+            continue; // never seen by this kernel's filters
+        if (std::find(arches.begin(), arches.end(), arch) == arches.end()) arches.push_back(arch);
     }
     for (size_t i = 0; i < s.flags.size(); i++) {
         unsigned int bit = seccomp_flag_bit(s.flags[i]);
@@ -200,6 +282,7 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
                         "\"");
         out.flags |= bit;
     }
+    std::vector<Rule> rules;
     bool clone_args = false, has_clone3 = false;
     for (size_t i = 0; i < s.syscalls.size(); i++) {
         const oci::Syscall &sc = s.syscalls[i];
@@ -236,19 +319,14 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
                 continue;
             }
             if (act == def) continue; // the default already does it
-            auto add = [&](const std::vector<scmp_arg_cmp> &a) -> Status {
-                int r = seccomp_rule_add_array(c.ctx, act, nr, static_cast<unsigned>(a.size()),
-                                               a.empty() ? nullptr : a.data());
-                if (r < 0) return fail_code(-r, f + ": add a rule for " + name);
-                return {};
-            };
+            std::string what = f + ": add a rule for " + name;
             if (!repeated_index) {
-                OCI_CHECK(add(args));
+                rules.push_back({act, nr, args, what});
             } else {
                 // libseccomp cannot AND two comparisons of one argument: one
                 // rule each (they then match as OR), as runc does.
                 for (const auto &a : args)
-                    OCI_CHECK(add({a}));
+                    rules.push_back({act, nr, {a}, what});
             }
         }
     }
@@ -256,27 +334,55 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
     // memory): clone3 answers ENOSYS so the libc falls back to clone.
     if (clone_args && !has_clone3 && def != SCMP_ACT_ALLOW) {
         int nr = seccomp_syscall_resolve_name("clone3");
-        if (nr != __NR_SCMP_ERROR) seccomp_rule_add(c.ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+        if (nr != __NR_SCMP_ERROR) rules.push_back({SCMP_ACT_ERRNO(ENOSYS), nr, {}, base});
     }
-    // Export the BPF program (into a memfd, read back).
-    Fd mem(::memfd_create("seccomp", MFD_CLOEXEC));
-    if (!mem.valid()) return fail_errno(base + ": memfd_create");
-    int r = seccomp_export_bpf(c.ctx, mem.get());
-    if (r < 0) return fail_code(-r, base + ": export the BPF program");
-    off_t size = ::lseek(mem.get(), 0, SEEK_END);
-    if (size <= 0 || size % static_cast<off_t>(sizeof(struct sock_filter)) != 0)
-        return fail(base + ": libseccomp exported no program");
-    std::vector<struct sock_filter> profile(static_cast<size_t>(size) / sizeof(struct sock_filter));
-    if (::pread(mem.get(), profile.data(), static_cast<size_t>(size), 0) != size)
-        return fail_errno(base + ": read the BPF program");
     // A system call newer than every one the profile names answers ENOSYS,
     // not the default's EPERM, so that a C library falls back to an older
-    // call it knows (runc's -ENOSYS stub, in front of libseccomp's program).
-    if (refusing_default(def, s)) out.program = enosys_stub(largest_known(s));
-    out.program.insert(out.program.end(), profile.begin(), profile.end());
-    if (out.program.size() > BPF_MAXINSNS)
-        return fail(base + ": the filter is " + std::to_string(out.program.size()) +
-                    " BPF instructions, above the kernel's " + std::to_string(BPF_MAXINSNS));
+    // call it knows (runc's -ENOSYS stub, in front of libseccomp's program;
+    // in front of each architecture's, which all answer alike).
+    std::map<uint32_t, uint32_t> largest;
+    const bool stub = refusing_default(def, s);
+    if (stub) {
+        largest = largest_known(s);
+        std::erase_if(largest, [&](const auto &e) {
+            return std::find(arches.begin(), arches.end(), e.first) == arches.end();
+        });
+    }
+    // In front of a program: the stub's sections for `only` (every
+    // architecture when empty). x86-64's includes x32's numbers, which come
+    // under its AUDIT_ARCH (-1 among them).
+    auto add = [&](std::vector<struct sock_filter> program,
+                   std::optional<uint32_t> only) -> Status {
+        if (stub) {
+            std::map<uint32_t, uint32_t> mine = largest;
+            if (only)
+                std::erase_if(mine, [&](const auto &e) {
+                    return e.first != *only &&
+                           !(*only == SCMP_ARCH_X86_64 && e.first == SCMP_ARCH_X32);
+                });
+            auto head = enosys_stub(mine);
+            program.insert(program.begin(), head.begin(), head.end());
+        }
+        if (program.size() > BPF_MAXINSNS)
+            return fail(base + ": the filter is " + std::to_string(program.size()) +
+                        " BPF instructions, above the kernel's " + std::to_string(BPF_MAXINSNS));
+        out.programs.push_back(std::move(program));
+        return {};
+    };
+    if (!per_arch || out.notify || arches.size() < 2) {
+        OCI_CHECK(add(OCI_TRY(build_program(def, arches, SCMP_ACT_KILL_THREAD, rules, base)), {}));
+        return out;
+    }
+    // The gate: the architectures named pass, any other is killed (the one
+    // program's bad-architecture answer). Then each architecture's rules,
+    // with its own part of the stub, the native one's last: the runtime
+    // loads the rest with seccomp(2), which only that one may refuse.
+    out.programs.push_back(
+        OCI_TRY(build_program(SCMP_ACT_ALLOW, arches, SCMP_ACT_KILL_THREAD, {}, base)));
+    std::stable_partition(arches.begin(), arches.end(),
+                          [](uint32_t a) { return a != seccomp_arch_native(); });
+    for (uint32_t arch : arches)
+        OCI_CHECK(add(OCI_TRY(build_program(def, {arch}, SCMP_ACT_ALLOW, rules, base)), arch));
     return out;
 }
 
@@ -285,11 +391,14 @@ unsigned int SeccompFilter::load_flags() const {
 }
 
 Result<int> load_seccomp(const SeccompFilter &f) {
-    struct sock_fprog prog;
-    prog.len = static_cast<unsigned short>(f.program.size());
-    prog.filter = const_cast<struct sock_filter *>(f.program.data());
-    long r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f.load_flags(), &prog);
-    if (r < 0) return fail_errno("linux.seccomp: load the filter");
+    long r = -1;
+    for (const auto &program : f.programs) {
+        struct sock_fprog prog;
+        prog.len = static_cast<unsigned short>(program.size());
+        prog.filter = const_cast<struct sock_filter *>(program.data());
+        r = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f.load_flags(), &prog);
+        if (r < 0) return fail_errno("linux.seccomp: load the filter");
+    }
     return f.notify ? static_cast<int>(r) : -1;
 }
 
