@@ -5,6 +5,13 @@
 //   startup [--iterations N] [--scale N] [--json] [--no-heap] [--heap-lib PATH]
 //           [--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none]
 //           [--crun PATH|none] [--settle-ms N] [--bundle-maker PATH]
+//           [--state-dir DIR] [--seccomp-profile FILE]
+//
+// --state-dir: the runtimes' --root directories go in a new directory under
+// DIR (a tmpfs, as /run is on most systems; by default they are in the
+// temporary directory with the bundles). --seccomp-profile: the "+seccomp"
+// row runs the base bundle with that profile as linux.seccomp (the build
+// passes seccomp-profiles/default.json).
 //
 // The heap count preloads a library into the runtime, which a static binary
 // does not load: --oci-run-heap names the same code linked dynamically (the
@@ -49,6 +56,8 @@ struct Options {
     std::string heap_lib;     // bench/heap_count.cpp, built as a shared library
     std::string oci_run_heap; // oci-run linked dynamically, for the heap count
     std::string oci_run, runc = "runc", crun = "crun", bundle_maker;
+    std::string state_dir; // where the runtimes' --root directories go (default: the temp dir)
+    std::string seccomp;   // an OCI seccomp profile for the +seccomp rows (none: no such rows)
 };
 
 struct Runtime {
@@ -227,11 +236,16 @@ void make_bundles(const Options &o, const std::string &dir) {
                    "[{\"containerID\":0,\"hostID\":100000,\"size\":65536}]"},
         {"netns", " | .linux.namespaces += [{\"type\":\"network\"}]"},
         {"sleep", " | .process.args = [\"sleep\", \"100000\"]"},
+        {"seccomp", " | .linux.seccomp = $profile[0]"},
     };
     for (const auto &v : vs) {
+        if (std::string(v.name) == "seccomp" && o.seccomp.empty()) continue;
         std::string d = dir + "/" + v.name;
         ::mkdir(d.c_str(), 0755);
-        std::string c = "jq " + sh_quote(std::string(filter) + v.extra) + " " +
+        std::string profile = std::string(v.name) == "seccomp"
+                                  ? "--slurpfile profile " + sh_quote(o.seccomp) + " "
+                                  : "";
+        std::string c = "jq " + profile + sh_quote(std::string(filter) + v.extra) + " " +
                         sh_quote(base + "/config.json") + " > " + sh_quote(d + "/config.json.new") +
                         " && mv " + sh_quote(d + "/config.json.new") + " " +
                         sh_quote(d + "/config.json");
@@ -362,12 +376,16 @@ int main(int argc, char **argv) {
             o.crun = value();
         else if (a == "--bundle-maker")
             o.bundle_maker = value();
+        else if (a == "--state-dir")
+            o.state_dir = value();
+        else if (a == "--seccomp-profile")
+            o.seccomp = value();
         else if (a == "-h" || a == "--help") {
             std::printf("usage: startup [--iterations N] [--scale N] [--json] [--no-heap] "
                         "[--heap-lib PATH] "
                         "[--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none] "
                         "[--crun PATH|none] [--settle-ms N] "
-                        "[--bundle-maker PATH]\n");
+                        "[--bundle-maker PATH] [--state-dir DIR] [--seccomp-profile FILE]\n");
             return 0;
         } else
             die("unknown argument " + a);
@@ -396,15 +414,24 @@ int main(int argc, char **argv) {
     std::string dir = tmpl;
     ::chmod(dir.c_str(), 0755); // the user-namespace variant's root must reach the rootfs
     make_bundles(o, dir);
+    std::string roots = dir;
+    if (!o.state_dir.empty()) {
+        char rt[] = "oci-run-bench-roots-XXXXXX";
+        roots = o.state_dir + "/" + rt;
+        std::vector<char> buf(roots.begin(), roots.end());
+        buf.push_back('\0');
+        if (!::mkdtemp(buf.data())) die("--state-dir " + o.state_dir + ": " + std::strerror(errno));
+        roots = buf.data();
+    }
 
     std::vector<Runtime> rts;
-    rts.push_back({"oci-run", o.oci_run, false, dir + "/root-oci-run"});
+    rts.push_back({"oci-run", o.oci_run, false, roots + "/root-oci-run"});
     std::string note;
     if (o.runc != "none" && !which(o.runc).empty())
-        rts.push_back({"runc", which(o.runc), false, dir + "/root-runc"});
+        rts.push_back({"runc", which(o.runc), false, roots + "/root-runc"});
     if (o.crun != "none" && !which(o.crun).empty()) {
         bool priv = prepare_private_mnt(dir);
-        rts.push_back({"crun", which(o.crun), priv, dir + "/root-crun"});
+        rts.push_back({"crun", which(o.crun), priv, roots + "/root-crun"});
         if (priv)
             note = "crun runs in a private mount namespace with an empty file over "
                    "/sys/fs/cgroup/unified/cgroup.controllers (crun 1.8 refuses hybrid hosts; "
@@ -426,11 +453,13 @@ int main(int argc, char **argv) {
     // one leaves behind (a cgroup the kernel is still freeing, RCU callbacks)
     // slows whatever comes next, so no one may always come after the same one.
     for (int i = 0; i < o.iterations; i++) {
-        for (const char *variant : {"base", "userns", "netns"}) {
+        for (const char *variant : {"base", "userns", "netns", "seccomp"}) {
+            if (std::string(variant) == "seccomp" && o.seccomp.empty()) continue;
             std::string b = dir + "/" + variant;
             std::string suffix = std::string(variant) == "base"     ? ""
                                  : std::string(variant) == "userns" ? " +userns+netns"
-                                                                    : " +netns";
+                                 : std::string(variant) == "netns"  ? " +netns"
+                                                                    : " +seccomp";
             const size_t n = rts.size() + 1; // the runtimes, then the floor
             for (size_t k = 0; k < n; k++) {
                 size_t which = (k + static_cast<size_t>(i)) % n;
@@ -598,8 +627,10 @@ int main(int argc, char **argv) {
         std::printf("each timed command starts after a %d ms pause (--settle-ms), in a turning "
                     "order\n\n",
                     g_settle_ms);
+        if (roots != dir) std::printf("state directories (--root) under %s\n", roots.c_str());
         print_table(t, names, have_crun);
     }
+    if (roots != dir) std::system(("rm -rf " + sh_quote(roots)).c_str());
     std::system(("rm -rf " + sh_quote(dir)).c_str());
     return 0;
 }
