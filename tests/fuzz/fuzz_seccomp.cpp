@@ -45,12 +45,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (f.error().msg.empty()) fuzz::broken("empty error", "compile_seccomp");
             continue;
         }
-        // A program the kernel could take: non-empty, within BPF_MAXINSNS,
-        // ending in a return.
-        if (f->program.empty()) fuzz::broken("empty BPF program", doc);
-        if (f->program.size() > 4096 * 8) fuzz::broken("absurdly long BPF program", doc);
-        if (BPF_CLASS(f->program.back().code) != BPF_RET)
-            fuzz::broken("BPF program does not end in a return", doc);
+        // Programs the kernel could take: at least one, each non-empty,
+        // within BPF_MAXINSNS, ending in a return; a listener's alone.
+        if (f->programs.empty()) fuzz::broken("no BPF program", doc);
+        if (f->notify && f->programs.size() != 1) fuzz::broken("a listener in a stack", doc);
+        for (const auto &program : f->programs) {
+            if (program.empty()) fuzz::broken("empty BPF program", doc);
+            if (program.size() > 4096) fuzz::broken("BPF program above BPF_MAXINSNS", doc);
+            if (BPF_CLASS(program.back().code) != BPF_RET)
+                fuzz::broken("BPF program does not end in a return", doc);
+        }
     }
     return 0;
 }

@@ -497,3 +497,61 @@ Test(seccomp, calls_newer_than_the_profile_answer_enosys) {
     cr_assert(contains(o32.out, "500=" + enosys + "\n"), "i386 500, want %s: %s", enosys.c_str(),
               o32.out.c_str());
 }
+
+// The first exec compiles the profile and keeps the programs in the state
+// directory; the next with the same bounding set loads them (the file is
+// not written again), one with another bounding set compiles its own (a
+// rule conditional on a capability then applies), and a kept file that is
+// not the runtime's own, or is damaged, is compiled again.
+Test(seccomp, exec_keeps_the_compiled_filter_for_the_next) {
+    Env e = make_env("sckeep", {"sleep", "30"});
+    e.b.spec.root->readonly = false;
+    Seccomp &sc = filter(e);
+    sc.syscalls.push_back(rule({"mkdir", "mkdirat"}, "SCMP_ACT_ERRNO", EXDEV));
+    Syscall cond = rule({"rmdir"}, "SCMP_ACT_ERRNO", EXDEV);
+    cond.includes_caps = {"CAP_NET_RAW"};
+    sc.syscalls.push_back(cond);
+    e.b.save();
+    auto c = create(e);
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string kept = e.root + "/" + e.id + "/seccomp.bpf";
+    auto ino = [&] {
+        struct stat st {};
+        return ::stat(kept.c_str(), &st) == 0 ? st.st_ino : 0;
+    };
+    auto first = oci({"--root", e.root, "exec", e.id, "mkdir", "/tmp/a"});
+    ino_t after_first = ino();
+    auto second = oci({"--root", e.root, "exec", e.id, "mkdir", "/tmp/b"});
+    ino_t after_second = ino();
+    auto plain_rmdir = oci({"--root", e.root, "exec", e.id, "rmdir", "/tmp/none"});
+    auto raw_rmdir =
+        oci({"--root", e.root, "exec", "--cap", "CAP_NET_RAW", e.id, "rmdir", "/tmp/none"});
+    ino_t after_raw = ino();
+    ::chmod(kept.c_str(), 0666);
+    auto loose = oci({"--root", e.root, "exec", e.id, "mkdir", "/tmp/c"});
+    struct stat loose_st {};
+    ::stat(kept.c_str(), &loose_st);
+    std::string text = test::read_file(kept);
+    test::write_file(kept, text.substr(0, text.find('\n') + 1) + "garbage");
+    ::chmod(kept.c_str(), 0600);
+    auto damaged = oci({"--root", e.root, "exec", e.id, "mkdir", "/tmp/d"});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    const char *names[] = {"first", "second", "loose", "damaged"};
+    const test::Output *runs[] = {&first, &second, &loose, &damaged};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(runs[i]->status, 1, "%s exec mkdir: %d %s", names[i], runs[i]->status,
+                     runs[i]->err.c_str());
+        cr_assert(contains(runs[i]->err, "Invalid cross-device link"), "%s: %s", names[i],
+                  runs[i]->err.c_str());
+    }
+    cr_assert_neq(after_first, 0u, "no %s after the first exec", kept.c_str());
+    cr_assert_eq(after_second, after_first, "the second exec wrote the programs again");
+    cr_assert(contains(plain_rmdir.err, "No such file"), "%s", plain_rmdir.err.c_str());
+    cr_assert(contains(raw_rmdir.err, "Invalid cross-device link"), "with CAP_NET_RAW: %s",
+              raw_rmdir.err.c_str());
+    cr_assert_neq(after_raw, after_first, "another bounding set took the kept programs");
+    cr_assert_eq(loose_st.st_mode & 0777, 0600u, "a file others may write was taken");
+    cr_assert(contains(text, " caps "), "%s", text.substr(0, text.find('\n')).c_str());
+}

@@ -519,3 +519,37 @@ Test(seccomp_split, architectures_this_kernel_cannot_run_are_left_out) {
     cr_assert_eq(run_filter(f, AUDIT_ARCH_X86_64, 39), kAllow);
     cr_assert_eq(run_filter(f, AUDIT_ARCH_AARCH64, 172), SECCOMP_RET_KILL_THREAD);
 }
+
+// ---- the programs exec keeps in the state directory --------------------------
+
+Test(seccomp_kept, written_and_read_back_under_the_same_key_only) {
+    oci::Seccomp s;
+    s.default_action = "SCMP_ACT_ERRNO";
+    s.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86"};
+    s.flags = {"SECCOMP_FILTER_FLAG_LOG"};
+    s.syscalls.push_back(rule({"read", "write", "getpid"}, "SCMP_ACT_ALLOW"));
+    SeccompFilter f = compile(s);
+    const std::string key = seccomp_cache_key({"CAP_KILL"});
+    std::string doc = write_compiled(f, key);
+    auto back = read_compiled(doc, key);
+    cr_assert(back.has_value());
+    cr_assert_eq(back->flags, f.flags);
+    cr_assert_eq(back->notify, f.notify);
+    cr_assert_eq(back->programs.size(), f.programs.size());
+    for (size_t i = 0; i < f.programs.size(); i++)
+        cr_assert(back->programs[i].size() == f.programs[i].size() &&
+                      std::memcmp(back->programs[i].data(), f.programs[i].data(),
+                                  f.programs[i].size() * sizeof(sock_filter)) == 0,
+                  "program %zu differs", i);
+    // Another bounding set's key, a cut or a longer document, a program of a
+    // bad length: not taken.
+    cr_assert_neq(key, seccomp_cache_key({"CAP_KILL", "CAP_NET_RAW"}));
+    cr_assert(!read_compiled(doc, seccomp_cache_key({"CAP_KILL", "CAP_NET_RAW"})));
+    cr_assert(!read_compiled(doc.substr(0, doc.size() - 1), key));
+    cr_assert(!read_compiled(doc + "x", key));
+    cr_assert(!read_compiled(key + "\n", key));
+    std::string zero = doc;
+    size_t len_at = key.size() + 1 + 3 * sizeof(uint32_t);
+    std::memset(zero.data() + len_at, 0, sizeof(uint32_t));
+    cr_assert(!read_compiled(zero, key));
+}

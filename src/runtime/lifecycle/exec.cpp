@@ -508,6 +508,26 @@ pid_t vfork_intermediate(const Child &c, StagePlan &plan, int lock_fd, int our_e
     return pid;
 }
 
+// linux.seccomp for an exec'd process: the first exec of a container
+// compiles it and keeps the programs in its state directory, beside the
+// config.json they come from; later execs with the same bounding set (and
+// runtime and libseccomp) load those. Keeping them is an optimization: when
+// that fails, the next exec compiles again.
+Result<SeccompFilter> exec_seccomp(const ContainerDir &dir, const oci::Seccomp &s,
+                                   const std::vector<std::string> &caps) {
+    const std::string key = seccomp_cache_key(caps);
+    if (auto kept = dir.load_compiled_seccomp()) {
+        if (auto f = read_compiled(*kept, key)) return std::move(*f);
+        log::debug("exec: " + dir.path() +
+                   "/seccomp.bpf: another build's or bounding set's programs: compiled again");
+    }
+    auto f = compile_seccomp(s, caps);
+    if (!f) return forward(std::move(f.error()), "exec");
+    if (auto w = dir.save_compiled_seccomp(write_compiled(*f, key)); !w)
+        log::debug("exec: " + w.error().text() + " (the next exec compiles again)");
+    return f;
+}
+
 } // namespace
 
 Status apply_initial_cpu_affinity(pid_t pid, const oci::Process &p) {
@@ -616,10 +636,8 @@ Result<int> exec_in_container(const ExecOptions &o) {
     std::optional<SeccompFilter> filter;
     if (lx.seccomp) {
         static const std::vector<std::string> none;
-        auto f =
-            compile_seccomp(*lx.seccomp, proc.capabilities ? proc.capabilities->bounding : none);
-        if (!f) return forward(std::move(f.error()), "exec");
-        filter = std::move(*f);
+        filter = OCI_TRY(
+            exec_seccomp(dir, *lx.seccomp, proc.capabilities ? proc.capabilities->bounding : none));
     }
     // A container with a sandbox policy: its exec'd processes get the guard too.
     SandboxPolicy policy = OCI_TRY(container_policy(rec, *spec));

@@ -233,6 +233,14 @@ Result<oci::Spec> ContainerDir::load_spec() const {
     return spec;
 }
 
+Result<std::string> ContainerDir::load_compiled_seccomp() const {
+    return read("seccomp.bpf", 1 << 20);
+}
+
+Status ContainerDir::save_compiled_seccomp(std::string_view data) const {
+    return oci::write_file_atomic(path_ + "/seccomp.bpf", data);
+}
+
 Status ContainerDir::save(const ContainerRecord &rec) const {
     json::Writer w(false);
     write_record(w, rec);

@@ -9,6 +9,7 @@
 #include "runtime/lifecycle/record.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ocirun {
@@ -50,6 +51,10 @@ class ContainerDir {
     // the record is written beside state.json now, renamed over it by
     // commit() (which needs no room on the filesystem).
     Result<oci::StagedFile> stage(const ContainerRecord &rec) const;
+    // The seccomp programs exec compiled from config.json, kept for the next
+    // exec (exec.cpp exec_seccomp); read as the record is.
+    Result<std::string> load_compiled_seccomp() const;
+    Status save_compiled_seccomp(std::string_view data) const;
     // Remove the directory and everything in it; the object is then empty.
     Status remove();
 

@@ -4,6 +4,7 @@
 #include "oci/json.hpp"
 #include "runtime/lifecycle/sync.hpp"
 #include "runtime/log.hpp"
+#include "version.h"
 
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -384,6 +385,59 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
     for (uint32_t arch : arches)
         OCI_CHECK(add(OCI_TRY(build_program(def, {arch}, SCMP_ACT_ALLOW, rules, base)), arch));
     return out;
+}
+
+std::string seccomp_cache_key(const std::vector<std::string> &caps) {
+    const scmp_version *v = seccomp_version();
+    std::string key = std::string("oci-run ") + OCIRUN_COMMIT + " libseccomp " +
+                      std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                      std::to_string(v->micro) + " caps";
+    for (const auto &c : caps)
+        key += " " + c;
+    return key;
+}
+
+// The key's line, then (host order, this machine's own) flags, notify, the
+// number of programs, and each program's length and instructions.
+std::string write_compiled(const SeccompFilter &f, const std::string &key) {
+    std::string out = key + "\n";
+    auto u32 = [&](uint32_t v) { out.append(reinterpret_cast<const char *>(&v), sizeof v); };
+    u32(f.flags);
+    u32(f.notify ? 1 : 0);
+    u32(static_cast<uint32_t>(f.programs.size()));
+    for (const auto &p : f.programs) {
+        u32(static_cast<uint32_t>(p.size()));
+        out.append(reinterpret_cast<const char *>(p.data()), p.size() * sizeof p[0]);
+    }
+    return out;
+}
+
+std::optional<SeccompFilter> read_compiled(std::string_view data, const std::string &key) {
+    if (data.size() <= key.size() || data.substr(0, key.size()) != key || data[key.size()] != '\n')
+        return std::nullopt;
+    data.remove_prefix(key.size() + 1);
+    auto u32 = [&](uint32_t &v) {
+        if (data.size() < sizeof v) return false;
+        std::memcpy(&v, data.data(), sizeof v);
+        data.remove_prefix(sizeof v);
+        return true;
+    };
+    SeccompFilter f;
+    uint32_t notify = 0, count = 0;
+    if (!u32(f.flags) || !u32(notify) || notify > 1 || !u32(count) || count == 0 || count > 16)
+        return std::nullopt;
+    f.notify = notify == 1;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t len = 0;
+        if (!u32(len) || len == 0 || len > BPF_MAXINSNS || data.size() < len * sizeof(sock_filter))
+            return std::nullopt;
+        std::vector<struct sock_filter> p(len);
+        std::memcpy(p.data(), data.data(), len * sizeof(sock_filter));
+        data.remove_prefix(len * sizeof(sock_filter));
+        f.programs.push_back(std::move(p));
+    }
+    if (!data.empty() || (f.notify && count != 1)) return std::nullopt;
+    return f;
 }
 
 unsigned int SeccompFilter::load_flags() const {

@@ -15,7 +15,9 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ocirun {
@@ -51,6 +53,17 @@ std::vector<struct sock_filter> enosys_stub(const std::map<uint32_t, uint32_t> &
 // SCMP_ACT_NOTIFY always gets one (a listener belongs to one filter).
 Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<std::string> &caps,
                                       bool per_arch = true);
+
+// A compiled filter kept as bytes in the container's state directory, for
+// the execs after the first (containerd's default profile costs each 5 ms),
+// and read back. The key holds what the compile depended on besides the
+// profile, which is config.json's there and never changes: this runtime's
+// build, libseccomp's version and the process's bounding set. A document
+// with another key, or malformed in any way, is not taken (nullopt): it is
+// compiled again.
+std::string seccomp_cache_key(const std::vector<std::string> &caps);
+std::string write_compiled(const SeccompFilter &f, const std::string &key);
+std::optional<SeccompFilter> read_compiled(std::string_view data, const std::string &key);
 
 // SECCOMP_FILTER_FLAG_* by its OCI name (0 when unknown), and whether this
 // kernel accepts it.
