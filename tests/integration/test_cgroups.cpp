@@ -573,6 +573,27 @@ Test(cgroups, exec_joins_the_containers_cgroup) {
     cr_assert(!a.empty() && a == b, "init:\n%s\nexec:\n%s", a.c_str(), b.c_str());
 }
 
+// The same where exec has no stage: a sandbox policy that locks the mounts
+// gives the init a nested user namespace that maps the runtime's uid, so
+// exec runs a sealed copy of itself, whose intermediate is born in the v2
+// cgroup and moves itself into the v1 ones (as the stage's does).
+Test(cgroups, exec_without_the_stage_joins_the_containers_cgroup) {
+    Env e = started("cgexns", {"sleep", "30"}, [](Env &x) {
+        x.b.spec.annotations["dev.ocirun.deny"] = "/nonexistent-denied";
+    });
+    long init = state_of(e.root, e.id).pid;
+    auto x = test::oci_files({"--debug", "--root", e.root, "exec", "--detach", "--pid-file",
+                              e.root + "/x.pid", e.id, "sleep", "30"});
+    long pid = std::strtol(read_file(e.root + "/x.pid").c_str(), nullptr, 10);
+    std::string a = read_file("/proc/" + std::to_string(init) + "/cgroup");
+    std::string b = read_file("/proc/" + std::to_string(pid) + "/cgroup");
+    cleanup_all();
+    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+    cr_assert(contains(x.err, "exec stage not used: the container's user namespace maps"),
+              "the stage was used: %s", x.err.c_str());
+    cr_assert(!a.empty() && a == b, "init:\n%s\nexec:\n%s", a.c_str(), b.c_str());
+}
+
 Test(cgroups, kill_all_reaches_every_process_in_the_cgroup) {
     Env e = started("cgkill", {"sh", "-c", "sleep 30 & sleep 30 & wait"}, [](Env &x) {
         std::erase_if(x.b.spec.linux_->namespaces,

@@ -394,13 +394,25 @@ Test(sandbox, policy_adds_the_sandbox_guard_for_init_and_exec) {
     e.b.save();
     auto c = test::create(e);
     auto s = test::oci({"--root", e.root, "start", e.id});
+    // The second exec loads the guard the first compiled and kept.
+    std::string kept = e.root + "/" + e.id + "/guard.bpf";
+    auto ino = [&] {
+        struct stat st {};
+        return ::stat(kept.c_str(), &st) == 0 ? st.st_ino : 0;
+    };
     auto x = test::oci({"--root", e.root, "exec", e.id, "/syscall-probe"});
+    ino_t first = ino();
+    auto x2 = test::oci({"--root", e.root, "exec", e.id, "/syscall-probe"});
+    ino_t second = ino();
     usleep(300000);
     std::string init_out = read_file(c.out_path);
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    for (const std::string *out : {&init_out, &x.out}) {
+    cr_assert_eq(x2.status, 0, "second exec: %s", x2.err.c_str());
+    cr_assert_neq(first, 0u, "no %s after the first exec", kept.c_str());
+    cr_assert_eq(second, first, "the second exec compiled the guard again");
+    for (const std::string *out : {&init_out, &x.out, &x2.out}) {
         std::istringstream in(*out);
         std::string line, leaked;
         int n = 0;

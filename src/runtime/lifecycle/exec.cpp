@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 namespace ocirun {
 
@@ -508,22 +509,25 @@ pid_t vfork_intermediate(const Child &c, StagePlan &plan, int lock_fd, int our_e
     return pid;
 }
 
-// linux.seccomp for an exec'd process: the first exec of a container
-// compiles it and keeps the programs in its state directory, beside the
-// config.json they come from; later execs with the same bounding set (and
-// runtime and libseccomp) load those. Keeping them is an optimization: when
-// that fails, the next exec compiles again.
-Result<SeccompFilter> exec_seccomp(const ContainerDir &dir, const oci::Seccomp &s,
-                                   const std::vector<std::string> &caps) {
-    const std::string key = seccomp_cache_key(caps);
-    if (auto kept = dir.load_compiled_seccomp()) {
+// The seccomp programs of an exec'd process (`which`: "seccomp", the
+// profile of the config.json in the state directory, or "guard", the
+// sandbox guard of the policy recorded there): the first exec of a
+// container compiles them and keeps them beside those; a later exec whose
+// key (this runtime's build, libseccomp's version, the process's bounding
+// set and, for the guard, its socket families) is the same loads them.
+// Keeping them is an optimization: when that fails, the next exec compiles
+// again.
+Result<SeccompFilter> kept_or_compiled(const ContainerDir &dir, std::string_view which,
+                                       const std::string &key,
+                                       const std::function<Result<SeccompFilter>()> &compile) {
+    const std::string file = dir.path() + "/" + std::string(which) + ".bpf";
+    if (auto kept = dir.load_compiled(which)) {
         if (auto f = read_compiled(*kept, key)) return std::move(*f);
-        log::debug("exec: " + dir.path() +
-                   "/seccomp.bpf: another build's or bounding set's programs: compiled again");
+        log::debug("exec: " + file + ": another build's or process's programs: compiled again");
     }
-    auto f = compile_seccomp(s, caps);
+    auto f = compile();
     if (!f) return forward(std::move(f.error()), "exec");
-    if (auto w = dir.save_compiled_seccomp(write_compiled(*f, key)); !w)
+    if (auto w = dir.save_compiled(which, write_compiled(*f, key)); !w)
         log::debug("exec: " + w.error().text() + " (the next exec compiles again)");
     return f;
 }
@@ -636,8 +640,9 @@ Result<int> exec_in_container(const ExecOptions &o) {
     std::optional<SeccompFilter> filter;
     if (lx.seccomp) {
         static const std::vector<std::string> none;
-        filter = OCI_TRY(
-            exec_seccomp(dir, *lx.seccomp, proc.capabilities ? proc.capabilities->bounding : none));
+        const auto &caps = proc.capabilities ? proc.capabilities->bounding : none;
+        filter = OCI_TRY(kept_or_compiled(dir, "seccomp", seccomp_cache_key(caps),
+                                          [&] { return compile_seccomp(*lx.seccomp, caps); }));
     }
     // A container with a sandbox policy: its exec'd processes get the guard too.
     SandboxPolicy policy = OCI_TRY(container_policy(rec, *spec));
@@ -655,10 +660,11 @@ Result<int> exec_in_container(const ExecOptions &o) {
     std::optional<SeccompFilter> guard;
     if (policy.present) {
         static const std::vector<std::string> none;
-        auto g = compile_sandbox_guard(proc.capabilities ? proc.capabilities->bounding : none,
-                                       policy.net);
-        if (!g) return forward(std::move(g.error()), "exec");
-        guard = std::move(*g);
+        const auto &caps = proc.capabilities ? proc.capabilities->bounding : none;
+        guard = OCI_TRY(kept_or_compiled(dir, "guard",
+                                         seccomp_cache_key(caps) + " sockets " +
+                                             socket_families(policy.net).text(),
+                                         [&] { return compile_sandbox_guard(caps, policy.net); }));
     }
     Fd stage_filters_fd;
     if (stage.valid() && filter) stage_filters_fd = OCI_TRY(stage_filters({&*filter}));
@@ -738,16 +744,21 @@ Result<int> exec_in_container(const ExecOptions &o) {
     // Through the stage the intermediate gets there without a write to
     // cgroup.procs, whose kernel lock waits for an RCU grace period (10-30
     // ms on an idle machine): born in the v2 directory (clone3), it moves
-    // itself into the v1 ones first (their tasks files). Not into a frozen
-    // cgroup (it would stop before the stage said ready), not before
-    // execCPUAffinity.initial (taken before the move), nor into a user's
-    // systemd scope (its manager may have to move it): there the runtime
-    // moves the stage once it is ready, as it does with whatever is left.
+    // itself into the v1 ones first (their tasks files). Without the stage
+    // (a sealed runtime: the container's user namespace maps this one's uid)
+    // the same, before it waits for proceed. Not into a frozen cgroup (it
+    // would stop before it said ready), not before execCPUAffinity.initial
+    // (taken before the move), nor into a user's systemd scope (its manager
+    // may have to move it): there the runtime moves the stage once it is
+    // ready, or the intermediate before proceed, as it does with whatever is
+    // left.
     Fd born_dir;
     std::vector<Fd> tasks;
     std::vector<std::string> self_joined; // (reserved: c.cgroup_tasks points into it)
-    if (c.stage >= 0 && !join.empty() && !paused && !rec.systemd_user &&
-        plan->initial_cpus.empty()) {
+    bool initial_cpus = c.stage >= 0
+                            ? !plan->initial_cpus.empty()
+                            : proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty();
+    if (!join.empty() && !paused && !rec.systemd_user && !initial_cpus) {
         std::string u = unified_dir(host, join);
         self_joined.reserve(join.size());
         for (auto &d : join)

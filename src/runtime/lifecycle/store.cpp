@@ -233,12 +233,20 @@ Result<oci::Spec> ContainerDir::load_spec() const {
     return spec;
 }
 
-Result<std::string> ContainerDir::load_compiled_seccomp() const {
-    return read("seccomp.bpf", 1 << 20);
+namespace {
+
+const char *compiled_file(std::string_view which) {
+    return which == "guard" ? "guard.bpf" : "seccomp.bpf";
 }
 
-Status ContainerDir::save_compiled_seccomp(std::string_view data) const {
-    return oci::write_file_atomic(path_ + "/seccomp.bpf", data);
+} // namespace
+
+Result<std::string> ContainerDir::load_compiled(std::string_view which) const {
+    return read(compiled_file(which), 1 << 20);
+}
+
+Status ContainerDir::save_compiled(std::string_view which, std::string_view data) const {
+    return oci::write_file_atomic(path_ + "/" + compiled_file(which), data);
 }
 
 Status ContainerDir::save(const ContainerRecord &rec) const {

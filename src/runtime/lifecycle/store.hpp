@@ -51,10 +51,12 @@ class ContainerDir {
     // the record is written beside state.json now, renamed over it by
     // commit() (which needs no room on the filesystem).
     Result<oci::StagedFile> stage(const ContainerRecord &rec) const;
-    // The seccomp programs exec compiled from config.json, kept for the next
-    // exec (exec.cpp exec_seccomp); read as the record is.
-    Result<std::string> load_compiled_seccomp() const;
-    Status save_compiled_seccomp(std::string_view data) const;
+    // Seccomp programs exec compiled, kept for the next exec (exec.cpp
+    // kept_or_compiled): `which` is "seccomp" (config.json's profile) or
+    // "guard" (the sandbox guard), the file ROOT/ID/<which>.bpf; read as
+    // the record is.
+    Result<std::string> load_compiled(std::string_view which) const;
+    Status save_compiled(std::string_view which, std::string_view data) const;
     // Remove the directory and everything in it; the object is then empty.
     Status remove();
 

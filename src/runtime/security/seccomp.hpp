@@ -55,7 +55,8 @@ Result<SeccompFilter> compile_seccomp(const oci::Seccomp &s, const std::vector<s
                                       bool per_arch = true);
 
 // A compiled filter kept as bytes in the container's state directory, for
-// the execs after the first (containerd's kind of default profile: 6 ms each),
+// the execs after the first (containerd's kind of default profile: 6 ms each;
+// the sandbox guard likewise),
 // and read back. The key holds what the compile depended on besides the
 // profile, which is config.json's there and never changes: this runtime's
 // build, libseccomp's version and the process's bounding set. A document
