@@ -755,10 +755,10 @@ Result<int> exec_in_container(const ExecOptions &o) {
     Fd born_dir;
     std::vector<Fd> tasks;
     std::vector<std::string> self_joined; // (reserved: c.cgroup_tasks points into it)
-    bool initial_cpus = c.stage >= 0
-                            ? !plan->initial_cpus.empty()
-                            : proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty();
-    if (!join.empty() && !paused && !rec.systemd_user && !initial_cpus) {
+    bool has_initial_cpus =
+        c.stage >= 0 ? !plan->initial_cpus.empty()
+                     : proc.exec_cpu_affinity && !proc.exec_cpu_affinity->initial.empty();
+    if (!join.empty() && !paused && !rec.systemd_user && !has_initial_cpus) {
         std::string u = unified_dir(host, join);
         self_joined.reserve(join.size());
         for (auto &d : join)
