@@ -428,6 +428,42 @@ Test(sandbox, policy_adds_the_sandbox_guard_for_init_and_exec) {
     }
 }
 
+// The guard at the i386 entry point (int $0x80 from the x86-64 process):
+// its program for x86 answers there as the x86-64 one does here. As root in
+// the container with every capability, with and without a user namespace,
+// each call answers EPERM, where unguarded unshare(0) would succeed and the
+// rest fail otherwise (EFAULT, EBADF, EINVAL).
+Test(sandbox, the_guard_holds_at_the_i386_entry_point) {
+    const char *probe = std::getenv("OCI_RUN_SYSCALL_PROBE");
+    if (!probe || ::access(probe, X_OK) != 0) cr_skip_test("no syscall-probe helper");
+    // i386 numbers: mount, ptrace, chroot, umount2, swapon, reboot, pivot_root,
+    // add_key, keyctl, unshare, perf_event_open, setns, bpf, userfaultfd,
+    // open_tree, move_mount, fsopen.
+    const std::vector<std::string> nrs = {"21",  "26",  "61",  "52",  "87",  "88",
+                                          "217", "286", "288", "310", "336", "346",
+                                          "357", "374", "428", "429", "430"};
+    const std::string eperm = test::i386_answer(std::to_string(EPERM));
+    std::string leaked;
+    for (bool userns : {false, true}) {
+        Env e = make_env(userns ? "sb386u" : "sb386", {"/syscall-probe", "nr32"});
+        e.b.spec.process->args.insert(e.b.spec.process->args.end(), nrs.begin(), nrs.end());
+        e.b.spec.root->readonly = false;
+        test::write_file(e.b.rootfs + "/syscall-probe", read_file(probe));
+        ::chmod((e.b.rootfs + "/syscall-probe").c_str(), 0755);
+        if (userns) test::use_user_namespace(e);
+        test::add_all_capabilities(e);
+        e.b.spec.annotations["dev.ocirun.protected"] = "/nonexistent/protected";
+        auto o = test::run(e);
+        cleanup_all();
+        cr_assert_eq(o.status, 0, "%s: %s", userns ? "userns" : "no userns", o.err.c_str());
+        for (const auto &nr : nrs)
+            if (!contains(o.out, nr + "=" + eperm + "\n"))
+                leaked += std::string(userns ? "userns " : "") + nr + " ";
+        if (!leaked.empty()) leaked += "(" + o.out + ") ";
+    }
+    cr_assert(leaked.empty(), "not EPERM at the i386 entry point: %s", leaked.c_str());
+}
+
 // TIOCSTI and TIOCLINUX into the caller's terminal: oci-run runs on a pty
 // (its controlling terminal), the container's process holds CAP_SYS_ADMIN in
 // the host's user namespace and has terminal false, so its stdio is that
