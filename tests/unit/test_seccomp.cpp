@@ -152,8 +152,9 @@ oci::SeccompArg arg(uint32_t index, const char *op, uint64_t value, uint64_t val
     return a;
 }
 
-SeccompFilter compile(const oci::Seccomp &s) {
-    auto f = compile_seccomp(s, {});
+SeccompFilter compile(const oci::Seccomp &s, const std::vector<std::string> &caps = {},
+                      bool per_arch = true) {
+    auto f = compile_seccomp(s, caps, per_arch);
     cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
     return *f;
 }
@@ -361,16 +362,19 @@ Test(seccomp_compile, capability_conditional_rules) {
 
 namespace {
 
-SeccompFilter shipped(const char *name, const std::vector<std::string> &caps) {
+// A profile of seccomp-profiles/ (or $OCI_RUN_PROFILES), as a container's
+// linux.seccomp.
+oci::Seccomp shipped_profile(const char *name) {
     const char *dir = std::getenv("OCI_RUN_PROFILES");
     std::string path = std::string(dir && *dir ? dir : "seccomp-profiles") + "/" + name;
-    std::string text = unit::must_read(path);
-    auto spec =
-        oci::parse_spec("{\"ociVersion\": \"1.2.1\", \"linux\": {\"seccomp\": " + text + "}}");
+    auto spec = oci::parse_spec(
+        "{\"ociVersion\": \"1.2.1\", \"linux\": {\"seccomp\": " + unit::must_read(path) + "}}");
     cr_assert(spec.has_value(), "%s: %s", path.c_str(), spec ? "" : spec.error().text().c_str());
-    auto f = compile_seccomp(*spec->linux_->seccomp, caps);
-    cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
-    return *f;
+    return *spec->linux_->seccomp;
+}
+
+SeccompFilter shipped(const char *name, const std::vector<std::string> &caps) {
+    return compile(shipped_profile(name), caps);
 }
 
 } // namespace
@@ -438,22 +442,6 @@ void same_answers(const SeccompFilter &split, const SeccompFilter &one) {
             }
 }
 
-SeccompFilter compile_as(const oci::Seccomp &s, const std::vector<std::string> &caps,
-                         bool per_arch) {
-    auto f = compile_seccomp(s, caps, per_arch);
-    cr_assert(f.has_value(), "%s", f ? "" : f.error().text().c_str());
-    return *f;
-}
-
-oci::Seccomp shipped_profile(const char *name) {
-    const char *dir = std::getenv("OCI_RUN_PROFILES");
-    std::string path = std::string(dir && *dir ? dir : "seccomp-profiles") + "/" + name;
-    auto spec = oci::parse_spec(
-        "{\"ociVersion\": \"1.2.1\", \"linux\": {\"seccomp\": " + unit::must_read(path) + "}}");
-    cr_assert(spec.has_value(), "%s: %s", path.c_str(), spec ? "" : spec.error().text().c_str());
-    return *spec->linux_->seccomp;
-}
-
 } // namespace
 
 Test(seccomp_split, shipped_profiles_answer_as_one_program) {
@@ -462,8 +450,8 @@ Test(seccomp_split, shipped_profiles_answer_as_one_program) {
         for (const std::vector<std::string> &caps :
              {std::vector<std::string>{}, std::vector<std::string>{"CAP_SYS_ADMIN", "CAP_KILL"}}) {
             oci::Seccomp s = shipped_profile(name);
-            SeccompFilter split = compile_as(s, caps, true);
-            SeccompFilter one = compile_as(s, caps, false);
+            SeccompFilter split = compile(s, caps, true);
+            SeccompFilter one = compile(s, caps, false);
             // x86-64, x86 and x32 are named: a gate and three programs.
             cr_assert_eq(split.programs.size(), 4u, "%s: %zu programs", name,
                          split.programs.size());
@@ -490,8 +478,8 @@ Test(seccomp_split, arguments_errno_and_an_allowing_default_answer_as_one_progra
         s.syscalls.push_back(twice);
         s.syscalls.push_back(rule({"read", "write", "exit_group", "getpid"}, "SCMP_ACT_ALLOW"));
         s.syscalls.push_back(rule({"mkdir", "mkdirat"}, "SCMP_ACT_LOG"));
-        SeccompFilter split = compile_as(s, {}, true);
-        SeccompFilter one = compile_as(s, {}, false);
+        SeccompFilter split = compile(s, {}, true);
+        SeccompFilter one = compile(s, {}, false);
         cr_assert_eq(split.programs.size(), 3u, "%s: %zu programs", def, split.programs.size());
         same_answers(split, one);
         // The runtime loads them one by one with seccomp(2) (317), which the

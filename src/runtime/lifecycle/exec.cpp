@@ -509,21 +509,20 @@ pid_t vfork_intermediate(const Child &c, StagePlan &plan, int lock_fd, int our_e
     return pid;
 }
 
-// The seccomp programs of an exec'd process (`which`: "seccomp", the
-// profile of the config.json in the state directory, or "guard", the
-// sandbox guard of the policy recorded there): the first exec of a
-// container compiles them and keeps them beside those; a later exec whose
-// key (this runtime's build, libseccomp's version, the process's bounding
-// set and, for the guard, its socket families) is the same loads them.
-// Keeping them is an optimization: when that fails, the next exec compiles
-// again.
-Result<SeccompFilter> kept_or_compiled(const ContainerDir &dir, std::string_view which,
+// The seccomp programs of an exec'd process (the profile of the
+// config.json in the state directory, or the sandbox guard of the policy
+// recorded there): the first exec of a container compiles them and keeps
+// them beside those; a later exec whose key (this runtime's build,
+// libseccomp's version, the process's bounding set and, for the guard, its
+// socket families) is the same loads them. Keeping them is an
+// optimization: when that fails, the next exec compiles again.
+Result<SeccompFilter> kept_or_compiled(const ContainerDir &dir, KeptFilter which,
                                        const std::string &key,
                                        const std::function<Result<SeccompFilter>()> &compile) {
-    const std::string file = dir.path() + "/" + std::string(which) + ".bpf";
     if (auto kept = dir.load_compiled(which)) {
         if (auto f = read_compiled(*kept, key)) return std::move(*f);
-        log::debug("exec: " + file + ": another build's or process's programs: compiled again");
+        log::debug("exec: " + dir.path() + "/" + kept_filter_file(which) +
+                   ": another build's or process's programs: compiled again");
     }
     auto f = compile();
     if (!f) return forward(std::move(f.error()), "exec");
@@ -637,31 +636,27 @@ Result<int> exec_in_container(const ExecOptions &o) {
         }
     }
 
+    // The process's bounding set, which both filters' rules may depend on.
+    static const std::vector<std::string> no_caps;
+    const auto &caps = proc.capabilities ? proc.capabilities->bounding : no_caps;
     std::optional<SeccompFilter> filter;
-    if (lx.seccomp) {
-        static const std::vector<std::string> none;
-        const auto &caps = proc.capabilities ? proc.capabilities->bounding : none;
-        filter = OCI_TRY(kept_or_compiled(dir, "seccomp", seccomp_cache_key(caps),
+    if (lx.seccomp)
+        filter = OCI_TRY(kept_or_compiled(dir, KeptFilter::profile, seccomp_cache_key(caps),
                                           [&] { return compile_seccomp(*lx.seccomp, caps); }));
-    }
     // A container with a sandbox policy: its exec'd processes get the guard too.
     SandboxPolicy policy = OCI_TRY(container_policy(rec, *spec));
     // Its way out is the egress proxy, as for the container's process.
     if (policy.net.proxy()) add_proxy_env(proc.env);
     // In a joined namespace its firewall holds the need: no process there
     // may change it (as create refuses for the container's process).
-    if (policy.net.own_namespace() && rec.netns_ino != 0 && proc.capabilities) {
-        const auto &b = proc.capabilities->bounding;
-        if (std::find(b.begin(), b.end(), "CAP_NET_ADMIN") != b.end())
-            return fail(
-                "exec: process.capabilities: CAP_NET_ADMIN: dev.ocirun.network=" + policy.net.mode +
-                " is held by the network namespace's firewall, which it could change");
-    }
+    if (policy.net.own_namespace() && rec.netns_ino != 0 &&
+        std::find(caps.begin(), caps.end(), "CAP_NET_ADMIN") != caps.end())
+        return fail(
+            "exec: process.capabilities: CAP_NET_ADMIN: dev.ocirun.network=" + policy.net.mode +
+            " is held by the network namespace's firewall, which it could change");
     std::optional<SeccompFilter> guard;
     if (policy.present) {
-        static const std::vector<std::string> none;
-        const auto &caps = proc.capabilities ? proc.capabilities->bounding : none;
-        guard = OCI_TRY(kept_or_compiled(dir, "guard",
+        guard = OCI_TRY(kept_or_compiled(dir, KeptFilter::guard,
                                          seccomp_cache_key(caps) + " sockets " +
                                              socket_families(policy.net).text(),
                                          [&] { return compile_sandbox_guard(caps, policy.net); }));

@@ -233,20 +233,16 @@ Result<oci::Spec> ContainerDir::load_spec() const {
     return spec;
 }
 
-namespace {
-
-const char *compiled_file(std::string_view which) {
-    return which == "guard" ? "guard.bpf" : "seccomp.bpf";
+const char *kept_filter_file(KeptFilter which) {
+    return which == KeptFilter::guard ? "guard.bpf" : "seccomp.bpf";
 }
 
-} // namespace
-
-Result<std::string> ContainerDir::load_compiled(std::string_view which) const {
-    return read(compiled_file(which), 1 << 20);
+Result<std::string> ContainerDir::load_compiled(KeptFilter which) const {
+    return read(kept_filter_file(which), 1 << 20);
 }
 
-Status ContainerDir::save_compiled(std::string_view which, std::string_view data) const {
-    return oci::write_file_atomic(path_ + "/" + compiled_file(which), data);
+Status ContainerDir::save_compiled(KeptFilter which, std::string_view data) const {
+    return oci::write_file_atomic(path_ + "/" + kept_filter_file(which), data);
 }
 
 Status ContainerDir::save(const ContainerRecord &rec) const {

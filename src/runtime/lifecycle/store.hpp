@@ -14,6 +14,11 @@
 
 namespace ocirun {
 
+// The compiled seccomp programs a container's state directory keeps:
+// config.json's profile and the sandbox guard.
+enum class KeptFilter { profile, guard };
+const char *kept_filter_file(KeptFilter which); // "seccomp.bpf", "guard.bpf"
+
 // ^[A-Za-z0-9][A-Za-z0-9_.-]{0,1023}$ : no "/", no "..", no leading dot.
 Status validate_id(const std::string &id);
 
@@ -52,11 +57,10 @@ class ContainerDir {
     // commit() (which needs no room on the filesystem).
     Result<oci::StagedFile> stage(const ContainerRecord &rec) const;
     // Seccomp programs exec compiled, kept for the next exec (exec.cpp
-    // kept_or_compiled): `which` is "seccomp" (config.json's profile) or
-    // "guard" (the sandbox guard), the file ROOT/ID/<which>.bpf; read as
-    // the record is.
-    Result<std::string> load_compiled(std::string_view which) const;
-    Status save_compiled(std::string_view which, std::string_view data) const;
+    // kept_or_compiled) in ROOT/ID/kept_filter_file(which); read as the
+    // record is.
+    Result<std::string> load_compiled(KeptFilter which) const;
+    Status save_compiled(KeptFilter which, std::string_view data) const;
     // Remove the directory and everything in it; the object is then empty.
     Status remove();
 

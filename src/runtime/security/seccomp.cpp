@@ -188,10 +188,6 @@ bool refusing_default(uint32_t def, const oci::Seccomp &s) {
     return !(s.default_action == "SCMP_ACT_ERRNO" && s.default_errno_ret == ENOSYS);
 }
 
-} // namespace
-
-namespace {
-
 // The architectures a kernel of the native one's can hand a filter (an
 // x86-64 kernel: x86-64, its x32 numbers and i386; arm64: arm64 and arm),
 // or empty when not known here (then every one named is kept).
