@@ -2,11 +2,13 @@
 // of oci-run side by side with runc and crun (where installed), on the same
 // busybox bundle, interleaved (A B C A B C ...), with the unshare floor.
 //
-//   startup [--iterations N] [--scale N] [--json] [--no-heap] [--heap-lib PATH]
+//   startup [--iterations N] [--scale N] [--scale-rounds N] [--json] [--no-heap] [--heap-lib PATH]
 //           [--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none]
 //           [--crun PATH|none] [--settle-ms N] [--bundle-maker PATH]
 //           [--state-dir DIR] [--seccomp-profile FILE]
 //
+// --scale N, --scale-rounds N: N containers created at once, then deleted at
+// once (100), in N interleaved rounds (10), after a pause of at least 100 ms.
 // --state-dir: the runtimes' --root directories go in a new directory under
 // DIR (a tmpfs, as /run is on most systems; by default they are in the
 // temporary directory with the bundles). --seccomp-profile: the "+seccomp"
@@ -51,6 +53,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
     int iterations = 30;
     int scale = 100;
+    int scale_rounds = 10;
     bool json = false;
     bool heap = true;
     std::string heap_lib;     // bench/heap_count.cpp, built as a shared library
@@ -317,8 +320,9 @@ void print_table(const Table &t, const std::vector<std::string> &names, bool hav
 }
 
 void print_json(const Table &t, const Options &o, const std::vector<Runtime> &rts) {
-    std::printf("{\"iterations\":%d,\"scale\":%d,\"settleMs\":%d,\"runtimes\":[", o.iterations,
-                o.scale, g_settle_ms);
+    std::printf("{\"iterations\":%d,\"scale\":%d,\"scaleRounds\":%d,\"settleMs\":%d,"
+                "\"runtimes\":[",
+                o.iterations, o.scale, o.scale_rounds, g_settle_ms);
     for (size_t i = 0; i < rts.size(); i++)
         std::printf("%s{\"name\":\"%s\",\"path\":\"%s\",\"privateMountNamespace\":%s}",
                     i ? "," : "", rts[i].name.c_str(), rts[i].path.c_str(),
@@ -358,6 +362,8 @@ int main(int argc, char **argv) {
             o.iterations = std::max(1, std::atoi(value().c_str()));
         else if (a == "--scale")
             o.scale = std::max(1, std::atoi(value().c_str()));
+        else if (a == "--scale-rounds")
+            o.scale_rounds = std::max(1, std::atoi(value().c_str()));
         else if (a == "--json")
             o.json = true;
         else if (a == "--no-heap")
@@ -381,7 +387,8 @@ int main(int argc, char **argv) {
         else if (a == "--seccomp-profile")
             o.seccomp = value();
         else if (a == "-h" || a == "--help") {
-            std::printf("usage: startup [--iterations N] [--scale N] [--json] [--no-heap] "
+            std::printf("usage: startup [--iterations N] [--scale N] [--scale-rounds N] [--json] "
+                        "[--no-heap] "
                         "[--heap-lib PATH] "
                         "[--oci-run PATH] [--oci-run-heap PATH] [--runc PATH|none] "
                         "[--crun PATH|none] [--settle-ms N] "
@@ -561,48 +568,57 @@ int main(int argc, char **argv) {
         }
     }
 
-    // 6: scaling: `scale` creates at once, then as many deletes at once.
-    for (const auto &rt : rts) {
-        std::vector<std::string> ids;
-        for (int k = 0; k < o.scale; k++)
-            ids.push_back("bs" + rt.name.substr(0, 2) + std::to_string(k));
-        auto all = [&](const char *verb) {
-            auto t0 = Clock::now();
-            std::vector<pid_t> pids;
-            for (const auto &cid : ids) {
-                pid_t p = ::fork();
-                if (p == 0) {
-                    int null = ::open("/dev/null", O_RDWR);
-                    ::dup2(null, 0);
-                    ::dup2(null, 1);
-                    ::dup2(null, 2);
-                    if (rt.private_mnt && ::setns(g_mntns, CLONE_NEWNS) < 0) ::_exit(126);
-                    if (std::string(verb) == "create")
-                        ::execl(rt.path.c_str(), rt.path.c_str(), "--root", rt.root.c_str(),
-                                "create", "--bundle", (dir + "/base").c_str(), cid.c_str(),
-                                nullptr);
-                    else
-                        ::execl(rt.path.c_str(), rt.path.c_str(), "--root", rt.root.c_str(),
-                                "delete", "--force", cid.c_str(), nullptr);
-                    ::_exit(127);
+    // 6: scaling: `scale` creates at once, then as many deletes at once, in
+    // --scale-rounds rounds whose order turns as above (the first runtimes
+    // to allocate after a burst of deletes pay for them on some filesystems:
+    // ext4 without a journal scans past each inode freed in the last
+    // minutes).
+    for (int round = 0; round < o.scale_rounds; round++) {
+        for (size_t k = 0; k < rts.size(); k++) {
+            const Runtime &rt = rts[(k + static_cast<size_t>(round)) % rts.size()];
+            std::vector<std::string> ids;
+            for (int j = 0; j < o.scale; j++)
+                ids.push_back("bs" + rt.name.substr(0, 2) + std::to_string(j));
+            auto all = [&](const char *verb) {
+                // (A burst's teardown takes longer than one command's.)
+                ::usleep(static_cast<useconds_t>(std::max(g_settle_ms, 100)) * 1000);
+                auto t0 = Clock::now();
+                std::vector<pid_t> pids;
+                for (const auto &cid : ids) {
+                    pid_t p = ::fork();
+                    if (p == 0) {
+                        int null = ::open("/dev/null", O_RDWR);
+                        ::dup2(null, 0);
+                        ::dup2(null, 1);
+                        ::dup2(null, 2);
+                        if (rt.private_mnt && ::setns(g_mntns, CLONE_NEWNS) < 0) ::_exit(126);
+                        if (std::string(verb) == "create")
+                            ::execl(rt.path.c_str(), rt.path.c_str(), "--root", rt.root.c_str(),
+                                    "create", "--bundle", (dir + "/base").c_str(), cid.c_str(),
+                                    nullptr);
+                        else
+                            ::execl(rt.path.c_str(), rt.path.c_str(), "--root", rt.root.c_str(),
+                                    "delete", "--force", cid.c_str(), nullptr);
+                        ::_exit(127);
+                    }
+                    pids.push_back(p);
                 }
-                pids.push_back(p);
-            }
-            int bad = 0;
-            for (pid_t p : pids) {
-                int st = 0;
-                ::waitpid(p, &st, 0);
-                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
-            }
-            reap_orphans();
-            double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-            if (bad)
-                std::fprintf(stderr, "bench: %s: %d of %d %s failed\n", rt.name.c_str(), bad,
-                             o.scale, verb);
-            return ms;
-        };
-        t.add(std::to_string(o.scale) + " concurrent create", "ms", rt.name, all("create"));
-        t.add(std::to_string(o.scale) + " concurrent delete", "ms", rt.name, all("delete"));
+                int bad = 0;
+                for (pid_t p : pids) {
+                    int st = 0;
+                    ::waitpid(p, &st, 0);
+                    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
+                }
+                reap_orphans();
+                double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                if (bad)
+                    std::fprintf(stderr, "bench: %s: %d of %d %s failed\n", rt.name.c_str(), bad,
+                                 o.scale, verb);
+                return ms;
+            };
+            t.add(std::to_string(o.scale) + " concurrent create", "ms", rt.name, all("create"));
+            t.add(std::to_string(o.scale) + " concurrent delete", "ms", rt.name, all("delete"));
+        }
     }
 
     std::vector<std::string> names;
@@ -615,9 +631,9 @@ int main(int argc, char **argv) {
     if (o.json) {
         print_json(t, o, rts);
     } else {
-        std::printf("oci-run start-up benchmark: %d iterations, interleaved; median (p90) in ms, "
-                    "xN = ratio to crun's median\n",
-                    o.iterations);
+        std::printf("oci-run start-up benchmark: %d iterations (%d rounds of %d concurrent), "
+                    "interleaved; median (p90) in ms, xN = ratio to crun's median\n",
+                    o.iterations, o.scale_rounds, o.scale);
         if (!note.empty()) std::printf("note: %s\n", note.c_str());
         if (o.heap && !o.oci_run_heap.empty())
             std::printf("note: oci-run's heap is counted on %s, the same code linked dynamically "
