@@ -172,6 +172,20 @@ Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::s
     return d;
 }
 
+// An OFD lock on the whole of `fd` (at `path`), waited for: a record
+// rewritten in place (save) is written under F_WRLCK and read under
+// F_RDLCK, so no reader sees half of it. Released when the file closes.
+static Status lock_file(int fd, short type, const std::string &path) {
+    struct flock fl {};
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    while (::fcntl(fd, F_OFD_SETLKW, &fl) < 0) {
+        if (errno == EINTR) continue;
+        return fail_errno("lock " + path);
+    }
+    return {};
+}
+
 Result<std::string> ContainerDir::read(const char *name, size_t limit) const {
     std::string path = path_ + "/" + name;
     Fd fd(::openat(fd_, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
@@ -182,6 +196,9 @@ Result<std::string> ContainerDir::read(const char *name, size_t limit) const {
     struct stat st;
     if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
     OCI_CHECK(check_ours(st, path, false));
+    // (Its size is taken again once the lock is held.)
+    OCI_CHECK(lock_file(fd.get(), F_RDLCK, path));
+    if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
     if (static_cast<uint64_t>(st.st_size) > limit)
         return fail_code(EFBIG, path + " is larger than " + std::to_string(limit) + " bytes");
     // No more than fstat said: what grows meanwhile is read short.
@@ -245,10 +262,43 @@ Status ContainerDir::save_compiled(KeptFilter which, std::string_view data) cons
     return oci::write_file_atomic(path_ + "/" + kept_filter_file(which), data);
 }
 
+// The record rewritten in place: one pwrite at offset 0 under the file's
+// write lock, padded with blanks to the old length (JSON allows them; no
+// truncate that a kill could separate from the write). Only for state.json
+// as this user left it (a regular file of ours with no second link, which
+// would be written through) and only within a page, which a write copies
+// whole or not at all when the writer is killed. False: replace it instead.
+static Result<bool> rewrite_in_place(int dirfd, const std::string &path, std::string_view text) {
+    constexpr size_t kPage = 4096;
+    Fd fd(::openat(dirfd, "state.json", O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd.valid()) return false; // none yet, or not a file: replaced
+    struct stat st;
+    if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
+    if (!check_ours(st, path, false) || st.st_nlink != 1) return false;
+    size_t size = std::max(text.size(), static_cast<size_t>(st.st_size));
+    if (size > kPage) return false;
+    OCI_CHECK(lock_file(fd.get(), F_WRLCK, path));
+    // (Its size again, under the lock.)
+    if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
+    size = std::max(text.size(), static_cast<size_t>(st.st_size));
+    if (size > kPage) return false;
+    std::string padded(text);
+    padded.resize(size, ' ');
+    ssize_t n;
+    do
+        n = ::pwrite(fd.get(), padded.data(), padded.size(), 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return fail_errno("write " + path);
+    // Short (which a page-sized write to a file of ours is not): replaced.
+    return static_cast<size_t>(n) == padded.size();
+}
+
 Status ContainerDir::save(const ContainerRecord &rec) const {
     json::Writer w(false);
     write_record(w, rec);
-    return oci::write_file_atomic(path_ + "/state.json", w.view());
+    std::string path = path_ + "/state.json";
+    if (OCI_TRY(rewrite_in_place(fd_, path, w.view()))) return {};
+    return oci::write_file_atomic(path, w.view());
 }
 
 Result<oci::StagedFile> ContainerDir::stage(const ContainerRecord &rec) const {

@@ -35,8 +35,10 @@ class ContainerDir {
     static Result<ContainerDir> open(const std::string &root, const std::string &id);
     // For readers (state, list): a shared lock when it is free at once, else
     // none (busy() tells: a create, start or delete holds it). state.json is
-    // replaced by rename, so what load() reads is whole either way; waiting
-    // would queue every reader behind every create in progress.
+    // replaced by rename, or rewritten in place under its OFD write lock,
+    // which read() waits for (save), so what load() reads is whole either
+    // way; waiting for the directory would queue every reader behind every
+    // create in progress.
     static Result<ContainerDir> observe(const std::string &root, const std::string &id);
     bool busy() const { return busy_; }
 
@@ -51,6 +53,8 @@ class ContainerDir {
     // what is killed, removed and run as hooks.
     Result<ContainerRecord> load() const;
     Result<oci::Spec> load_spec() const;
+    // In place when the record and the old one fit a page (create saves
+    // three times: no new inode for each), else by rename.
     Status save(const ContainerRecord &rec) const;
     // save() in two steps, for a change that must be recorded once made:
     // the record is written beside state.json now, renamed over it by
