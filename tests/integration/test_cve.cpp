@@ -1074,6 +1074,63 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     cr_assert(in_cg_alive && victim_cg_there, "the victim cgroup or its process was killed");
 }
 
+// `start` writes to a pipe the record names only when it is the container's
+// init's release pipe: a record naming the init's answer pipe for both is
+// refused without releasing the init, and one whose init is a host process
+// holding a pipe at the recorded number (its PID, start time and the pipe's
+// inode all copied) is refused without a byte written to that pipe. With
+// the record put back, start runs the container.
+Test(cve, a_changed_record_does_not_decide_which_pipe_start_writes) {
+    Forgeable f = forgeable("forgepipe");
+    Env &e = f.e;
+    const ocirun::ContainerRecord &rec = f.rec;
+    cr_assert(rec.release_pipe && rec.result_pipe, "%s", f.original.c_str());
+    int pfd[2];
+    cr_assert_eq(::pipe2(pfd, O_CLOEXEC | O_NONBLOCK), 0);
+    test::Spawned victim = test::spawn_files({"sleep", "30"}, pfd[0]);
+    usleep(50000);
+    struct stat pipe_st {};
+    cr_assert_eq(::fstat(pfd[0], &pipe_st), 0);
+    uint64_t victim_start = ocirun::process_start_time(victim.pid);
+    auto forged = [&](auto change) {
+        ocirun::ContainerRecord r = rec;
+        change(r);
+        test::write_file(f.record_path, ocirun::write_record(r));
+    };
+    forged([&](auto &r) {
+        r.release_fd = r.result_fd;
+        r.release_pipe = r.result_pipe;
+    });
+    auto one_pipe = oci({"--root", e.root, "start", e.id});
+    std::string init_cmd = read_file("/proc/" + std::to_string(rec.state.pid) + "/cmdline");
+    forged([&](auto &r) {
+        r.state.pid = victim.pid;
+        r.init_start_time = victim_start;
+        r.release_fd = 3;
+        r.release_pipe = pipe_st.st_ino;
+    });
+    auto host_pipe = oci({"--root", e.root, "start", e.id});
+    char byte;
+    ssize_t written = ::read(pfd[0], &byte, 1);
+    test::write_file(f.record_path, f.original);
+    auto good = oci({"--root", e.root, "start", e.id});
+    std::string running = test::wait_status(e.root, e.id, "running", 2000);
+    ::kill(victim.pid, SIGKILL);
+    test::wait_bounded(victim.pid, 2000);
+    ::close(pfd[0]);
+    ::close(pfd[1]);
+    cleanup_all();
+    test::remove_cgroup_parent(f.parent);
+    cr_assert_eq(one_pipe.status, 1, "start with one pipe for both: %s", one_pipe.err.c_str());
+    cr_assert(contains(one_pipe.err, "names one pipe for both"), "%s", one_pipe.err.c_str());
+    cr_assert(init_cmd.rfind("sleep", 0) != 0, "the init was released: %s", init_cmd.c_str());
+    cr_assert_eq(host_pipe.status, 1, "start of a host process's pipe: %s", host_pipe.err.c_str());
+    cr_assert(contains(host_pipe.err, "is not in its cgroup"), "%s", host_pipe.err.c_str());
+    cr_assert_eq(written, -1, "start wrote to the host process's pipe");
+    cr_assert_eq(good.status, 0, "start with the record put back: %s", good.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+}
+
 // The PID namespace recorded as the init's excuses an init that left its
 // cgroup, but only a namespace of the container's own with the process as
 // its PID 1: a record naming a host process (with its start time) and the

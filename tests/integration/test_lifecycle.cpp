@@ -214,6 +214,32 @@ Test(lifecycle, start_twice_fails) {
     cr_assert(contains(s2.err, "not created"), "%s", s2.err.c_str());
 }
 
+// The init holds the pipes `start` releases it through and reads its answer
+// from (start reaches them through /proc/PID/fd): the state directory keeps
+// the record and config.json only, no fifo. Created until start, running
+// after.
+Test(lifecycle, create_leaves_only_the_record_and_config_json) {
+    Env e = make_env("nofifo", {"sleep", "30"});
+    auto c = create(e);
+    std::vector<std::string> entries = dir_entries(e.root + "/" + e.id);
+    std::sort(entries.begin(), entries.end());
+    StateInfo created = state_of(e.root, e.id);
+    auto s = oci({"--root", e.root, "start", e.id});
+    std::string running = wait_status(e.root, e.id, "running", 1000);
+    std::vector<std::string> after = dir_entries(e.root + "/" + e.id);
+    std::sort(after.begin(), after.end());
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    std::string listed;
+    for (const auto &n : entries)
+        listed += n + " ";
+    cr_assert_str_eq(listed.c_str(), "config.json state.json ");
+    cr_assert_str_eq(created.status.c_str(), "created");
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(running.c_str(), "running");
+    cr_assert(after == entries, "start left other files");
+}
+
 static void kill_with(const char *tag, const char *sig) {
     Env e = make_env(tag, {"sleep", "30"});
     auto c = create(e);

@@ -184,6 +184,10 @@ Test(state, record_round_trip) {
     rec.started = true;
     rec.has_hooks = true;
     rec.cgroup_dirs = {"/sys/fs/cgroup/pids/oci-run/ctr-1", "/sys/fs/cgroup/unified/oci-run/ctr-1"};
+    rec.release_fd = 6;
+    rec.release_pipe = 44470171;
+    rec.result_fd = 9;
+    rec.result_pipe = 18446744073709551615ull;
     std::string text = write_record(rec);
     auto r = parse_record(text);
     cr_assert(r.has_value(), "%s", r ? "" : r.error().text().c_str());
@@ -200,6 +204,10 @@ Test(state, record_round_trip) {
     cr_assert(b.started);
     cr_assert(b.has_hooks);
     cr_assert_eq(b.cgroup_dirs, rec.cgroup_dirs);
+    cr_assert_eq(b.release_fd, 6u);
+    cr_assert_eq(b.release_pipe, 44470171u);
+    cr_assert_eq(b.result_fd, 9u);
+    cr_assert_eq(b.result_pipe, UINT64_MAX);
     expect_eq(write_record(b), text);
 }
 

@@ -77,10 +77,29 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
     if (rec.state.status == oci::ContainerStatus::creating) return oci::ContainerStatus::creating;
     if (!rec.cgroup_dirs.empty() && cgroup_frozen(host, rec.cgroup_dirs))
         return oci::ContainerStatus::paused;
-    struct stat st;
+    if (rec.release_pipe) {
+        // Created while the init still holds the pipe `start` releases it
+        // through (its exec closes it).
+        auto init = open_process_dir(rec.state.pid, rec.init_start_time);
+        char link[64];
+        std::string fd = "fd/" + std::to_string(rec.release_fd);
+        ssize_t n = init ? ::readlinkat(init->get(), fd.c_str(), link, sizeof link - 1) : -1;
+        if (n > 0 && std::string_view(link, static_cast<size_t>(n)) ==
+                         "pipe:[" + std::to_string(rec.release_pipe) + "]")
+            return oci::ContainerStatus::created;
+        return oci::ContainerStatus::running;
+    }
+    struct stat st; // (a record from before the pipes: its exec fifo)
     if (::fstatat(dir.fd(), kFifo, &st, AT_SYMLINK_NOFOLLOW) == 0)
         return oci::ContainerStatus::created;
     return oci::ContainerStatus::running;
+}
+
+Status check_init_is_the_containers(const CgroupHost &host, const ContainerRecord &rec) {
+    if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec) && !init_in_own_pid_namespace(rec))
+        return fail_code(ESRCH, "container not running (process " + std::to_string(rec.state.pid) +
+                                    " is not in its cgroup: gone, or not its init)");
+    return {};
 }
 
 // The record's init, and with `members` every other process of its own PID
@@ -90,9 +109,7 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
 Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig, bool members) {
     if (!process_alive(rec.state.pid, rec.init_start_time))
         return fail_code(ESRCH, "container not running (its init is gone)");
-    if (!rec.cgroup_dirs.empty() && !init_in_cgroup(host, rec) && !init_in_own_pid_namespace(rec))
-        return fail_code(ESRCH, "container not running (process " + std::to_string(rec.state.pid) +
-                                    " is not in its cgroup: gone, or not its init)");
+    OCI_CHECK(check_init_is_the_containers(host, rec));
     if (members) signal_pidns_members(rec.state.pid, rec.init_start_time, sig);
     return signal_process(rec.state.pid, rec.init_start_time, sig);
 }

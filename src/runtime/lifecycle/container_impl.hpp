@@ -19,17 +19,19 @@
 
 namespace ocirun {
 
+// The exec fifo and start fifo are pipes the init holds, which `start`
+// opens through /proc/PID/fd (create.cpp open_channels, start.cpp). A record
+// from before that (no releasePipe) has them in the state directory:
 inline constexpr const char *kFifo = "exec.fifo"; // init blocks on it until `start`
 
 inline constexpr const char *kStartFifo = "start.fifo"; // init -> `start`: EOF at exec, or an error
 
 inline constexpr const char *kTraceLog = "trace.log"; // dev.ocirun.trace: strace's output
 
-// run starts the container itself: instead of the exec and start fifos in
-// the state directory, which a separate `start` opens, a socket and a pipe
-// it holds (two files fewer to make and remove on the state directory's
-// filesystem; with the socket, an init that dies before start makes the
-// release fail with EPIPE).
+// run starts the container itself: instead of the exec and start fifos,
+// which a separate `start` opens, a socket and a pipe it holds (with the
+// socket, an init that dies before start makes the release fail with
+// EPIPE).
 struct StartHere {
     Fd release;          // one byte releases the init
     Fd result;           // EOF once the process is exec'd, or "ERRNO TEXT"
@@ -58,6 +60,9 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
 // (the PID is read back from the state directory).
 Status signal_init(const CgroupHost &host, const ContainerRecord &rec, int sig,
                    bool members = false);
+// That check alone (ESRCH when it fails): the record's init is in the
+// record's cgroup, or is PID 1 of the PID namespace recorded.
+Status check_init_is_the_containers(const CgroupHost &host, const ContainerRecord &rec);
 // The host's hierarchies when the record has a cgroup (else an empty map),
 // with the record's cgroup checked to be the container's own before any
 // command acts on it. `known`: the hierarchies as this process found them

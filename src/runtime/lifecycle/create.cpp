@@ -392,6 +392,7 @@ struct CreatePlan {
     Fd rootfs_fd;
     std::vector<ReachGuard> reach_guard;
     bool has_hooks = false, want_shim = false;
+    uint64_t release_pipe = 0, result_pipe = 0; // inodes of the init's pipes for `start`
     // A network namespace joined by path (in fds) and its identity; whether
     // this container installs its firewall, or else whose network policy it
     // is held to there, and that policy's keys.
@@ -691,9 +692,9 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
 }
 
 // The channels between the runtime, the init and the caller: the exec fifo
-// and start fifo in the state directory (or run's start channel `here`),
-// the sync socket, the caller's console socket. The first side effects.
-Status open_channels(const CreateOptions &o, ContainerDir &dir, StartHere *here, CreatePlan &p) {
+// and start fifo (pipes the init holds, or run's start channel `here`), the
+// sync socket, the caller's console socket. The first side effects.
+Status open_channels(const CreateOptions &o, StartHere *here, CreatePlan &p) {
     InitConfig &cfg = p.cfg;
     Fds &fds = p.fds;
     if (here) {
@@ -706,15 +707,28 @@ Status open_channels(const CreateOptions &o, ContainerDir &dir, StartHere *here,
         here->result.reset(res[0]);
         cfg.start_result_fd = fds.add(res[1]);
     } else {
-        std::string fifo = dir.path() + "/" + kFifo;
-        if (::mkfifo(fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + fifo);
-        cfg.fifo_read_fd = fds.add(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-        cfg.fifo_write_fd = fds.add(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
-        if (cfg.fifo_read_fd < 0 || cfg.fifo_write_fd < 0) return fail_errno("open " + fifo);
-        std::string start_fifo = dir.path() + "/" + kStartFifo;
-        if (::mkfifo(start_fifo.c_str(), 0600) < 0) return fail_errno("mkfifo " + start_fifo);
-        cfg.start_result_fd = fds.add(::open(start_fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-        if (cfg.start_result_fd < 0) return fail_errno("open " + start_fifo);
+        // The exec fifo and the start fifo, as pipes the init holds: `start`
+        // opens its own ends through /proc/PID/fd (start.cpp), so the state
+        // directory gets no inode for them (on ext4 without a journal each
+        // new one scans past those freed in the last minutes).
+        int rel[2], res[2];
+        if (::pipe2(rel, O_CLOEXEC) < 0) return fail_errno("exec fifo: pipe");
+        cfg.fifo_read_fd = fds.add(rel[0]);
+        cfg.fifo_write_fd = fds.add(rel[1]);
+        if (::fcntl(cfg.fifo_read_fd, F_SETFL, O_NONBLOCK) < 0)
+            return fail_errno("exec fifo: O_NONBLOCK");
+        if (::pipe2(res, O_CLOEXEC) < 0) return fail_errno("start fifo: pipe");
+        Fd res_read(res[0]), res_write(res[1]);
+        // Both ends in one descriptor, as the start fifo opened O_RDWR: the
+        // init's error line never meets EPIPE, and its exec ends the pipe.
+        std::string both = "/proc/self/fd/" + std::to_string(res[0]);
+        cfg.start_result_fd = fds.add(::open(both.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (cfg.start_result_fd < 0) return fail_errno("start fifo: open " + both);
+        struct stat st;
+        if (::fstat(cfg.fifo_write_fd, &st) < 0) return fail_errno("exec fifo: fstat");
+        p.release_pipe = st.st_ino;
+        if (::fstat(cfg.start_result_fd, &st) < 0) return fail_errno("start fifo: fstat");
+        p.result_pipe = st.st_ino;
     }
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -749,6 +763,12 @@ ContainerRecord new_record(const CreateOptions &o, const CreatePlan &p) {
     rec.trace = p.policy.trace;
     rec.netns_dev = p.netns_dev;
     rec.netns_ino = p.netns_ino;
+    if (p.release_pipe) {
+        rec.release_fd = static_cast<uint32_t>(p.cfg.fifo_write_fd);
+        rec.release_pipe = p.release_pipe;
+        rec.result_fd = static_cast<uint32_t>(p.cfg.start_result_fd);
+        rec.result_pipe = p.result_pipe;
+    }
     rec.network_owner = p.network_owner;
     rec.policy_recorded = p.record_policy;
     if (p.record_policy) rec.policy_keys = p.policy_keys;
@@ -1004,7 +1024,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     // Every refusal is above: from here on the runtime makes things (the
     // fifos in the state directory, the connection to the caller's console
     // socket, the cgroup, the init).
-    OCI_CHECK(open_channels(o, dir, here, p));
+    OCI_CHECK(open_channels(o, here, p));
     // A PID namespace joined by path takes the init only (left right after
     // the init is spawned).
     ChildPidNamespace child_pidns;

@@ -25,6 +25,10 @@ void write_record(json::Writer &w, const ContainerRecord &rec) {
     if (rec.systemd_user) w.kv_bool("systemdUser", true);
     if (rec.init_pidns) w.kv_u64("initPidNamespace", rec.init_pidns);
     if (rec.own_pidns) w.kv_bool("ownPidNamespace", true);
+    if (rec.release_pipe) {
+        w.kv_u64("releaseFd", rec.release_fd).kv_u64("releasePipe", rec.release_pipe);
+        w.kv_u64("resultFd", rec.result_fd).kv_u64("resultPipe", rec.result_pipe);
+    }
     if (rec.sandboxed) w.kv_bool("sandboxed", true);
     if (!rec.fs_rules.empty()) {
         w.key("fsRules").begin_array();
@@ -86,6 +90,10 @@ Result<ContainerRecord> parse_record(std::string_view text) {
     OCI_CHECK(json::get_bool(top, p, "systemdUser", rec.systemd_user));
     OCI_CHECK(json::get_uint(top, p, "initPidNamespace", rec.init_pidns, UINT64_MAX));
     OCI_CHECK(json::get_bool(top, p, "ownPidNamespace", rec.own_pidns));
+    OCI_CHECK(json::get_uint(top, p, "releaseFd", rec.release_fd, INT32_MAX));
+    OCI_CHECK(json::get_uint(top, p, "releasePipe", rec.release_pipe, UINT64_MAX));
+    OCI_CHECK(json::get_uint(top, p, "resultFd", rec.result_fd, INT32_MAX));
+    OCI_CHECK(json::get_uint(top, p, "resultPipe", rec.result_pipe, UINT64_MAX));
     OCI_CHECK(json::get_bool(top, p, "sandboxed", rec.sandboxed));
     OCI_CHECK(
         json::for_each_object(top, p, "fsRules", [&](yajl_val o, const json::Path &ip) -> Status {

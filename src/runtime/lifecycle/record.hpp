@@ -54,11 +54,17 @@ struct ContainerRecord {
     // --systemd-cgroup: cgroups_path is "slice:prefix:name", the cgroup the
     // scope systemd made for it (runtime/cgroups/systemd_unit.hpp).
     bool systemd_cgroup = false;
-    bool systemd_user = false;          // that scope is the user's manager's (rootless)
-    uint64_t init_pidns = 0;            // the inode of the init's PID namespace (0: unknown)
-    bool own_pidns = false;             // the init is PID 1 of a PID namespace made for it
-    bool sandboxed = false;             // config.json has a sandbox policy (dev.ocirun.*)
-    std::vector<FsRuleRecord> fs_rules; // its filesystem rules, as the init found them
+    bool systemd_user = false; // that scope is the user's manager's (rootless)
+    uint64_t init_pidns = 0;   // the inode of the init's PID namespace (0: unknown)
+    bool own_pidns = false;    // the init is PID 1 of a PID namespace made for it
+    // The two pipes `start` reaches through /proc/PID/fd (start.cpp): the
+    // init's fd numbers for them and their inodes. 0 in a record from before
+    // them, whose init waits on exec.fifo and start.fifo in the state
+    // directory instead.
+    uint32_t release_fd = 0, result_fd = 0;
+    uint64_t release_pipe = 0, result_pipe = 0;
+    bool sandboxed = false;                      // config.json has a sandbox policy (dev.ocirun.*)
+    std::vector<FsRuleRecord> fs_rules;          // its filesystem rules, as the init found them
     std::vector<PlaceholderRecord> placeholders; // parents first
     bool trace = false;                          // dev.ocirun.trace: start attaches strace
     int32_t shim_pid = 0;                        // the network helper (oci-run-shim), or 0

@@ -119,17 +119,41 @@ struct ForegroundConsole {
     }
 };
 
+// The recorded init's /proc/PID, while it is that process.
+Result<Fd> open_init_dir(const ContainerDir &dir, const ContainerRecord &rec) {
+    auto init = open_process_dir(rec.state.pid, rec.init_start_time);
+    if (!init && init.error().code == ESRCH)
+        return fail("container \"" + dir.id() + "\": its init is gone");
+    return init;
+}
+
+// One of the init's pipes for `start` (create.cpp open_channels), opened
+// anew through /proc/PID/fd/N below `init` (open_init_dir), and only when it
+// is the pipe the record names: another file at that number, or none (the
+// init's exec closed it), is refused.
+Result<Fd> init_pipe(const ContainerDir &dir, int init, uint32_t fd, uint64_t pipe, int flags) {
+    std::string name = "fd/" + std::to_string(fd);
+    Fd f(::openat(init, name.c_str(), flags | O_NONBLOCK | O_CLOEXEC));
+    struct stat st;
+    if (f.valid() && ::fstat(f.get(), &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == pipe)
+        return f;
+    if (!f.valid() && errno != ENOENT) return fail_errno("start: open the init's " + name);
+    return fail("container \"" + dir.id() + "\": its init no longer waits for start (its " + name +
+                " is not the pipe create gave it)");
+}
+
 } // namespace
 
 // `here`: run's, with the record straight from create under the same lock
 // (an init that died since shows when the release finds no reader).
 Status start_locked(ContainerDir &dir, StartHere *here) {
     ContainerRecord rec;
+    CgroupHost host; // (not for run's)
     if (here) {
         rec = std::move(here->rec);
     } else {
         rec = OCI_TRY(dir.load());
-        CgroupHost host = OCI_TRY(host_for(rec));
+        host = OCI_TRY(host_for(rec));
         oci::ContainerStatus st = live_status(dir, host, rec);
         if (st != oci::ContainerStatus::created)
             return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
@@ -177,7 +201,32 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         OCI_CHECK(running.commit()); // while the init execs
         answer = read_until_eof(here->result.get());
         here->result.reset();
+    } else if (rec.release_pipe) {
+        // The init's pipes, reached through /proc/PID/fd (init_pipe); the
+        // answer's end is opened before the init is released, so that it
+        // cannot be missed.
+        if (rec.release_pipe == rec.result_pipe || rec.release_fd == rec.result_fd)
+            return fail(dir.path() + "/state.json: the record names one pipe for both the "
+                                     "release and the answer");
+        Fd init = OCI_TRY(open_init_dir(dir, rec));
+        // (After the directory is held: a PID reused since fails below.)
+        OCI_CHECK(check_init_is_the_containers(host, rec));
+        Fd result = OCI_TRY(init_pipe(dir, init.get(), rec.result_fd, rec.result_pipe, O_RDONLY));
+        Fd release =
+            OCI_TRY(init_pipe(dir, init.get(), rec.release_fd, rec.release_pipe, O_WRONLY));
+        char c = '0';
+        ssize_t n;
+        while ((n = ::write(release.get(), &c, 1)) < 0 && errno == EINTR) {
+        }
+        if (n != 1) return fail_errno("start: release the init");
+        release.reset();
+        fault_point("start:released");
+        OCI_CHECK(running.commit()); // while the init execs
+        // The init's exec closes the pipe (CLOEXEC), or it writes "ERRNO
+        // TEXT" first when startContainer hooks or exec fail.
+        answer = read_until_eof(result.get());
     } else {
+        // A record from before the pipes: the fifos in the state directory.
         std::string fifo = dir.path() + "/" + kFifo;
         std::string start_fifo = dir.path() + "/" + kStartFifo;
         // Opened before the init is released, so that its answer cannot be

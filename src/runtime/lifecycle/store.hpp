@@ -1,5 +1,5 @@
 // The state directory (--root): one subdirectory per container holding
-// state.json and the exec fifo, each guarded by an flock so commands on one
+// state.json and config.json, each guarded by an flock so commands on one
 // ID are serialised while commands on different IDs run in parallel.
 #pragma once
 

@@ -22,10 +22,12 @@ namespace ocirun {
 namespace {
 
 // Read /proc/PID/stat and return the text after the command name's ')'.
-bool read_stat(pid_t pid, char *buf, size_t size, const char **after) {
+// /proc/PID/stat, or `stat` below an open /proc/PID (dirfd >= 0).
+bool read_stat(pid_t pid, char *buf, size_t size, const char **after, int dirfd = -1) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    int fd = dirfd >= 0 ? ::openat(dirfd, "stat", O_RDONLY | O_CLOEXEC)
+                        : ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     ssize_t n = ::read(fd, buf, size - 1);
     ::close(fd);
@@ -79,10 +81,11 @@ Status write_existing_file(const std::string &path, const std::string &value,
     return {};
 }
 
-uint64_t process_start_time(pid_t pid) {
+// (dirfd: /proc/PID opened, or -1.)
+static uint64_t start_time_of(pid_t pid, int dirfd) {
     char buf[1024];
     const char *p;
-    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p)) return 0;
+    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p, dirfd)) return 0;
     // Fields from 3 on; start time is field 22.
     for (int field = 3; field < 22; field++) {
         p = std::strchr(p, ' ');
@@ -90,6 +93,23 @@ uint64_t process_start_time(pid_t pid) {
         p++;
     }
     return std::strtoull(p, nullptr, 10);
+}
+
+uint64_t process_start_time(pid_t pid) {
+    return start_time_of(pid, -1);
+}
+
+Result<Fd> open_process_dir(pid_t pid, uint64_t start_time) {
+    std::string path = "/proc/" + std::to_string(pid);
+    if (pid <= 0) return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
+    Fd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir.valid()) {
+        if (errno == ENOENT) return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
+        return fail_errno("open " + path);
+    }
+    if (start_time_of(pid, dir.get()) != start_time)
+        return fail_code(ESRCH, "process " + std::to_string(pid) + " is gone");
+    return dir;
 }
 
 char process_state(pid_t pid) {

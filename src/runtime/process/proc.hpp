@@ -20,6 +20,12 @@ uint64_t process_start_time(pid_t pid);
 // True when `pid` exists, is not a zombie, and started at `start_time`.
 bool process_alive(pid_t pid, uint64_t start_time);
 
+// /proc/PID opened as a directory when PID is still the process that started
+// at `start_time` (ESRCH otherwise): what is opened below it afterwards is
+// that process's, since the directory of a process gone fails every lookup
+// and so a PID reused since cannot answer.
+Result<Fd> open_process_dir(pid_t pid, uint64_t start_time);
+
 // /proc/PID/ns/NAME opened (close-on-exec) as a handle for setns; errors
 // name the path.
 Result<Fd> open_namespace(pid_t pid, const char *name);
