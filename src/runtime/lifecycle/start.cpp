@@ -214,11 +214,25 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
         Fd result = OCI_TRY(init_pipe(dir, init.get(), rec.result_fd, rec.result_pipe, O_RDONLY));
         Fd release =
             OCI_TRY(init_pipe(dir, init.get(), rec.release_fd, rec.release_pipe, O_WRONLY));
+        // (A pipe reopened has a writer even without a reader: an init that
+        // died since the open makes the write fail with EPIPE, and SIGPIPE,
+        // blocked here and taken back, must not end this command.)
+        sigset_t pipe_sig, old;
+        sigemptyset(&pipe_sig);
+        sigaddset(&pipe_sig, SIGPIPE);
+        ::pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
         char c = '0';
         ssize_t n;
         while ((n = ::write(release.get(), &c, 1)) < 0 && errno == EINTR) {
         }
-        if (n != 1) return fail_errno("start: release the init");
+        int e = errno;
+        if (n < 0 && e == EPIPE) {
+            struct timespec now {};
+            (void)::sigtimedwait(&pipe_sig, nullptr, &now);
+        }
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        if (n < 0 && e == EPIPE) return fail("container \"" + dir.id() + "\": its init is gone");
+        if (n != 1) return fail_code(e, "start: release the init");
         release.reset();
         fault_point("start:released");
         OCI_CHECK(running.commit()); // while the init execs
