@@ -159,3 +159,28 @@ Test(store, a_reader_waits_for_a_rewrite_in_progress) {
     cr_assert(!early, "the reader did not wait: %s", seen.c_str());
     expect_eq(seen, "pid 0");
 }
+
+// The wait is bounded: a lock held past it (a writer stopped halfway, or
+// another process of this user holding it) fails the read with the file
+// named instead of hanging `state` and `list`.
+Test(store, a_reader_does_not_wait_for_ever, .timeout = 20) {
+    std::string root = make_tmpdir();
+    ContainerDir d = must_create(root);
+    std::string path = root + "/c1/state.json";
+    must_save(d, sample(oci::ContainerStatus::creating, 0));
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    cr_assert(fd >= 0);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    cr_assert_eq(::fcntl(fd, F_OFD_SETLK, &fl), 0, "lock: %s", std::strerror(errno));
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = d.load();
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ::close(fd);
+    rm_rf(root);
+    cr_assert(!r.has_value(), "read a record under another's write lock");
+    cr_assert(r.error().text().find(path + ": held locked") != std::string::npos, "%s",
+              r.error().text().c_str());
+    cr_assert(waited >= 1.0 && waited < 5.0, "waited %.2f s", waited);
+}

@@ -177,13 +177,21 @@ Result<ContainerDir> ContainerDir::open_as(const std::string &root, const std::s
 // An OFD lock on the whole of `fd` (at `path`), waited for: a record
 // rewritten in place (save) is written under F_WRLCK and read under
 // F_RDLCK, so no reader sees half of it. Released when the file closes.
+// The wait is bounded (a writer holds it for one write): a lock held for
+// seconds (a writer stopped halfway, another process of this user) fails the
+// command rather than hanging every `state` and `list`.
 static Status lock_file(int fd, short type, const std::string &path) {
     struct flock fl {};
     fl.l_type = type;
     fl.l_whence = SEEK_SET;
-    while (::fcntl(fd, F_OFD_SETLKW, &fl) < 0) {
+    constexpr int kTries = 2000; // 1 ms apart
+    for (int i = 0; ::fcntl(fd, F_OFD_SETLK, &fl) < 0; i++) {
         if (errno == EINTR) continue;
-        return fail_errno("lock " + path);
+        if (errno != EAGAIN && errno != EACCES) return fail_errno("lock " + path);
+        if (i == kTries)
+            return fail_code(EAGAIN, path + ": held locked by another process for " +
+                                         std::to_string(kTries / 1000) + " s");
+        ::usleep(1000);
     }
     return {};
 }
