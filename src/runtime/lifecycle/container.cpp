@@ -80,12 +80,12 @@ oci::ContainerStatus live_status(const ContainerDir &dir, const CgroupHost &host
     if (rec.release_pipe) {
         // Created while the init still holds the pipe `start` releases it
         // through (its exec closes it).
+        // (As start.cpp init_pipe checks what it opened.)
         auto init = open_process_dir(rec.state.pid, rec.init_start_time);
-        char link[64];
         std::string fd = "fd/" + std::to_string(rec.release_fd);
-        ssize_t n = init ? ::readlinkat(init->get(), fd.c_str(), link, sizeof link - 1) : -1;
-        if (n > 0 && std::string_view(link, static_cast<size_t>(n)) ==
-                         "pipe:[" + std::to_string(rec.release_pipe) + "]")
+        struct stat st;
+        if (init && ::fstatat(init->get(), fd.c_str(), &st, 0) == 0 && S_ISFIFO(st.st_mode) &&
+            st.st_ino == rec.release_pipe)
             return oci::ContainerStatus::created;
         return oci::ContainerStatus::running;
     }

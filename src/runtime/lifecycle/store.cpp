@@ -285,12 +285,10 @@ static Result<bool> rewrite_in_place(int dirfd, const std::string &path, std::st
     struct stat st;
     if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
     if (!check_ours(st, path, false) || st.st_nlink != 1) return false;
-    size_t size = std::max(text.size(), static_cast<size_t>(st.st_size));
-    if (size > kPage) return false;
     OCI_CHECK(lock_file(fd.get(), F_WRLCK, path));
-    // (Its size again, under the lock.)
+    // (Its size under the lock.)
     if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
-    size = std::max(text.size(), static_cast<size_t>(st.st_size));
+    size_t size = std::max(text.size(), static_cast<size_t>(st.st_size));
     if (size > kPage) return false;
     // The record, then blanks from a static run of them: one pwritev, no copy.
     static const auto blanks = [] {
