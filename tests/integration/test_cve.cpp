@@ -1074,6 +1074,49 @@ Test(cve, a_changed_record_does_not_decide_what_is_killed) {
     cr_assert(in_cg_alive && victim_cg_there, "the victim cgroup or its process was killed");
 }
 
+// The pipes `start` releases the init through are as closed to the
+// container as the fifos in the state directory were: a process exec'd into
+// the created container writes a byte to each of the init's descriptors
+// through /proc/1/fd, as root with the default capabilities and with every
+// capability in a user namespace; the init is not released (it is still the
+// exec stage, the container still created). (With every capability and no
+// user namespace it can, as it could write to the fifos: that container's
+// root is the host's, with CAP_SYS_PTRACE.)
+Test(cve, the_container_cannot_release_its_own_init) {
+    struct Case {
+        const char *name;
+        bool userns;
+    } cases[] = {{"default capabilities", false}, {"every capability in a user namespace", true}};
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("selfrel", {"sleep", "30"});
+        if (c.userns) {
+            test::use_user_namespace(e);
+            test::add_all_capabilities(e);
+        }
+        e.b.save();
+        auto cr = create(e);
+        long pid = test::state_of(e.root, e.id).pid;
+        auto x = oci({"--root", e.root, "exec", e.id, "sh", "-c",
+                      "for n in 3 4 5 6 7 8 9 10 11 12; do echo 0 2>/dev/null >/proc/1/fd/$n "
+                      "&& echo -n \"w$n \"; done; echo end"});
+        usleep(200000);
+        std::string cmd = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+        std::string status = test::state_of(e.root, e.id).status;
+        cleanup_all();
+        std::string what = std::string(c.name) + ": ";
+        if (cr.status != 0) {
+            failures += what + "create: " + cr.err + "\n";
+            continue;
+        }
+        if (x.status != 0 || !contains(x.out, "end"))
+            failures += what + "the attack did not run: " + x.out + x.err + "\n";
+        if (cmd.rfind("sleep", 0) == 0 || status != "created")
+            failures += what + "the init was released (" + status + ", wrote: " + x.out + ")\n";
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
 // `start` writes to a pipe the record names only when it is the container's
 // init's release pipe: a record naming the init's answer pipe for both is
 // refused without releasing the init, and one whose init is a host process
