@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -194,6 +195,73 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
     ::umount2((host + "/alias").c_str(), MNT_DETACH);
     ::umount2((host + "/repo/sub").c_str(), MNT_DETACH);
     cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+namespace {
+
+// The block device holding `path` and its filesystem's type, from the
+// mountinfo line of its device numbers: {"", ""} where it is not a device
+// node of that number (a virtual filesystem, a device not under /dev).
+std::pair<std::string, std::string> device_of(const std::string &path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return {};
+    std::string want = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+    std::istringstream in(read_file("/proc/self/mountinfo"));
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream f(line);
+        std::string id, parent, numbers, field;
+        f >> id >> parent >> numbers;
+        if (numbers != want) continue;
+        while (f >> field && field != "-") {
+        }
+        std::string type, source;
+        f >> type >> source;
+        struct stat dev;
+        if (::stat(source.c_str(), &dev) == 0 && S_ISBLK(dev.st_mode) && dev.st_rdev == st.st_dev)
+            return {source, type};
+    }
+    return {};
+}
+
+} // namespace
+
+// A filesystem mounted from a block device (the host's own disk, say) is
+// the host's files again: what it reaches is checked as a bind's is. With
+// a protected path on that disk, and with no policy at all (the state
+// directory given with --root is always protected), a writable mount of it
+// is refused with one line; the host's file is untouched; nothing is left.
+Test(sandbox, a_filesystem_from_a_device_is_checked_as_a_bind) {
+    test::private_mount_namespace();
+    std::string failures;
+    for (bool policy : {true, false}) {
+        std::string host = test::track_dir(test::make_temp_dir("sbdev"));
+        auto [device, type] = device_of(host);
+        if (device.empty()) cr_skip_test("%s is not on a block device's filesystem", host.c_str());
+        std::string prot = host + "/repo/.git";
+        ::mkdir((host + "/repo").c_str(), 0755);
+        ::mkdir(prot.c_str(), 0755);
+        test::write_file(prot + "/config", "host\n");
+        Env e = make_env("sbdev", {"sh", "-c", "echo x > /hostfs" + prot + "/config; echo WROTE"});
+        ::mkdir((e.b.rootfs + "/hostfs").c_str(), 0755);
+        e.b.spec.mounts.push_back(test::mount_entry("/hostfs", type, device, {"rw"}));
+        // The state directory on a tmpfs of its own, so that the protected
+        // path is the one the disk reaches.
+        if (policy) {
+            e.b.spec.annotations["dev.ocirun.protected"] = prot;
+            cr_assert_eq(::mount("tmpfs", e.root.c_str(), "tmpfs", 0, "mode=700"), 0);
+        }
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        const std::string &named = policy ? prot : e.root;
+        std::string what = policy ? "protected: " : "no policy: ";
+        if (read_file(prot + "/config") != "host\n") failures += what + "the host's file changed\n";
+        if (o.status != 1 || contains(o.out, "WROTE") || test::count_lines(o.err) != 1 ||
+            !contains(o.err, "mounts[") || !contains(o.err, named) || !left.empty())
+            failures += what + std::to_string(o.status) + " " + o.out + o.err + "\n";
+        cleanup_all();
+        if (policy) ::umount2(e.root.c_str(), MNT_DETACH);
+    }
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
@@ -982,6 +1050,88 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
                 contains(o.out, "TOPSECRET") || !left.empty())
                 failures += std::string(c.name) + ", " + a.name + ": " + std::to_string(o.status) +
                             " " + o.out + o.err + "\n";
+            cleanup_all();
+        }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// An overlay whose layers are a denied or read-only directory is another
+// way to it: a lower layer (in lowerdir or added with lowerdir+) shows a
+// denied directory, an upper layer writes into a read-only one. Each layer
+// is opened, checked and mounted through its fd; strict refuses with one
+// line naming the overlay, by each attacker, and leaves nothing. A
+// read-only directory as a lower layer only is allowed: the container
+// reads it, and its writes go to the upper layer.
+Test(sandbox, overlay_layers_are_ways_to_the_object) {
+    struct Case {
+        const char *name, *key, *rule;
+        // The overlay's options, from the rootfs and a host directory.
+        std::function<std::string(const std::string &, const std::string &)> layers;
+        int status;
+        const char *want; // the error's line, or what the container printed
+    } cases[] = {
+        {"a denied directory as a lower layer", "dev.ocirun.deny", "/secrets",
+         [](const std::string &rootfs, const std::string &host) {
+             return "lowerdir=" + rootfs + "/secrets:" + host + "/empty";
+         },
+         1, "annotations[dev.ocirun.deny] /secrets is also reachable at /ov: the overlay at /ov"},
+        {"a denied directory added as a layer (lowerdir+)", "dev.ocirun.deny", "/secrets",
+         [](const std::string &rootfs, const std::string &host) {
+             return "lowerdir+=" + host + "/empty,lowerdir+=" + rootfs + "/secrets";
+         },
+         1, "annotations[dev.ocirun.deny] /secrets is also reachable at /ov: the overlay at /ov"},
+        {"a read-only directory as the upper layer", "dev.ocirun.deny-write", "/data",
+         [](const std::string &, const std::string &host) {
+             return "lowerdir=" + host + "/low,upperdir=" + host + "/data,workdir=" + host +
+                    "/work";
+         },
+         1,
+         "annotations[dev.ocirun.deny-write] /data is also reachable at /ov: the overlay at /ov"},
+        {"a read-only directory as a lower layer", "dev.ocirun.deny-write", "/data",
+         [](const std::string &, const std::string &host) {
+             return "lowerdir=" + host + "/data,upperdir=" + host + "/up,workdir=" + host + "/work";
+         },
+         0, "host data\nupper\n"},
+    };
+    std::string failures;
+    for (const auto &c : cases)
+        for (const auto &a : kAttackers) {
+            std::string host = test::track_dir(test::make_temp_dir("sbovl"));
+            for (const char *d : {"/data", "/low", "/up", "/work", "/empty"}) {
+                ::mkdir((host + d).c_str(), 0777);
+                ::chmod((host + d).c_str(), 0777);
+            }
+            test::write_file(host + "/data/f", "host data\n");
+            // Reached, and f copied up, by the container's root.
+            if (a.userns) {
+                ::chmod(host.c_str(), 0755);
+                (void)!::chown((host + "/data/f").c_str(), 100000, 100000);
+            }
+            Env e = sandbox_env("sbovl", "cat /ov/key /ov/f 2>/dev/null; echo upper > /ov/f; "
+                                         "cat /ov/f; echo x > /data/f && echo WROTE; true");
+            for (const char *d : {"/secrets", "/ov", "/data"})
+                ::mkdir((e.b.rootfs + d).c_str(), 0755);
+            test::write_file(e.b.rootfs + "/secrets/key", "TOPSECRET\n");
+            std::vector<std::string> opts{c.layers(e.b.rootfs, host)};
+            // An overlay mounted in a user namespace keeps its metadata in
+            // user.* attributes.
+            if (a.userns) opts.push_back("userxattr");
+            e.b.spec.mounts.push_back(
+                test::mount_entry("/data", "bind", host + "/data", {"rbind"}));
+            e.b.spec.mounts.push_back(test::mount_entry("/ov", "overlay", "overlay", opts));
+            e.b.spec.annotations[c.key] = c.rule;
+            become(e, a);
+            auto o = test::run(e);
+            auto left = test::dir_entries(e.root);
+            std::string host_f = read_file(host + "/data/f");
+            std::string what = std::string(c.name) + ", " + a.name + ": ";
+            if (o.status != c.status || contains(o.out, "TOPSECRET") || contains(o.out, "WROTE") ||
+                host_f != "host data\n" || !left.empty())
+                failures += what + std::to_string(o.status) + " " + o.out + o.err + "\n";
+            else if (c.status == 1 && (test::count_lines(o.err) != 1 || !contains(o.err, c.want)))
+                failures += what + o.err + "\n";
+            else if (c.status == 0 && o.out != c.want)
+                failures += what + o.out + o.err + "\n";
             cleanup_all();
         }
     cr_assert(failures.empty(), "%s", failures.c_str());

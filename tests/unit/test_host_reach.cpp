@@ -191,3 +191,58 @@ Test(host_reach, mount_ways_know_which_mount_is_on_top) {
                    {r});
     unit::expect_eq(ways, "");
 }
+
+// ---- an overlay's layers -------------------------------------------------
+
+// Every directory an overlay's data names, in order: lowerdir split at its
+// colons ("\:" kept in a name), the layers added one at a time (lowerdir+,
+// datadir+) as given; only upperdir and workdir are written to. Replaced in
+// that order by the paths the init opened, the rest of the data kept.
+Test(host_reach, overlay_layers_in_order_and_replaced) {
+    const std::string data = "lowerdir=/a:/b\\:c,upperdir=/u,index=off,workdir=/w,"
+                             "lowerdir+=/d,datadir+=/e";
+    std::string seen;
+    for (const auto &d : overlay_dirs(data))
+        seen += d.key + " " + d.path + (d.writable ? " w" : "") + "\n";
+    unit::expect_eq(seen, "lowerdir /a\nlowerdir /b:c\nupperdir /u w\nworkdir /w w\n"
+                          "lowerdir+ /d\ndatadir+ /e\n");
+    unit::expect_eq(overlay_data_at(data, {"/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/p/6"}),
+                    "lowerdir=/p/1:/p/2,upperdir=/p/3,index=off,workdir=/p/4,lowerdir+=/p/5,"
+                    "datadir+=/p/6");
+}
+
+// A layer is another way to what a rule names: a lower layer shows a denied
+// directory (or a part of it, or a directory holding it) at the overlay's
+// mount point; an upper layer only is a way for deny-write; an overlay
+// inside the rule's own path is covered by it.
+Test(host_reach, mount_ways_through_overlay_layers) {
+    std::vector<FsRule> rules = {
+        rule(MountOpKind::deny, "/secrets", at("/b/rootfs/secrets")),
+        rule(MountOpKind::deny_write, "/data", at("/srv/data")),
+    };
+    auto layer = [](const char *point, const char *dir, bool writable) {
+        return OverlayLayer{point, std::string("mounts[1] (its dir ") + dir + ")", at(dir),
+                            writable};
+    };
+    auto ways = [&](std::vector<OverlayLayer> layers) {
+        std::string out;
+        for (const auto &w : mount_ways(parse_mountinfo("10 1 254:1 /b/rootfs / rw - ext4 "
+                                                        "/dev/vda rw\n"
+                                                        "11 10 254:1 /srv/data /data rw - ext4 "
+                                                        "/dev/vda rw\n"),
+                                        rules, layers))
+            out += std::to_string(w.rule) + " " + w.path + ": " + w.how + "\n";
+        return out;
+    };
+    unit::expect_eq(ways({layer("/ov", "/b/rootfs/secrets", false)}),
+                    "0 /ov: the overlay at /ov shows it: mounts[1] (its dir /b/rootfs/secrets)\n");
+    unit::expect_eq(ways({layer("/ov", "/b/rootfs", false)}),
+                    "0 /ov/secrets: the overlay at /ov shows it: mounts[1] (its dir /b/rootfs)\n");
+    unit::expect_eq(ways({layer("/ov", "/b/rootfs/secrets/ssh", false)}),
+                    "0 /ov: the overlay at /ov shows it: mounts[1] (its dir "
+                    "/b/rootfs/secrets/ssh)\n");
+    unit::expect_eq(ways({layer("/ov", "/srv/data", false)}), "");
+    unit::expect_eq(ways({layer("/ov", "/srv/data", true)}),
+                    "1 /ov: the overlay at /ov shows it: mounts[1] (its dir /srv/data)\n");
+    unit::expect_eq(ways({layer("/secrets/ov", "/b/rootfs/secrets", false)}), "");
+}

@@ -82,7 +82,8 @@ const char *fs_rule_kind(MountOpKind k) {
 }
 
 std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
-                              const std::vector<FsRule> &rules) {
+                              const std::vector<FsRule> &rules,
+                              const std::vector<OverlayLayer> &layers) {
     std::vector<FsWay> out;
     for (size_t i = 0; i < rules.size(); i++) {
         const FsRule &r = rules[i];
@@ -110,6 +111,28 @@ std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
                 }
                 if (path_under(at, r.resolved) || hidden(mounts, m, at)) continue;
                 out.push_back({i, at, shown_by(m) + " shows it" + note});
+            }
+        }
+        for (const auto &l : layers) {
+            if (path_under(l.point, r.resolved)) continue; // the rule covers it
+            if (r.kind == MountOpKind::deny_write && !l.writable) continue;
+            for (const auto &[part, note] : parts) {
+                std::string at;
+                switch (overlap(l.region, part)) {
+                case Overlap::same:
+                case Overlap::contains:
+                    at = path_join(l.point, l.region.path == "/"
+                                                ? part.path
+                                                : part.path.substr(l.region.path.size()));
+                    break;
+                case Overlap::inside:
+                    at = l.point;
+                    break;
+                case Overlap::none:
+                    continue;
+                }
+                if (path_under(at, r.resolved)) continue;
+                out.push_back({i, at, "the overlay at " + l.point + " shows it: " + l.what + note});
             }
         }
     }
@@ -328,7 +351,8 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
 
 } // namespace
 
-Result<FsPlan> prepare_fs_rules(int root, int procfs, const std::vector<MountOp> &plan) {
+Result<FsPlan> prepare_fs_rules(int root, int procfs, const std::vector<MountOp> &plan,
+                                const std::vector<OverlayLayer> &layers) {
     FsPlan fp;
     std::vector<std::string> made;
     for (const MountOp &op : plan) {
@@ -370,7 +394,7 @@ Result<FsPlan> prepare_fs_rules(int root, int procfs, const std::vector<MountOp>
         if (!region) return forward(std::move(region.error()), "placeholder " + p);
         fp.made.push_back({p, *region, st.st_ino});
     }
-    fp.ways = mount_ways(mounts, fp.rules);
+    fp.ways = mount_ways(mounts, fp.rules, layers);
     hard_link_ways(root, mounts, fp);
     return fp;
 }

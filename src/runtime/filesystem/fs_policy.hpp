@@ -14,6 +14,7 @@
 
 #include "oci/error.hpp"
 #include "oci/fd.hpp"
+#include "runtime/filesystem/host_reach.hpp"
 #include "runtime/filesystem/mount_plan.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 
@@ -49,9 +50,13 @@ struct FsWay {
 // path outside the rule's own and not hidden under another mount. A
 // read-only one counts for deny (it still shows the content), not for
 // deny-write; deny-rename needs none (a mount point cannot be renamed
-// through any path of its mount namespace). Pure: unit-tested on text.
+// through any path of its mount namespace). An overlay's superblock is its
+// own: its layers (`layers`, as the init mounted them) are compared instead,
+// every layer for deny, upperdir and workdir for deny-write. Pure:
+// unit-tested on text.
 std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
-                              const std::vector<FsRule> &rules);
+                              const std::vector<FsRule> &rules,
+                              const std::vector<OverlayLayer> &layers = {});
 
 // A directory the init made for a placeholder, for delete to remove.
 struct MadeDir {
@@ -74,8 +79,10 @@ inline constexpr size_t kHardLinkBudget = 200000;
 
 // Init side, after pivot_root (`root` the container's root, `procfs` the
 // init's private procfs): the plan's deny, deny_write and pin operations
-// resolved, placeholders made, every way found.
-Result<FsPlan> prepare_fs_rules(int root, int procfs, const std::vector<MountOp> &plan);
+// resolved, placeholders made, every way found (`layers`: the overlays'
+// layers, which the mount table does not show).
+Result<FsPlan> prepare_fs_rules(int root, int procfs, const std::vector<MountOp> &plan,
+                                const std::vector<OverlayLayer> &layers = {});
 
 // openat2 of `path` (absolute, in the container) beneath `root` with
 // RESOLVE_IN_ROOT and RESOLVE_NO_MAGICLINKS, plus `resolve` (such as

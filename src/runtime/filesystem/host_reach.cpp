@@ -13,40 +13,65 @@ namespace ocirun {
 
 namespace {
 
-// The host directories an overlay's data names: upperdir and workdir are
-// written to, each lowerdir read.
-struct OverlayDir {
-    std::string key, path;
-    bool writable;
-};
-std::vector<OverlayDir> overlay_dirs(const std::string &data) {
-    std::vector<OverlayDir> out;
+// f(key, value) for each directory of an overlay's data, in order:
+// lowerdir's value split at its colons ("\\:" is a colon in a name); the
+// layers added one at a time (lowerdir+, datadir+: kernel 6.8) as given.
+template <class F> void each_overlay_dir(const std::string &data, F f) {
     for (const auto &opt : split(data, ',')) {
         size_t eq = opt.find('=');
         if (eq == std::string::npos) continue;
         std::string key = opt.substr(0, eq), value = opt.substr(eq + 1);
-        if (key == "upperdir" || key == "workdir") {
-            out.push_back({key, value, true});
+        if (key == "upperdir" || key == "workdir" || key == "lowerdir+" || key == "datadir+") {
+            f(key, value);
         } else if (key == "lowerdir") {
-            // Colon-separated; "\:" is a colon in a name.
             std::string cur;
             for (size_t i = 0; i < value.size(); i++) {
                 if (value[i] == '\\' && i + 1 < value.size()) {
                     cur += value[++i];
                 } else if (value[i] == ':') {
-                    out.push_back({key, cur, false});
+                    f(key, cur);
                     cur.clear();
                 } else {
                     cur += value[i];
                 }
             }
-            if (!cur.empty()) out.push_back({key, cur, false});
+            if (!cur.empty()) f(key, cur);
         }
     }
-    return out;
 }
 
 } // namespace
+
+std::vector<OverlayDir> overlay_dirs(const std::string &data) {
+    std::vector<OverlayDir> out;
+    each_overlay_dir(data, [&](const std::string &key, const std::string &path) {
+        out.push_back({key, path, key == "upperdir" || key == "workdir"});
+    });
+    return out;
+}
+
+std::string overlay_data_at(const std::string &data, const std::vector<std::string> &paths) {
+    std::string out;
+    size_t next = 0;
+    auto take = [&]() -> std::string { return next < paths.size() ? paths[next++] : ""; };
+    for (const auto &opt : split(data, ',')) {
+        size_t eq = opt.find('=');
+        std::string key = eq == std::string::npos ? "" : opt.substr(0, eq);
+        std::string piece = opt;
+        if (key == "upperdir" || key == "workdir" || key == "lowerdir+" || key == "datadir+") {
+            piece = key + "=" + take();
+        } else if (key == "lowerdir") {
+            size_t count = 0;
+            each_overlay_dir(key + "=" + opt.substr(eq + 1),
+                             [&](const std::string &, const std::string &) { count++; });
+            piece = key + "=";
+            for (size_t i = 0; i < count; i++)
+                piece += (i ? ":" : "") + take();
+        }
+        out += (out.empty() ? "" : ",") + piece;
+    }
+    return out;
+}
 
 std::string describe_mount(const MountOp &op) {
     return concat("mounts[", std::to_string(op.index), "] (source ", op.source, ", destination ",

@@ -63,4 +63,24 @@ std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,
 // errors.
 std::string describe_mount(const MountOp &op);
 
+// The host directories an overlay's data names, in order: upperdir and
+// workdir are written to, each lowerdir (lowerdir+, datadir+) read.
+struct OverlayDir {
+    std::string key, path;
+    bool writable;
+};
+std::vector<OverlayDir> overlay_dirs(const std::string &data);
+// `data` with the directories overlay_dirs names replaced, in its order, by
+// `paths` (the init's /proc/self/fd/N of each, opened and checked).
+std::string overlay_data_at(const std::string &data, const std::vector<std::string> &paths);
+
+// A host directory an overlay of the container's shows (a layer), as the
+// init opened and mounted it: another way to what a sandbox rule names.
+struct OverlayLayer {
+    std::string point; // the overlay's destination in the container
+    std::string what;  // "mounts[2] (...) (its lowerdir /a)"
+    FsRegion region;
+    bool writable = false; // upperdir, workdir
+};
+
 } // namespace ocirun

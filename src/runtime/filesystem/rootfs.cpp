@@ -424,6 +424,16 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
     return check_reach(tree_reach(mounts, *id, describe_mount(op)), *ctx.guards);
 }
 
+// A filesystem the kernel makes afresh for each mount, which shows nothing
+// of the host's files (an overlay's layers are checked on their own).
+bool kernel_filesystem(const std::string &type) {
+    static const char *const kTypes[] = {"tmpfs",  "proc",    "sysfs", "devpts",  "mqueue",
+                                         "cgroup", "cgroup2", "ramfs", "overlay", "bpf"};
+    for (const char *t : kTypes)
+        if (type == t) return true;
+    return false;
+}
+
 // A config.json mount (planned: options parsed and checked).
 // `passed`: the source the runtime opened in this mount namespace, or -1.
 Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int passed) {
@@ -521,6 +531,26 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
                                           MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, what));
         return {};
     }
+    // An overlay's layers are opened here, checked, and mounted through
+    // their fds: what is checked is what the kernel mounts (a path could
+    // lead elsewhere by then).
+    std::vector<Fd> layers;
+    if (type == "overlay") {
+        std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
+        std::vector<std::string> at;
+        for (const auto &d : overlay_dirs(o.data)) {
+            Fd fd(::open(d.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!fd.valid()) return fail_errno(what + ": open its " + d.key + " " + d.path);
+            auto r = region_of(fd.get(), mounts);
+            if (!r) return forward(std::move(r.error()), what + ": its " + d.key + " " + d.path);
+            std::string layer = describe_mount(op) + " (its " + d.key + " " + d.path + ")";
+            if (ctx.guards) OCI_CHECK(check_reach({{layer, "", *r, d.writable}}, *ctx.guards));
+            if (ctx.layers) ctx.layers->push_back({op.dest, layer, *r, d.writable});
+            at.push_back(fd_path(fd.get()));
+            layers.push_back(std::move(fd));
+        }
+        data_with_mode = overlay_data_at(data_with_mode, at);
+    }
     const char *data = data_with_mode.empty() ? nullptr : data_with_mode.c_str();
     const char *src = op.source.empty() ? type.c_str() : op.source.c_str();
     // The directory the tmpfs will cover, held open to copy from afterwards.
@@ -530,6 +560,16 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
         if (!under.valid()) return fail_errno(what + ": tmpcopyup: open the destination");
     }
     OCI_CHECK(do_mount(src, target, type.c_str(), flags, data, what + ": mount " + type));
+    layers.clear();
+    // A filesystem from a device (ext4 on /dev/vda...): the host's mounts of
+    // it share its superblock, so what it reaches is read from the mount
+    // table as mounted, and checked as a bind is.
+    if (!kernel_filesystem(type)) {
+        Fd now(openat2_in_root(rootfd, in_root(op.dest).c_str(), O_PATH | O_DIRECTORY));
+        if (!now.valid()) return fail_errno(what + ": reopen after mount");
+        if (!ctx.guards) return fail(what + ": nothing to check what it reaches against");
+        OCI_CHECK(check_mounted(now.get(), op, ctx));
+    }
     if (o.tmpcopyup || o.rec_set || o.rec_clear || o.propagation) {
         // The new mount's root (the fd opened before it refers to what it covers).
         Fd top(openat2_in_root(rootfd, op.dest.c_str() + 1, O_RDONLY | O_DIRECTORY));

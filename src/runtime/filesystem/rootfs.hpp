@@ -24,6 +24,8 @@ struct RootfsContext {
     // in plan order, opened by the runtime in this mount namespace.
     std::vector<int> passed_sources;
     bool passes_sources = false; // the runtime passes them (a privileged runtime)
+    // Filled with each overlay's layers as mounted, for the sandbox rules.
+    std::vector<OverlayLayer> *layers = nullptr;
 };
 
 // The plan (runtime/filesystem/mount_plan.hpp) up to the pivot: mounts, devices, /dev

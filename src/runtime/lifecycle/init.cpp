@@ -411,8 +411,9 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     std::vector<int> passed;
     for (const Fd &s : sources)
         passed.push_back(s.get());
-    RootfsContext rootfs{cfg.rootfs,       cfg.no_pivot,      cfg.rootfs_fd,
-                         cfg.reach_guards, std::move(passed), cfg.passes_sources};
+    std::vector<OverlayLayer> layers;
+    RootfsContext rootfs{cfg.rootfs,        cfg.no_pivot,       cfg.rootfs_fd, cfg.reach_guards,
+                         std::move(passed), cfg.passes_sources, &layers};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
     sources.clear();
     // The host objects the runtime opened for its checks: needed no more, and
@@ -435,7 +436,7 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     if (cfg.lock_mounts) {
         Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (!root.valid()) return fail_errno("open /");
-        fs = OCI_TRY(prepare_fs_rules(root.get(), procfs.get(), *cfg.mounts));
+        fs = OCI_TRY(prepare_fs_rules(root.get(), procfs.get(), *cfg.mounts, layers));
         OCI_CHECK(report_fs_rules(cfg, fs));
     }
     OCI_CHECK_CTX(finish_rootfs(*cfg.mounts, cfg.lock_mounts ? &fs : nullptr), "rootfs");
