@@ -1030,6 +1030,13 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
              ::link((e.b.rootfs + "/secrets/key").c_str(), (e.b.rootfs + "/tmp/key").c_str());
          },
          "/secrets is also reachable at /tmp/key: a hard link of /secrets/key"},
+        {"a hard link of a denied FIFO", "dev.ocirun.deny", "/secrets",
+         [](Env &e) {
+             ::mkfifo((e.b.rootfs + "/secrets/pipe").c_str(), 0666);
+             ::link((e.b.rootfs + "/secrets/pipe").c_str(),
+                    (e.b.rootfs + "/etc/pipe-copy").c_str());
+         },
+         "/secrets is also reachable at /etc/pipe-copy: a hard link of /secrets/pipe"},
     };
     std::string failures;
     for (const auto &c : cases)

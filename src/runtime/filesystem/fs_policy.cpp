@@ -277,7 +277,7 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
         const FsRule &r = fp.rules[i];
         if (r.kind == MountOpKind::pin) continue;
         auto note = [&](const struct stat &st, const std::string &path) {
-            if (!S_ISREG(st.st_mode) || st.st_nlink < 2) return;
+            if (S_ISDIR(st.st_mode) || st.st_nlink < 2) return;
             LinkedFile &f = files[{st.st_dev, st.st_ino}];
             if (f.seen.empty()) {
                 f.rule = i;
@@ -317,7 +317,7 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
         dev_t dev = st.st_dev;
         searched.insert(dev);
         auto visit = [&](const struct stat &s, const std::string &path) {
-            if (!S_ISREG(s.st_mode) || s.st_nlink < 2) return;
+            if (S_ISDIR(s.st_mode) || s.st_nlink < 2) return;
             auto it = files.find({s.st_dev, s.st_ino});
             if (it == files.end() || it->second.seen.count(path)) return;
             if (covered(path, fp.rules[it->second.rule].kind, fp.rules)) return;
