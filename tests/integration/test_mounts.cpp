@@ -426,6 +426,37 @@ Test(mounts, runc_bind_data_relative_destination_and_one_mask_per_path) {
               "%s", bad.err.c_str());
 }
 
+// runc: a maskedPaths or readonlyPaths entry that is a symlink in the
+// rootfs applies to what it names, followed inside the rootfs (an absolute
+// target and a relative one): the directory named is read-only, the file
+// named is masked (applied to the link itself, both stayed as they were).
+Test(mounts, runc_masked_and_read_only_paths_follow_symlinks_in_the_rootfs) {
+    Env e = make_env("mtmasksym", {"sh", "-c",
+                                   "echo x > /rodata/f && echo WROTE; cat /msdata/secret; "
+                                   "cat /etc/msfile; echo end"});
+    e.b.spec.root->readonly = false;
+    for (const char *d : {"/rodata", "/msdata"})
+        ::mkdir((e.b.rootfs + d).c_str(), 0755);
+    test::write_file(e.b.rootfs + "/rodata/f", "original\n");
+    test::write_file(e.b.rootfs + "/msdata/secret", "SECRET-DIR\n");
+    test::write_file(e.b.rootfs + "/etc/msfile", "SECRET-FILE\n");
+    ::symlink("/rodata", (e.b.rootfs + "/ro_alias").c_str());
+    ::symlink("msdata", (e.b.rootfs + "/ms_alias").c_str());
+    ::symlink("../../etc/msfile", (e.b.rootfs + "/etc/ms_file_alias").c_str());
+    e.b.spec.linux_->readonly_paths.push_back("/ro_alias");
+    e.b.spec.linux_->masked_paths.push_back("/ms_alias");
+    e.b.spec.linux_->masked_paths.push_back("/etc/ms_file_alias");
+    auto o = test::run(e);
+    std::string f = read_file(e.b.rootfs + "/rodata/f");
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert(!contains(o.out, "WROTE") && contains(o.err, "Read-only file system"), "%s\n%s",
+              o.out.c_str(), o.err.c_str());
+    cr_assert(!contains(o.out, "SECRET"), "%s", o.out.c_str());
+    cr_assert(contains(o.out, "end"), "%s", o.out.c_str());
+    cr_assert_str_eq(f.c_str(), "original\n");
+}
+
 // runc: a tmpfs without mode= takes the mode of the directory it covers; one
 // on a directory the runtime makes has tmpfs's 1777.
 Test(mounts, runc_tmpfs_takes_the_mode_of_its_mount_point) {

@@ -858,11 +858,13 @@ Status pin_ancestors(int root, const std::string &path, const std::string &what)
     return {};
 }
 
-// The path a maskedPaths or readonlyPaths entry applies to, as an O_PATH fd
-// (the entry itself, never followed out of the root); a missing path is
-// skipped (an empty Fd).
+// The object a maskedPaths or readonlyPaths entry names, as an O_PATH fd:
+// its symlinks followed inside the root (as runc; a symlink never leads
+// out of it, and a magic link is refused); a missing path is skipped (an
+// empty Fd). Masking or freezing the symlink itself would leave what it
+// names as it was.
 Result<Fd> open_target(int root, const MountOp &op, RootSys &sys) {
-    Fd t(sys.open_in_root(root, op.dest.c_str() + 1, O_PATH | O_NOFOLLOW));
+    Fd t(sys.open_in_root(root, op.dest.c_str() + 1, O_PATH));
     if (t.valid()) return t;
     if (errno != ENOENT) return fail_errno(op.what);
     return Fd();
