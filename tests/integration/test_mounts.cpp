@@ -330,6 +330,34 @@ Test(mounts, configured_devices_and_dev_links) {
     cr_assert_str_eq(ou.out.c_str(), "1:5\n");
 }
 
+// In a user namespace a device is the host's node bound, and only if it is
+// the device the entry names: /dev/fuse (10:229) listed as 1:3, or
+// /dev/stdin (a link to whatever the runtime's fd 0 is) as 1:3, is refused
+// with one line, and nothing is left (the device asked for was once not
+// compared, and /dev/fuse was bound as "1:3").
+Test(mounts, a_bound_device_is_the_one_asked_for) {
+    std::string failures;
+    for (const char *path : {"/dev/fuse", "/dev/stdin"}) {
+        ocirun::oci::Device d;
+        d.path = path;
+        d.type = "c";
+        d.major = 1;
+        d.minor = 3;
+        d.file_mode = 0666;
+        Env e = make_env("mtdevlie", {"sh", "-c", std::string("stat -c '%t:%T' ") + path});
+        e.b.spec.linux_->devices.push_back(d);
+        test::use_user_namespace(e);
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        std::string want = std::string("the host's ") + path + " is not the device asked for";
+        if (o.status != 1 || test::count_lines(o.err) != 1 || !contains(o.err, want) ||
+            !left.empty())
+            failures += std::string(path) + ": " + std::to_string(o.status) + " " + o.out + o.err;
+        cleanup_all();
+    }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
 // A create that fails in the middle of the rootfs (a bind source that does
 // not exist) leaves nothing: no state, no host mount, no cgroup, no process.
 Test(mounts, failed_create_leaves_nothing) {

@@ -607,17 +607,28 @@ Status apply_device(int rootfd, const MountOp &op) {
     }
     Fd node(::openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (!node.valid()) return fail_errno(op.what + ": open");
+    // A FIFO has no device numbers: whatever the entry says of them is not compared.
+    bool numbered = op.node_type == S_IFCHR || op.node_type == S_IFBLK;
+    auto is_asked = [&](int fd) {
+        struct stat st;
+        return ::fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == op.node_type &&
+               (!numbered || st.st_rdev == makedev(op.major, op.minor));
+    };
     if (op.bind_host_node) {
-        if (::mount(rel.c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND, nullptr) < 0)
+        // The host's node of that name (its /dev links, such as
+        // /dev/char/1:3, followed: the host's own), bound only if it is the
+        // device asked for (/dev/stdin leads to whatever the init's fd 0 is),
+        // through the fd that was checked.
+        Fd host(::open(rel.c_str(), O_PATH | O_CLOEXEC));
+        if (!host.valid()) return fail_errno(op.what + ": open the host's " + rel);
+        if (!is_asked(host.get()))
+            return fail(op.what + ": the host's " + rel + " is not the device asked for");
+        if (::mount(fd_path(host.get()).c_str(), fd_path(node.get()).c_str(), nullptr, MS_BIND,
+                    nullptr) < 0)
             return fail_errno(op.what + ": bind " + rel);
         return {};
     }
-    struct stat st;
-    // A FIFO has no device numbers: whatever the entry says of them is not compared.
-    bool numbered = op.node_type == S_IFCHR || op.node_type == S_IFBLK;
-    if (::fstat(node.get(), &st) < 0 || (st.st_mode & S_IFMT) != op.node_type ||
-        (numbered && st.st_rdev != makedev(op.major, op.minor)))
-        return fail(op.what + ": what was made is not the device asked for");
+    if (!is_asked(node.get())) return fail(op.what + ": what was made is not the device asked for");
     // The magic link reaches the node itself, not a path that could move.
     if (::chmod(fd_path(node.get()).c_str(), op.mode & 07777) < 0)
         return fail_errno(op.what + ": chmod");
