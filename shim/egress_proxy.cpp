@@ -224,26 +224,35 @@ void answer(int fd, int status, const std::string &reason) {
 // line). A proxy request starts with a standard method and a space; bytes
 // that cannot be the start of one (TLS, SSH, most protocols) are not one,
 // decided at once. After CONNECT it is one; after another method it is one
-// when the target is in absolute form ("://"), decided once the target ends
-// (or kProbeLine bytes). nullopt: not enough bytes yet.
+// when the target is in absolute form ("://"), decided once the target ends.
+// nullopt: not enough bytes yet. At kProbeLine bytes (no more are read
+// before deciding) it is decided on what is there: a target still going is
+// not absolute (a scheme is short), and blank lines or a method's start
+// with nothing after them count as a request (what follows cannot be seen).
 constexpr size_t kProbeLine = 4096;
 
 std::optional<bool> proxy_request(std::string_view data, bool eof) {
     static constexpr std::string_view kMethods[] = {
         "CONNECT ", "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "TRACE ", "PATCH "};
+    bool full = data.size() >= kProbeLine;
+    // Not enough to tell: wait, or decide as the bytes end.
+    auto unknown = [&]() -> std::optional<bool> {
+        if (eof) return false;
+        if (full) return true;
+        return std::nullopt;
+    };
     size_t i = data.find_first_not_of("\r\n");
-    if (i == std::string_view::npos) return eof ? std::optional<bool>(false) : std::nullopt;
+    if (i == std::string_view::npos) return unknown();
     std::string_view rest = data.substr(i);
     for (std::string_view m : kMethods) {
         size_t n = std::min(rest.size(), m.size());
         if (::strncasecmp(rest.data(), m.data(), n) != 0) continue;
-        if (n < m.size()) return eof ? std::optional<bool>(false) : std::nullopt;
+        if (n < m.size()) return unknown();
         if (m == "CONNECT ") return true;
         std::string_view target = rest.substr(m.size());
         size_t end = target.find_first_of(" \t\r\n");
         if (target.find("://") < end) return true;
-        if (end == std::string_view::npos && target.size() < kProbeLine && !eof)
-            return std::nullopt;
+        if (end == std::string_view::npos && !eof && !full) return std::nullopt;
         return false;
     }
     return false;
@@ -299,7 +308,7 @@ class ProxyConn : public Handler, public Awaiting {
     // http
     std::optional<egress::BodyFramer> body_;
     std::string to_up_, to_client_;
-    bool up_eof_ = false, client_eof_ = false, extra_ = false;
+    bool up_eof_ = false, client_eof_ = false, extra_ = false, up_shut_ = false;
     uint64_t down_ = 0;
     uint32_t want_client_ = 0, want_up_ = 0;
 };
@@ -353,10 +362,11 @@ void ProxyConn::read_head(Loop &loop) {
         ssize_t n = ::recv(client_, tmp, sizeof tmp, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) break;
-        if (n < 0 || (n == 0 && !intercept_)) return finish(loop); // gone before asking
+        if (n < 0 || (n == 0 && buf_.empty())) return finish(loop); // gone before asking
         if (n == 0) {
-            // An intercepted client may send all it has and shut down its
-            // side at once: what it sent is decided, and the EOF passed on.
+            // A client may send its request and shut down its side at once
+            // (`printf ... | nc`): what it sent is decided, and the EOF
+            // passed on.
             client_eof_ = true;
             break;
         }
@@ -376,7 +386,10 @@ void ProxyConn::read_head(Loop &loop) {
         return;
     }
     egress::ParseResult r = egress::parse_request(buf_);
-    if (r.state == egress::ParseState::incomplete) return;
+    if (r.state == egress::ParseState::incomplete) {
+        if (client_eof_) finish(loop); // ended before its head did
+        return;
+    }
     loop.unwatch(client_);
     if (r.state == egress::ParseState::bad) {
         ev_.host = r.req.host;
@@ -630,10 +643,15 @@ void ProxyConn::http(Loop &loop) {
                 moved = true;
             } else if (n == 0) {
                 client_eof_ = true;
-                ::shutdown(up_, SHUT_WR);
             } else if (errno != EAGAIN && errno != EINTR) {
                 return finish(loop);
             }
+        }
+        // The client's EOF goes on once the request has (the server may
+        // wait for it).
+        if (client_eof_ && body_->done() && to_up_.empty() && !up_shut_) {
+            ::shutdown(up_, SHUT_WR);
+            up_shut_ = true;
         }
         int down = send_pending(client_, to_client_, down_);
         if (down < 0) return finish(loop);

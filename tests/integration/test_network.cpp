@@ -56,9 +56,10 @@ void setup() {
 // In the network namespace of `pid`, one connection per request to
 // 127.0.0.1:port, all held open together: each request is sent, then what
 // comes back within `ms` of quiet (or until EOF) is collected. The answers,
-// separated by "\n----\n".
+// separated by "\n----\n". `half_close`: each request is followed by the
+// client's EOF (shutdown(SHUT_WR), as `printf ... | nc` does).
 std::string netns_talk(long pid, uint16_t port, const std::vector<std::string> &requests,
-                       int ms = 600) {
+                       int ms = 600, bool half_close = false) {
     int p[2];
     cr_assert(::pipe(p) == 0);
     pid_t child = ::fork();
@@ -81,6 +82,7 @@ std::string netns_talk(long pid, uint16_t port, const std::vector<std::string> &
                 got = std::string("connect: ") + std::strerror(errno);
             } else {
                 if (!req.empty() && ::write(s, req.data(), req.size()) < 0) got = "write failed";
+                if (half_close) ::shutdown(s, SHUT_WR);
                 for (;;) {
                     pollfd pf{s, POLLIN, 0};
                     if (::poll(&pf, 1, ms) <= 0) break;
@@ -993,6 +995,52 @@ Test(network, attack_smuggled_requests_are_not_relayed) {
                   contains(answers[4], "5\r\nhello\r\n0\r\n\r\n"),
               "%s", answers[4].c_str());
     cr_assert(contains(log, "were not relayed: one request per connection"), "%s", log.c_str());
+}
+
+// A tunnel whose first bytes fill the probe's buffer is decided at once (a
+// request line longer than the buffer, or blank lines filling it, once
+// spun the helper's loop for 30 s and then reset the connection): the long
+// request is relayed, the blank lines ahead of a CONNECT refused. A request
+// sent with its EOF at once (`printf ... | nc`) is answered (it was dropped
+// unanswered), plain and through a tunnel, and the EOF reaches the server.
+Test(network, long_and_half_closed_requests_are_decided_at_once) {
+    Server a, evil;
+    serve(a, "127.0.0.2", "A:");
+    serve(evil, "127.0.0.3", "EVIL:");
+    std::string p = std::to_string(a.port), ep = std::to_string(evil.port);
+    Env e = proxied("netlong", a, {});
+    use_hosts(e, "127.0.0.2 a.test\n127.0.0.3 evil.test\n");
+    long pid = started(e);
+    std::string path = "/" + std::string(5000, 'a');
+    auto long_ones = split_answers(
+        netns_talk(pid, 3128,
+                   {connect_req("a.test:" + p, "GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n"),
+                    connect_req("a.test:" + p, std::string(5000, '\n') + "CONNECT evil.test:" + ep +
+                                                   " HTTP/1.1\r\n\r\n")}));
+    auto closed =
+        split_answers(netns_talk(pid, 3128,
+                                 {"GET http://a.test:" + p + "/fin HTTP/1.1\r\nHost: a\r\n\r\n",
+                                  connect_req("a.test:" + p, "hello")},
+                                 600, true));
+    std::string log = egress_log(e);
+    cleanup_all();
+    cr_assert_eq(long_ones.size(), 2u);
+    // (the server echoes each read with its tag)
+    cr_assert(contains(long_ones[0], "A:GET /aaaa") &&
+                  contains(long_ones[0], "aaaa HTTP/1.1\r\nHost: a\r\n"),
+              "%.300s", long_ones[0].c_str());
+    cr_assert(contains(long_ones[1], "200 Connection established") &&
+                  contains(long_ones[1], "<EOF>") && !contains(long_ones[1], "EVIL:"),
+              "%s", long_ones[1].c_str());
+    cr_assert(contains(log, "\"event\":\"refused\"") &&
+                  contains(log, "a proxy request (CONNECT or an absolute URL) inside the tunnel"),
+              "%s", log.c_str());
+    cr_assert_eq(closed.size(), 2u);
+    cr_assert(contains(closed[0], "A:GET /fin HTTP/1.1\r\n") && contains(closed[0], "<EOF>"), "%s",
+              closed[0].c_str());
+    cr_assert(contains(closed[1], "200 Connection established") && contains(closed[1], "A:hello") &&
+                  contains(closed[1], "<EOF>"),
+              "%s", closed[1].c_str());
 }
 
 // Socket families per network need, from a process that is root in the
