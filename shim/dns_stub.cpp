@@ -18,8 +18,11 @@ std::optional<std::string> DnsStub::allowed(const std::string &name) const {
     return std::nullopt;
 }
 
+// At most kBatch queries per wake-up: the loop is level-triggered, so the
+// rest wait for the next round, after the helper's other connections (a
+// flood of queries once kept the whole loop here for seconds).
 void DnsStub::on_ready(Loop &loop, int, uint32_t) {
-    for (;;) {
+    for (int i = 0; i < kBatch; i++) {
         char buf[512];
         sockaddr_storage from{};
         socklen_t len = sizeof from;

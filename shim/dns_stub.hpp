@@ -23,6 +23,7 @@ namespace ocirun::shim {
 class DnsStub : public Handler {
   public:
     static constexpr int kMaxPending = 64;
+    static constexpr int kBatch = 64;
     DnsStub(Resolver &resolver, const ProxyConfig &config, int fd)
         : resolver_(resolver), config_(config), fd_(fd) {}
     int fd() const { return fd_; }
