@@ -258,6 +258,16 @@ std::optional<bool> proxy_request(std::string_view data, bool eof) {
     return false;
 }
 
+// The Host line of a head made by egress::forward_head (its second line)
+// set to `name` and, unless it is 80, the port.
+void set_host_line(std::string &head, const std::string &name, uint16_t port) {
+    size_t at = head.find("\r\nHost: ");
+    if (at == std::string::npos) return;
+    at += 8;
+    size_t end = head.find("\r\n", at);
+    head.replace(at, end - at, port == 80 ? name : name + ":" + std::to_string(port));
+}
+
 class ProxyConn : public Handler, public Awaiting {
   public:
     ProxyConn(EgressProxy &px, int client, std::optional<Intercept> intercept = std::nullopt)
@@ -427,6 +437,10 @@ void ProxyConn::decide_request(Loop &loop) {
     auto host = egress::normalize_host(req_.host);
     if (!host) return refuse(loop, 403, host.error().text());
     ev_.host = host->name;
+    // The server is sent the name as decided on (punycode, lowercase, no
+    // trailing dot), not the bytes the client wrote.
+    if (req_.kind == egress::Request::Kind::http && !host->is_address)
+        set_host_line(req_.forward_head, host->name, req_.port);
     Verdict v = decide(px_.config(), *host, req_.port);
     ev_.matched = v.matched;
     if (v.blocked) {

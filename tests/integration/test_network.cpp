@@ -1043,6 +1043,29 @@ Test(network, long_and_half_closed_requests_are_decided_at_once) {
               "%s", closed[1].c_str());
 }
 
+// A plain-http request's Host, sent on to the server, is the name the
+// proxy decided on: an international name in punycode, lowercase, without
+// its trailing dot, with the port unless it is 80 (the raw UTF-8 bytes the
+// client wrote went on as they were).
+Test(network, the_server_is_sent_the_host_as_decided) {
+    Server a;
+    serve(a, "127.0.0.2", "A:");
+    std::string p = std::to_string(a.port);
+    Env e = make_env("nethost", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.domains"] = "xn--bcher-kva.test:" + p + ",127.0.0.2:" + p;
+    e.b.save();
+    use_hosts(e, "127.0.0.2 xn--bcher-kva.test\n");
+    long pid = started(e);
+    auto answers = split_answers(netns_talk(pid, 3128,
+                                            {"GET http://B\xc3\x9c"
+                                             "CHER.test.:" +
+                                             p + "/x HTTP/1.1\r\nHost: a\r\n\r\n"}));
+    cleanup_all();
+    cr_assert_eq(answers.size(), 1u);
+    cr_assert(contains(answers[0], "A:GET /x HTTP/1.1\r\nHost: xn--bcher-kva.test:" + p + "\r\n"),
+              "%s", answers[0].c_str());
+}
+
 // Socket families per network need, from a process that is root in the
 // container with the default capabilities and with all of them, with and
 // without a user namespace: none leaves AF_UNIX only; local AF_UNIX, AF_INET,
