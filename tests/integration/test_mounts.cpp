@@ -330,6 +330,31 @@ Test(mounts, configured_devices_and_dev_links) {
     cr_assert_str_eq(ou.out.c_str(), "1:5\n");
 }
 
+// A proc mount anywhere but /proc is refused with one line, by field, and
+// leaves nothing: a second procfs shows /proc/sys writable, which
+// readonlyPaths covers on /proc (a container without a user namespace
+// wrote the host's kernel.core_pattern through /mnt/proc/sys).
+Test(mounts, a_second_proc_mount_is_refused) {
+    // (what it writes is what is there: a regression changes nothing)
+    Env e = make_env("mtproc2", {"sh", "-c",
+                                 "p=$(cat /mnt/proc/sys/kernel/core_pattern) && "
+                                 "echo \"$p\" > /mnt/proc/sys/kernel/core_pattern && echo WROTE"});
+    ::mkdir((e.b.rootfs + "/mnt").c_str(), 0755);
+    ::mkdir((e.b.rootfs + "/mnt/proc").c_str(), 0755);
+    e.b.spec.mounts.push_back(test::mount_entry("/mnt/proc", "proc", "proc", {}));
+    auto o = test::run(e);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 1, "%s %s", o.out.c_str(), o.err.c_str());
+    cr_assert(!contains(o.out, "WROTE"));
+    cr_assert(contains(o.err, "mounts[") &&
+                  contains(o.err, "/mnt/proc: a proc mount other than /proc would show what "
+                                  "maskedPaths and readonlyPaths hide there"),
+              "%s", o.err.c_str());
+    cr_assert_eq(test::count_lines(o.err), 1u, "%s", o.err.c_str());
+    cr_assert(left.empty());
+}
+
 // In a user namespace a device is the host's node bound, and only if it is
 // the device the entry names: /dev/fuse (10:229) listed as 1:3, or
 // /dev/stdin (a link to whatever the runtime's fd 0 is) as 1:3, is refused

@@ -340,6 +340,12 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         }
         if (o.options.tmpcopyup && o.type != "tmpfs")
             return fail(what + ": tmpcopyup needs a tmpfs mount");
+        // A second procfs would show what maskedPaths and readonlyPaths
+        // cover on /proc: /proc/sys writable again (core_pattern runs a
+        // program as the host's root where there is no user namespace).
+        if (o.type == "proc" && !o.bind && lexical(m.destination) != "/proc")
+            return fail(what + ": a proc mount other than /proc would show what maskedPaths and "
+                               "readonlyPaths hide there");
         if (o.type == "cgroup") plan_cgroup(o, facts);
         // sysfs needs the network namespace's owner (the kernel's
         // net_current_may_mount): a user namespace that is not gets the
