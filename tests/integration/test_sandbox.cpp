@@ -265,6 +265,47 @@ Test(sandbox, a_filesystem_from_a_device_is_checked_as_a_bind) {
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
+// sysfs and mqueue in the host's network and IPC namespaces are the host's
+// own /sys and /dev/mqueue (one superblock per namespace): mounted writable
+// again elsewhere they are checked as mounted, and a protected /sys or
+// /dev/mqueue refuses them with one line (sysfs once wrote the host's
+// /sys). In the container's own namespaces they are new, and pass.
+Test(sandbox, sysfs_and_mqueue_of_the_hosts_namespaces_are_checked) {
+    // This host's mqueue, mounted where the test can protect it (a host
+    // may have none mounted).
+    test::private_mount_namespace();
+    std::string mq = test::track_dir(test::make_temp_dir("sbmq"));
+    cr_assert_eq(::mount("mqueue", mq.c_str(), "mqueue", 0, nullptr), 0);
+    struct Case {
+        const char *name, *type;
+        std::string protect;
+        ocirun::oci::NsType ns;
+    } cases[] = {{"sysfs", "sysfs", "/sys", ocirun::oci::NsType::network},
+                 {"mqueue", "mqueue", mq, ocirun::oci::NsType::ipc}};
+    std::string failures;
+    for (const auto &c : cases)
+        for (bool own_ns : {false, true}) {
+            Env e = make_env("sbsysfs", {"true"});
+            ::mkdir((e.b.rootfs + "/mnt").c_str(), 0755);
+            ::mkdir((e.b.rootfs + "/mnt/x").c_str(), 0755);
+            e.b.spec.mounts.push_back(test::mount_entry("/mnt/x", c.type, c.type, {"rw"}));
+            e.b.spec.annotations["dev.ocirun.protected"] = c.protect;
+            auto &ns = e.b.spec.linux_->namespaces;
+            if (!own_ns) std::erase_if(ns, [&](const auto &n) { return n.type == c.ns; });
+            auto o = test::run(e);
+            auto left = test::dir_entries(e.root);
+            std::string what = std::string(c.name) + (own_ns ? " (own namespace): " : ": ");
+            if (own_ns && o.status != 0) failures += what + o.err + "\n";
+            if (!own_ns &&
+                (o.status != 1 || test::count_lines(o.err) != 1 || !contains(o.err, "mounts[") ||
+                 !contains(o.err, c.protect) || !left.empty()))
+                failures += what + std::to_string(o.status) + " " + o.err + "\n";
+        }
+    ::umount2(mq.c_str(), MNT_DETACH);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
 // An idmapped bind gets every option the checks counted: rro makes it read-
 // only, so it may show a protected path, and a write there fails (the
 // idmapped copy once got only the top mount's flags, and was writable).

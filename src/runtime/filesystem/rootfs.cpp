@@ -425,10 +425,12 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
 }
 
 // A filesystem the kernel makes afresh for each mount, which shows nothing
-// of the host's files (an overlay's layers are checked on their own).
+// of the host's files (an overlay's layers are checked on their own; the
+// cgroup mounts show the container's own cgroup). Not sysfs nor mqueue:
+// in the host's network or IPC namespace they are the host's own.
 bool kernel_filesystem(const std::string &type) {
-    static const char *const kTypes[] = {"tmpfs",  "proc",    "sysfs", "devpts",  "mqueue",
-                                         "cgroup", "cgroup2", "ramfs", "overlay", "bpf"};
+    static const char *const kTypes[] = {"tmpfs",   "proc",  "devpts",  "cgroup",
+                                         "cgroup2", "ramfs", "overlay", "bpf"};
     for (const char *t : kTypes)
         if (type == t) return true;
     return false;
