@@ -137,9 +137,10 @@ Test(sandbox, protected_paths_against_writable_mounts) {
 // What is checked is what is mounted, by object: a writable submount under
 // an rbind,ro parent, an overlay's upperdir, rro cleared again by rrw (the
 // applier's order), a second mount of the protected directory on the host
-// (no symlink to follow), and a protected path that does not exist yet (a
-// writable parent would let the container make it) are each refused with
-// one line; nothing is left.
+// (no symlink to follow), a protected path that does not exist yet (a
+// writable parent would let the container make it), and a host mount below
+// the protected path (another filesystem, which was not compared) are each
+// refused with one line; nothing is left.
 Test(sandbox, protected_holds_for_what_is_mounted) {
     test::private_mount_namespace();
     std::string host = test::track_dir(test::make_temp_dir("sbprot2"));
@@ -162,7 +163,7 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
         const char *name;
         std::string protect;
         ocirun::oci::Mount mount;
-        const char *reason;
+        std::string reason;
     } cases[] = {
         {"submount under rbind,ro", prot, bind(host + "/repo", {"rbind", "ro"}),
          "through its submount "},
@@ -179,6 +180,9 @@ Test(sandbox, protected_holds_for_what_is_mounted) {
          "(its upperdir "},
         {"not there yet", host + "/plain/.git", bind(host + "/plain", {"rbind"}),
          "is writable and contains the protected path"},
+        {"a host mount below the protected path", host + "/repo",
+         bind(host + "/repo/sub", {"rbind"}),
+         "is writable and is the protected path (the host's mount at " + host + "/repo/sub in it)"},
     };
     std::string failures;
     for (const auto &c : cases) {

@@ -5,6 +5,8 @@
 #include "runtime/filesystem/mount_options.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 
+#include <climits>
+#include <cstdlib>
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -81,20 +83,32 @@ std::string describe_mount(const MountOp &op) {
 Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const SandboxPolicy *policy,
                                              const std::vector<MountEntry> &host) {
     std::vector<ReachGuard> out;
-    if (!root.empty()) {
-        auto r = region_of_path(root, host);
-        if (!r) return forward(std::move(r.error()), "--root " + root);
-        // Read-only for an ordinary container (a host's / or /run bound
-        // read-only is common); not at all with a policy, for untrusted work.
-        out.push_back({"--root " + root, "the runtime's state directory", *r, policy != nullptr});
-    }
+    // The path's own region, and each host mount below it: another
+    // filesystem there is in the path too (a protected /var with /var/lib
+    // on its own disk).
+    auto guard = [&](const std::string &path, const std::string &key, const std::string &noun,
+                     bool any_mount) -> Status {
+        auto r = region_of_path(path, host);
+        if (!r) return forward(std::move(r.error()), key);
+        out.push_back({key, noun, *r, any_mount});
+        char real[PATH_MAX];
+        std::string at = ::realpath(path.c_str(), real) ? real : path;
+        for (const MountEntry *m : mounts_below(host, at))
+            out.push_back({key,
+                           noun + " (the host's mount at " + m->point + " in it)",
+                           {m->major, m->minor, m->root},
+                           any_mount});
+        return {};
+    };
+    // Read-only for an ordinary container (a host's / or /run bound
+    // read-only is common); not at all with a policy, for untrusted work.
+    if (!root.empty())
+        OCI_CHECK(
+            guard(root, "--root " + root, "the runtime's state directory", policy != nullptr));
     if (policy)
-        for (const auto &p : policy->protected_paths) {
-            std::string key = "annotations[dev.ocirun.protected]: " + p;
-            auto r = region_of_path(p, host);
-            if (!r) return forward(std::move(r.error()), key);
-            out.push_back({key, "the protected path", *r, false});
-        }
+        for (const auto &p : policy->protected_paths)
+            OCI_CHECK(
+                guard(p, "annotations[dev.ocirun.protected]: " + p, "the protected path", false));
     return out;
 }
 
@@ -119,7 +133,7 @@ Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGua
             if (!why) continue;
             std::string how = r.writable ? "is writable and " : "";
             std::string line = g.key + ": " + r.what + r.via + " " + how + why + " " + g.noun;
-            if (g.noun == "the runtime's state directory")
+            if (g.noun.rfind("the runtime's state directory", 0) == 0)
                 line += r.writable ? " (the container could change the records that delete and "
                                      "kill act on)"
                                    : " (a sandbox policy's container may not read the records)";
