@@ -206,9 +206,15 @@ void pass_listener(int fd) {
     sys(__NR_close, fd);
 }
 
+// Listeners of filters exec's stage loaded, for its process to pass on
+// after the hello (join_main).
+int g_listeners[16];
+int g_nlisteners = 0;
+
 // Each filter in turn, as the init would have loaded it; exec's process
-// passes each listener on.
-void load_filters(int fd) {
+// passes each listener on, now or (`keep`: loaded before the hello) kept
+// in g_listeners for later.
+void load_filters(int fd, bool keep = false) {
     for (;;) {
         unsigned int head[2];
         bool eof = false;
@@ -227,7 +233,13 @@ void load_filters(int fd) {
         if (r < 0) fail(-r, "linux.seccomp: load the filter");
         if (head[0] & SECCOMP_FILTER_FLAG_NEW_LISTENER) {
             if (g_sync < 0) fail(EINVAL, "exec stage: a seccomp listener with no one to take it");
-            pass_listener(static_cast<int>(r));
+            if (!keep) {
+                pass_listener(static_cast<int>(r));
+            } else {
+                if (g_nlisteners == sizeof g_listeners / sizeof g_listeners[0])
+                    fail(EINVAL, "exec stage: too many seccomp listeners");
+                g_listeners[g_nlisteners++] = static_cast<int>(r);
+            }
         }
     }
     sys(__NR_close, fd);
@@ -366,10 +378,13 @@ void set_affinity(const char *arg) {
         if (tty > 2) sys(__NR_close, tty);
         if ((r = sys(__NR_ioctl, 0, 0x540E /* TIOCSCTTY */, 0)) < 0) fail(-r, "TIOCSCTTY");
     }
-    bool early = same(argv[kJFiltersEarly], "1");
-    // As in the init: the filter before the identity without
-    // no_new_privs (it needs CAP_SYS_ADMIN then), else last.
+    bool early = !same(argv[kJFiltersEarly], "0");
+    // As in the init: the filter before the identity without no_new_privs
+    // (it needs CAP_SYS_ADMIN then), else last. Where join_main loaded it
+    // already ("2"), its listeners are passed now, after the hello.
     if (filters >= 0 && early) load_filters(filters);
+    for (int i = 0; i < g_nlisteners; i++)
+        pass_listener(g_listeners[i]);
 
     // The identity (runtime/process/process_setup.cpp apply_identity; the
     // stage has dropped the bounding set).
@@ -479,6 +494,22 @@ void set_affinity(const char *arg) {
     if (got != static_cast<long>(sizeof g_packet) || g_packet.type != kProceed)
         fail(got < 0 ? -got : 0, "sync: the runtime did not say proceed");
     set_affinity(argv[kJAffinity]);
+    // Where a container process may hold CAP_SYS_PTRACE in this user
+    // namespace ("2": no user namespace of its own), the filters that go in
+    // before the identity are loaded here, out of the container's sight,
+    // and CAP_SYS_ADMIN, which only that load needed, is dropped before the
+    // fork: the process the container sees never holds it unfiltered (such
+    // a process can attach to it, ptrace passing over its not being
+    // dumpable, and once made a mount with it).
+    if (filters >= 0 && same(argv[kJFiltersEarly], "2")) {
+        load_filters(filters, true);
+        filters = -1;
+        unsigned long eff, perm;
+        if (!parse_u64(argv[kJEffective], eff, true) || !parse_u64(argv[kJPermitted], perm, true))
+            fail(EINVAL, "exec stage: bad capability sets");
+        constexpr unsigned long admin = 1ul << CAP_SYS_ADMIN;
+        if (!((eff | perm) & admin)) capset(limit & ~admin, limit & ~admin, 0, "capset (limit)");
+    }
     // The process waits on `release` until the runtime has its PID: nothing
     // it says (a notify fd, an error) may come before the hello.
     int release[2];

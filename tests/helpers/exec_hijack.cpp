@@ -55,7 +55,7 @@ hijack_code:
     syscall
 1:  .asciz "/bin/sh"
 2:  .asciz "-c"
-3:  .asciz "echo HIJACKED; if test -e /hijack-marker; then echo IN_CONTAINER; else echo ON_HOST; fi; /bin/grep -E '^Cap(Eff|Bnd)' /proc/self/status"
+3:  .asciz "echo HIJACKED; if test -e /hijack-marker; then echo IN_CONTAINER; else echo ON_HOST; fi; /bin/grep -E '^(Cap(Eff|Bnd)|Seccomp):' /proc/self/status"
 hijack_end:
     .previous
 )");

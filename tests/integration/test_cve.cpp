@@ -727,7 +727,9 @@ uint64_t mask_of(const std::vector<std::string> &caps) {
 // exec child waited for the runtime and where the new one is first visible).
 // userns: 0 none, 1 mapping 0 -> 100000, 2 mapping 0 -> 0 (the runtime's
 // own uid, as a rootless container's maps it).
-Hijack hijack_exec(const char *tag, int userns, bool all_caps, bool ptrace) {
+// filter: a seccomp filter and noNewPrivileges false, so that the filter
+// goes in before the identity change, with CAP_SYS_ADMIN.
+Hijack hijack_exec(const char *tag, int userns, bool all_caps, bool ptrace, bool filter = false) {
     const char *helper = std::getenv("OCI_RUN_EXEC_HIJACK");
     Hijack h;
     Env e = make_env(tag, {"/exec-hijack"});
@@ -741,6 +743,16 @@ Hijack hijack_exec(const char *tag, int userns, bool all_caps, bool ptrace) {
     }
     if (ptrace) test::add_capabilities(e, {"CAP_SYS_PTRACE"});
     if (all_caps) test::add_all_capabilities(e);
+    if (filter) {
+        ocirun::oci::Seccomp sc;
+        sc.default_action = "SCMP_ACT_ALLOW";
+        ocirun::oci::Syscall deny;
+        deny.action = "SCMP_ACT_ERRNO";
+        deny.names = {"kexec_load"};
+        sc.syscalls = {deny};
+        e.b.spec.linux_->seccomp = sc;
+        e.b.spec.process->no_new_privileges = false;
+    }
     h.bounding = mask_of(e.b.spec.process->capabilities->bounding);
     e.b.save();
     h.create = create(e);
@@ -774,9 +786,14 @@ Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_contain
     struct Case {
         const char *name;
         int userns;
-        bool all_caps, ptrace, reached;
+        bool all_caps, ptrace, reached, filter = false;
     } cases[] = {
         {"default capabilities + CAP_SYS_PTRACE", 0, false, true, true},
+        // The filter goes in with CAP_SYS_ADMIN: loaded by the stage before
+        // the process is in sight, so the written code finds it there (it
+        // once found the process unfiltered, holding CAP_SYS_ADMIN, and made
+        // a mount in the host's user namespace).
+        {"CAP_SYS_PTRACE, a filter and noNewPrivileges false", 0, false, true, true, true},
         {"every capability", 0, true, false, true},
         {"CAP_SYS_PTRACE in a user namespace", 1, false, true, false},
         {"CAP_SYS_PTRACE in a user namespace that maps the runtime's uid", 2, false, true, false},
@@ -784,7 +801,7 @@ Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_contain
     };
     std::string failures;
     for (const auto &c : cases) {
-        Hijack h = hijack_exec("hijack", c.userns, c.all_caps, c.ptrace);
+        Hijack h = hijack_exec("hijack", c.userns, c.all_caps, c.ptrace, c.filter);
         std::string what = std::string(c.name) + ": ";
         std::string seen = "\n  attacker: " + h.attacker + "  exec (" +
                            std::to_string(h.exec.status) + "): " + h.exec.out + h.exec.err;
@@ -803,6 +820,8 @@ Test(cve, cve_2016_9962_exec_child_written_through_proc_mem_stays_in_the_contain
             uint64_t bnd = status_hex(h.exec.out, "CapBnd"), eff = status_hex(h.exec.out, "CapEff");
             if (bnd != h.bounding || (eff & ~h.bounding))
                 failures += what + "capabilities beyond the container's bounding set" + seen + "\n";
+            if (c.filter && !contains(h.exec.out, "Seccomp:\t2"))
+                failures += what + "the process was in sight before its filter" + seen + "\n";
         } else {
             if (contains(h.exec.out, "HIJACKED") || contains(h.attacker, "mem: wrote"))
                 failures += what + "the write went through" + seen + "\n";

@@ -311,39 +311,44 @@ Test(seccomp, notify_listener_receives_the_fd_and_answers) {
 
 // The same for a process exec starts, without noNewPrivileges: its filter
 // goes in before its identity change, while it holds CAP_SYS_ADMIN for it
-// (the exec stage's early filters), and its listener reaches the agent
+// (the exec stage's early filters; with CAP_SYS_PTRACE in the container
+// and no user namespace, loaded by the stage before its fork, the
+// listener passed after the hello), and its listener reaches the agent
 // after the init's. The process keeps no CAP_SYS_ADMIN and no
 // no_new_privs.
 Test(seccomp, exec_notify_listener_without_no_new_privileges) {
-    Agent a;
-    start_agent(a, "scnotifyx", 2);
-    Env e = make_env("scnotex", {"sleep", "30"});
-    notify_mkdir(e, a);
-    e.b.spec.process->no_new_privileges = false;
-    e.b.save();
-    auto c = create(e);
-    auto st = oci({"--root", e.root, "start", e.id});
-    long init = test::state_of(e.root, e.id).pid;
-    auto x =
-        oci({"--root", e.root, "exec", e.id, "sh", "-c",
-             "mkdir /tmp/n 2>&1; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; echo done"});
-    a.thread.join();
-    uint64_t want = 0;
-    for (const auto &cap : e.b.spec.process->capabilities->effective)
-        want |= 1ull << *ocirun::oci::capability_from_name(cap);
-    cleanup_all();
-    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
-    cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
-    cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
-    cr_assert_eq(a.received, 2, "the agent heard from %d", a.received);
-    // The process's PID, not the init's (which the state holds).
-    std::string key = "\"fds\":[\"seccompFd\"],\"pid\":";
-    size_t at = a.message.find(key);
-    long pid = at == std::string::npos ? -1 : std::atol(a.message.c_str() + at + key.size());
-    cr_assert(pid > 0 && pid != init, "the second listener's pid: %s", a.message.c_str());
-    assert_agent_answered(a, e, x.out);
-    cr_assert_eq(test::status_hex(x.out, "CapEff"), want, "%s", x.out.c_str());
-    cr_assert(contains(x.out, "NoNewPrivs:\t0"), "%s", x.out.c_str());
+    for (bool ptrace : {false, true}) {
+        Agent a;
+        start_agent(a, ptrace ? "scnotifyp" : "scnotifyx", 2);
+        Env e = make_env(ptrace ? "scnotexp" : "scnotex", {"sleep", "30"});
+        notify_mkdir(e, a);
+        e.b.spec.process->no_new_privileges = false;
+        if (ptrace) test::add_capabilities(e, {"CAP_SYS_PTRACE"});
+        e.b.save();
+        auto c = create(e);
+        auto st = oci({"--root", e.root, "start", e.id});
+        long init = test::state_of(e.root, e.id).pid;
+        auto x =
+            oci({"--root", e.root, "exec", e.id, "sh", "-c",
+                 "mkdir /tmp/n 2>&1; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; echo done"});
+        a.thread.join();
+        uint64_t want = 0;
+        for (const auto &cap : e.b.spec.process->capabilities->effective)
+            want |= 1ull << *ocirun::oci::capability_from_name(cap);
+        cleanup_all();
+        cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+        cr_assert_eq(st.status, 0, "start: %s", st.err.c_str());
+        cr_assert_eq(x.status, 0, "exec: %s", x.err.c_str());
+        cr_assert_eq(a.received, 2, "the agent heard from %d", a.received);
+        // The process's PID, not the init's (which the state holds).
+        std::string key = "\"fds\":[\"seccompFd\"],\"pid\":";
+        size_t at = a.message.find(key);
+        long pid = at == std::string::npos ? -1 : std::atol(a.message.c_str() + at + key.size());
+        cr_assert(pid > 0 && pid != init, "the second listener's pid: %s", a.message.c_str());
+        assert_agent_answered(a, e, x.out);
+        cr_assert_eq(test::status_hex(x.out, "CapEff"), want, "%s", x.out.c_str());
+        cr_assert(contains(x.out, "NoNewPrivs:\t0"), "%s", x.out.c_str());
+    }
 }
 
 // ---- the shipped profiles ------------------------------------------------------

@@ -296,7 +296,9 @@ Status plan_stage(const Child &c, pid_t init, int init_root, StagePlan &plan) {
         exec_stage::kJoinName,
         std::to_string(c.sync_fd),
         std::to_string(c.stage_filters),
-        early ? "1" : "0",
+        !early                                               ? "0"
+        : (m.bounding >> CAP_SYS_PTRACE & 1) && !c.in_userns ? "2"
+                                                             : "1",
         hex(m.bounding),
         hex(limit),
         hex(m.effective),

@@ -35,12 +35,14 @@ enum Arg {
 constexpr const char *kJoinName = "oci-run-exec-stage/join/1";
 
 enum JoinArg {
-    kJSync = 1,         // the sync socket to the runtime (runtime/lifecycle/sync.hpp packets)
-    kJFilters = 2,      // -1, or the process's seccomp filters, as kFilters
-    kJFiltersEarly = 3, // 1: loaded before the identity change (no noNewPrivileges), else after
-    kJBounding = 4,     // the bounding set to keep
-    kJLimit = 5,        // what the stage keeps (effective and permitted) until the identity change
-    kJEffective = 6,    // the process's effective, permitted, inheritable and ambient sets
+    kJSync = 1,    // the sync socket to the runtime (runtime/lifecycle/sync.hpp packets)
+    kJFilters = 2, // -1, or the process's seccomp filters, as kFilters
+    kJFiltersEarly =
+        3,           // 1: loaded before the identity change (no noNewPrivileges), 2: so, and
+                     // by the stage before its fork (CAP_SYS_PTRACE, no user namespace), 0: after
+    kJBounding = 4,  // the bounding set to keep
+    kJLimit = 5,     // what the stage keeps (effective and permitted) until the identity change
+    kJEffective = 6, // the process's effective, permitted, inheritable and ambient sets
     kJPermitted = 7,
     kJInheritable = 8,
     kJAmbient = 9,     // only those also permitted and inheritable
