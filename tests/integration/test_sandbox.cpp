@@ -1113,7 +1113,9 @@ Test(sandbox, other_ways_to_an_object_are_refused) {
 // is opened, checked and mounted through its fd; strict refuses with one
 // line naming the overlay, by each attacker, and leaves nothing. A
 // read-only directory as a lower layer only is allowed: the container
-// reads it, and its writes go to the upper layer.
+// reads it, and its writes go to the upper layer. A rule on the overlay
+// itself holds for its layers' copies: a lower layer the rootfs shows
+// elsewhere, an upper layer bound writable (both once passed unseen).
 Test(sandbox, overlay_layers_are_ways_to_the_object) {
     struct Case {
         const char *name, *key, *rule;
@@ -1144,6 +1146,19 @@ Test(sandbox, overlay_layers_are_ways_to_the_object) {
              return "lowerdir=" + host + "/data,upperdir=" + host + "/up,workdir=" + host + "/work";
          },
          0, "host data\nupper\n"},
+        {"a denied file on an overlay, its lower layer shown elsewhere", "dev.ocirun.deny",
+         "/ov/key",
+         [](const std::string &rootfs, const std::string &host) {
+             return "lowerdir=" + rootfs + "/secrets:" + host + "/empty";
+         },
+         1, "annotations[dev.ocirun.deny] /ov/key is also reachable at /secrets/key"},
+        {"a read-only file on an overlay, its upper layer bound writable", "dev.ocirun.deny-write",
+         "/ov/f",
+         [](const std::string &, const std::string &host) {
+             return "lowerdir=" + host + "/low,upperdir=" + host + "/data,workdir=" + host +
+                    "/work";
+         },
+         1, "annotations[dev.ocirun.deny-write] /ov/f is also reachable at /data/f"},
     };
     std::string failures;
     for (const auto &c : cases)

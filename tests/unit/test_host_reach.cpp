@@ -246,3 +246,32 @@ Test(host_reach, mount_ways_through_overlay_layers) {
                     "1 /ov: the overlay at /ov shows it: mounts[1] (its dir /srv/data)\n");
     unit::expect_eq(ways({layer("/secrets/ov", "/b/rootfs/secrets", false)}), "");
 }
+
+// An object on an overlay is held by the overlay's layers: another mount
+// that shows a layer's copy of it is another way to it (the rootfs showing
+// the lower layer, a bind of the upper layer); where the overlay hides its
+// own lower layer (an overlay over its directory), that copy is no way.
+Test(host_reach, mount_ways_through_an_overlays_layers_copies) {
+    FsRule deny = rule(MountOpKind::deny, "/data/secret", {0, 50, "/secret"});
+    FsRule ro = rule(MountOpKind::deny_write, "/data/f", {0, 50, "/f"});
+    std::vector<OverlayLayer> layers = {
+        {"/data", "mounts[1] (its lowerdir /b/rootfs/srv/data)", at("/b/rootfs/srv/data"), false},
+        {"/data", "mounts[1] (its upperdir /ovw/up)", at("/ovw/up"), true},
+    };
+    std::string out;
+    for (const auto &w : mount_ways(parse_mountinfo("10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+                                                    "11 10 0:50 / /data rw - overlay overlay rw\n"
+                                                    "12 10 254:1 /ovw/up /mnt/up rw - ext4 "
+                                                    "/dev/vda rw\n"),
+                                    {deny, ro}, layers))
+        out += std::to_string(w.rule) + " " + w.path + "\n";
+    unit::expect_eq(out, "0 /srv/data/secret\n0 /mnt/up/secret\n1 /srv/data/f\n1 /mnt/up/f\n");
+    // The overlay over its own directory: the rootfs's copy is under it.
+    layers[0] = {"/data", "mounts[1] (its lowerdir /b/rootfs/data)", at("/b/rootfs/data"), false};
+    out.clear();
+    for (const auto &w : mount_ways(parse_mountinfo("10 1 254:1 /b/rootfs / rw - ext4 /dev/vda rw\n"
+                                                    "11 10 0:50 / /data rw - overlay overlay rw\n"),
+                                    {deny}, layers))
+        out += std::to_string(w.rule) + " " + w.path + "\n";
+    unit::expect_eq(out, "");
+}

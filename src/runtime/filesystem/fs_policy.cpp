@@ -92,6 +92,18 @@ std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
         std::vector<std::pair<FsRegion, std::string>> parts{{r.region, ""}};
         for (const auto &b : r.below)
             parts.push_back({b, " (part of it, mounted below it)"});
+        // An object on an overlay of the container's is held by its layers:
+        // each layer's copy of it is the object too (a lower layer's shows
+        // its content, an upper layer's is what a write changes).
+        for (const auto &m : mounts) {
+            if (m.fstype != "overlay" || m.major != r.region.major || m.minor != r.region.minor)
+                continue;
+            for (const auto &l : layers)
+                if (l.point == m.point)
+                    parts.push_back(
+                        {{l.region.major, l.region.minor, path_join(l.region.path, r.region.path)},
+                         " (its copy in " + l.what + ")"});
+        }
         for (const auto &m : mounts) {
             if (path_under(m.point, r.resolved)) continue; // the rule covers it
             if (r.kind == MountOpKind::deny_write && m.readonly) continue;
