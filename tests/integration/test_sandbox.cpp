@@ -705,6 +705,35 @@ Test(sandbox, trace_logs_the_process_under_strace) {
     cr_assert(!left);
 }
 
+// The trace log is capped at 8 MiB: a process that makes strace write more
+// (a 4,000-byte path looked up 4,000 times: about 16 MB of log) runs to its
+// end, and the log stops at the cap (it once grew without bound, 45 MB in
+// 8 s, on the host's /run).
+Test(sandbox, trace_log_is_capped) {
+    if (::access("/usr/bin/strace", X_OK) != 0) cr_skip_test("needs strace");
+    Env e = make_env("sbtracecap",
+                     {"sh", "-c",
+                      "p=$(printf '%02000d' 0 | sed 's|0|/a|g'); i=0; "
+                      "while [ $i -lt 4000 ]; do [ -e $p ]; i=$((i+1)); done; echo done"});
+    e.b.spec.annotations["dev.ocirun.trace"] = "true";
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    std::string stopped = test::wait_status(e.root, e.id, "stopped", 60000);
+    std::string out = read_file(c.out_path);
+    struct stat st {};
+    ::stat((e.root + "/" + e.id + "/trace.log").c_str(), &st);
+    auto state = test::state_of(e.root, e.id);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_str_eq(stopped.c_str(), "stopped");
+    cr_assert_str_eq(out.c_str(), "done\n");
+    cr_assert_eq(state.exit, 0);
+    cr_assert(st.st_size > (7L << 20) && st.st_size <= (8L << 20), "trace.log: %ld bytes",
+              static_cast<long>(st.st_size));
+}
+
 // dev.ocirun.trace-log is the runtime's own record of where strace writes;
 // from a bundle (or `podman --annotation`) it is refused, naming the key,
 // before anything is made: a "|command" value never runs on the host and a

@@ -27,6 +27,7 @@ inline constexpr const char *kFifo = "exec.fifo"; // init blocks on it until `st
 inline constexpr const char *kStartFifo = "start.fifo"; // init -> `start`: EOF at exec, or an error
 
 inline constexpr const char *kTraceLog = "trace.log"; // dev.ocirun.trace: strace's output
+inline constexpr long kTraceLogMax = 8L << 20;        // bytes strace may write to it
 
 // run starts the container itself: instead of the exec and start fifos,
 // which a separate `start` opens, a socket and a pipe it holds (with the

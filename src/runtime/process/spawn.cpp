@@ -7,6 +7,7 @@
 #include <linux/close_range.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,6 +90,13 @@ void enter(const std::string &dir, int report) {
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    if (s.max_file_size > 0) {
+        // Writes past it fail (EFBIG) instead of killing the program.
+        struct rlimit lim = {static_cast<rlim_t>(s.max_file_size),
+                             static_cast<rlim_t>(s.max_file_size)};
+        if (::setrlimit(RLIMIT_FSIZE, &lim) < 0) child_fails(report, "setrlimit RLIMIT_FSIZE");
+        ::signal(SIGXFSZ, SIG_IGN);
+    }
     std::vector<std::string> args = s.args.empty() ? std::vector<std::string>{s.path} : s.args;
     std::vector<char *> argv = exec_strings(args);
     std::vector<char *> envp = s.env ? exec_strings(*s.env) : std::vector<char *>{};

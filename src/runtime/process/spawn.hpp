@@ -35,6 +35,8 @@ struct SpawnSpec {
     // exits at once (init or a subreaper reaps it). Otherwise the caller's
     // child, for the caller to reap.
     bool detach = false;
+    // RLIMIT_FSIZE for the program, with SIGXFSZ ignored; 0: as ours.
+    long max_file_size = 0;
 };
 
 // A child (clone `flags`, exit signal SIGCHLD) born in the v2 cgroup
