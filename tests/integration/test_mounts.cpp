@@ -170,6 +170,24 @@ Test(mounts, overlay_with_data_options) {
     cr_assert_str_eq(upper.c_str(), "up\n");
 }
 
+// Data-only lower layers ("::", kernel 6.5) mount as given: each layer is
+// opened and checked, and the separators kept (they were read as an empty
+// layer's name, and refused).
+Test(mounts, overlay_with_data_only_layers) {
+    std::string base = test::track_dir(test::make_temp_dir("mtovd"));
+    for (const char *d : {"/lower", "/data"})
+        ::mkdir((base + d).c_str(), 0755);
+    test::write_file(base + "/lower/from-lower", "lower\n");
+    Env e = make_env("mtovd", {"cat", "/ovl/from-lower"});
+    e.b.spec.mounts.push_back(test::mount_entry(
+        "/ovl", "overlay", "overlay",
+        {"lowerdir=" + base + "/lower::" + base + "/data", "metacopy=on", "redirect_dir=follow"}));
+    auto o = test::run(e);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "%s", o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "lower\n");
+}
+
 Test(mounts, tmpcopyup_keeps_what_the_directory_held) {
     Env e = make_env("mtcopyup", {"sh", "-c",
                                   "grep -c root /etc/passwd; echo x > /etc/new; "

@@ -209,6 +209,14 @@ Test(host_reach, overlay_layers_in_order_and_replaced) {
     unit::expect_eq(overlay_data_at(data, {"/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/p/6"}),
                     "lowerdir=/p/1:/p/2,upperdir=/p/3,index=off,workdir=/p/4,lowerdir+=/p/5,"
                     "datadir+=/p/6");
+    // Data-only layers after "::" (kernel 6.5) keep their separators.
+    const std::string data_only = "lowerdir=/l1:/l2::/d1::/d2";
+    seen.clear();
+    for (const auto &d : overlay_dirs(data_only))
+        seen += d.path + "\n";
+    unit::expect_eq(seen, "/l1\n/l2\n/d1\n/d2\n");
+    unit::expect_eq(overlay_data_at(data_only, {"/p/1", "/p/2", "/p/3", "/p/4"}),
+                    "lowerdir=/p/1:/p/2::/p/3::/p/4");
 }
 
 // A layer is another way to what a rule names: a lower layer shows a denied

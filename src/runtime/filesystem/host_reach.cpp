@@ -18,6 +18,21 @@ namespace {
 // f(key, value) for each directory of an overlay's data, in order:
 // lowerdir's value split at its colons ("\\:" is a colon in a name); the
 // layers added one at a time (lowerdir+, datadir+: kernel 6.8) as given.
+// lowerdir's value split at its colons ("\\:" is a colon in a name); an
+// empty element is the "::" before a data-only layer.
+std::vector<std::string> lower_elements(const std::string &value) {
+    std::vector<std::string> out(1);
+    for (size_t i = 0; i < value.size(); i++) {
+        if (value[i] == '\\' && i + 1 < value.size())
+            out.back() += value[++i];
+        else if (value[i] == ':')
+            out.emplace_back();
+        else
+            out.back() += value[i];
+    }
+    return out;
+}
+
 template <class F> void each_overlay_dir(const std::string &data, F f) {
     for (const auto &opt : split(data, ',')) {
         size_t eq = opt.find('=');
@@ -26,18 +41,8 @@ template <class F> void each_overlay_dir(const std::string &data, F f) {
         if (key == "upperdir" || key == "workdir" || key == "lowerdir+" || key == "datadir+") {
             f(key, value);
         } else if (key == "lowerdir") {
-            std::string cur;
-            for (size_t i = 0; i < value.size(); i++) {
-                if (value[i] == '\\' && i + 1 < value.size()) {
-                    cur += value[++i];
-                } else if (value[i] == ':') {
-                    f(key, cur);
-                    cur.clear();
-                } else {
-                    cur += value[i];
-                }
-            }
-            if (!cur.empty()) f(key, cur);
+            for (const auto &e : lower_elements(value))
+                if (!e.empty()) f(key, e);
         }
     }
 }
@@ -63,12 +68,11 @@ std::string overlay_data_at(const std::string &data, const std::vector<std::stri
         if (key == "upperdir" || key == "workdir" || key == "lowerdir+" || key == "datadir+") {
             piece = key + "=" + take();
         } else if (key == "lowerdir") {
-            size_t count = 0;
-            each_overlay_dir(key + "=" + opt.substr(eq + 1),
-                             [&](const std::string &, const std::string &) { count++; });
+            // The same separators ("::" before data-only layers kept).
+            auto elements = lower_elements(opt.substr(eq + 1));
             piece = key + "=";
-            for (size_t i = 0; i < count; i++)
-                piece += (i ? ":" : "") + take();
+            for (size_t i = 0; i < elements.size(); i++)
+                piece += (i ? ":" : "") + (elements[i].empty() ? "" : take());
         }
         out += (out.empty() ? "" : ",") + piece;
     }
