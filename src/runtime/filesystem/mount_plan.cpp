@@ -352,6 +352,16 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         // host's /sys read-only, as with runc.
         if (o.type == "sysfs" && !o.bind && facts.in_userns && !facts.userns_owns_netns)
             o.sysfs_from_host = true;
+        // sysfs and mqueue are one superblock per network and IPC
+        // namespace: outside a new one of the container's, the host's own
+        // (or a pod's) mounts may show it.
+        auto made = [&](oci::NsType t) {
+            const oci::Namespace *n = lx.find_namespace(t);
+            return n && n->path.empty();
+        };
+        if ((o.type == "sysfs" && !made(oci::NsType::network)) ||
+            (o.type == "mqueue" && !made(oci::NsType::ipc)))
+            o.shared_superblock = true;
         if (o.type == "devpts" && lexical(m.destination) == "/dev/pts") devpts = true;
         // A /dev bound from elsewhere (the host's) is used as it is: no
         // node is made in it, nor a link (runc's needsSetupDev), since they

@@ -106,6 +106,10 @@ struct MountOp {
     // namespace (where the kernel refuses sysfs): the host's /sys bound
     // read-only instead (as runc).
     bool sysfs_from_host = false;
+    // A sysfs or mqueue mount outside a network or IPC namespace of the
+    // container's own making: the superblock is one the host's mounts may
+    // show, so what it reaches is checked once mounted.
+    bool shared_superblock = false;
     // device: in a user namespace (no mknod), the host's node bound
     bool bind_host_node = false;
     std::vector<CgroupPart> cgroup_parts; // per_hierarchy (cgroup_show)

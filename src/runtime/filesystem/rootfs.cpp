@@ -424,13 +424,14 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
     return check_reach(tree_reach(mounts, *id, describe_mount(op)), *ctx.guards);
 }
 
-// A filesystem the kernel makes afresh for each mount, which shows nothing
-// of the host's files (an overlay's layers are checked on their own; the
-// cgroup mounts show the container's own cgroup). Not sysfs nor mqueue:
-// in the host's network or IPC namespace they are the host's own.
+// A filesystem the kernel makes afresh for each mount, or one per namespace
+// of the container's own (sysfs, mqueue: MountOp::shared_superblock says
+// when not), which shows nothing of the host's files (an overlay's layers
+// are checked on their own; the cgroup mounts show the container's own
+// cgroup).
 bool kernel_filesystem(const std::string &type) {
-    static const char *const kTypes[] = {"tmpfs",   "proc",  "devpts",  "cgroup",
-                                         "cgroup2", "ramfs", "overlay", "bpf"};
+    static const char *const kTypes[] = {"tmpfs",  "proc",    "sysfs", "mqueue",  "devpts",
+                                         "cgroup", "cgroup2", "ramfs", "overlay", "bpf"};
     for (const char *t : kTypes)
         if (type == t) return true;
     return false;
@@ -566,7 +567,7 @@ Status apply_mount(int rootfd, const MountOp &op, const RootfsContext &ctx, int 
     // A filesystem from a device (ext4 on /dev/vda...): the host's mounts of
     // it share its superblock, so what it reaches is read from the mount
     // table as mounted, and checked as a bind is.
-    if (!kernel_filesystem(type)) {
+    if (!kernel_filesystem(type) || op.shared_superblock) {
         Fd now(openat2_in_root(rootfd, in_root(op.dest).c_str(), O_PATH | O_DIRECTORY));
         if (!now.valid()) return fail_errno(what + ": reopen after mount");
         if (!ctx.guards) return fail(what + ": nothing to check what it reaches against");
