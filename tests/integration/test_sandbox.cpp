@@ -708,8 +708,9 @@ Test(sandbox, trace_logs_the_process_under_strace) {
 // The trace log is capped at 8 MiB: a process that makes strace write more
 // (a 4,000-byte path looked up 4,000 times: about 16 MB of log) runs to its
 // end, and the log stops at the cap (it once grew without bound, 45 MB in
-// 8 s, on the host's /run).
-Test(sandbox, trace_log_is_capped) {
+// 8 s, on the host's /run). strace runs as nobody with CAP_SYS_PTRACE alone
+// (it ran as the host's root with every capability).
+Test(sandbox, trace_log_is_capped_and_strace_unprivileged) {
     if (::access("/usr/bin/strace", X_OK) != 0) cr_skip_test("needs strace");
     Env e = make_env("sbtracecap",
                      {"sh", "-c",
@@ -718,7 +719,13 @@ Test(sandbox, trace_log_is_capped) {
     e.b.spec.annotations["dev.ocirun.trace"] = "true";
     e.b.save();
     auto c = test::create(e);
+    long init = test::state_of(e.root, e.id).pid;
     auto s = test::oci({"--root", e.root, "start", e.id});
+    // strace, while it traces: nobody, with CAP_SYS_PTRACE alone.
+    std::string init_status = read_file("/proc/" + std::to_string(init) + "/status");
+    size_t at = init_status.find("TracerPid:");
+    long tracer = at == std::string::npos ? 0 : std::atol(init_status.c_str() + at + 10);
+    std::string tracer_status = read_file("/proc/" + std::to_string(tracer) + "/status");
     std::string stopped = test::wait_status(e.root, e.id, "stopped", 60000);
     std::string out = read_file(c.out_path);
     struct stat st {};
@@ -732,6 +739,10 @@ Test(sandbox, trace_log_is_capped) {
     cr_assert_eq(state.exit, 0);
     cr_assert(st.st_size > (7L << 20) && st.st_size <= (8L << 20), "trace.log: %ld bytes",
               static_cast<long>(st.st_size));
+    cr_assert(contains(tracer_status, "Name:\tstrace") &&
+                  contains(tracer_status, "Uid:\t65534\t65534\t65534\t65534") &&
+                  contains(tracer_status, "CapEff:\t0000000000080000"),
+              "the tracer (%ld): %s", tracer, tracer_status.c_str());
 }
 
 // dev.ocirun.trace-log is the runtime's own record of where strace writes;

@@ -30,6 +30,7 @@
 #include "runtime/security/sandbox_policy.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <net/if.h>
@@ -90,6 +91,9 @@ Status attach_strace(const ContainerDir &dir, pid_t init) {
     // memory): what the container's processes make strace write is capped,
     // and strace goes on without logging past it (a loop filled 45 MB in 8 s).
     strace.max_file_size = kTraceLogMax;
+    // It reads what the container's processes pass to the kernel: as
+    // nobody, holding only what attaching takes.
+    strace.as_nobody_with = CAP_SYS_PTRACE;
     OCI_TRY(spawn_program(strace, "trace"));
     // Released only once strace has attached (bounded: 5 s).
     std::string status_path = "/proc/" + std::to_string(init) + "/status";

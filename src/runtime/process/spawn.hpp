@@ -37,7 +37,12 @@ struct SpawnSpec {
     bool detach = false;
     // RLIMIT_FSIZE for the program, with SIGXFSZ ignored; 0: as ours.
     long max_file_size = 0;
+    // Not 0: the program runs as nobody (kNobody) with this one capability
+    // (CAP_SYS_PTRACE for strace), ambient, and no other.
+    int as_nobody_with = 0;
 };
+
+inline constexpr unsigned kNobody = 65534;
 
 // A child (clone `flags`, exit signal SIGCHLD) born in the v2 cgroup
 // `cgroup_fd` (clone3 CLONE_INTO_CGROUP), so that it is accounted there from
