@@ -263,8 +263,9 @@ Test(sandbox, a_filesystem_from_a_device_is_checked_as_a_bind) {
         if (o.status != 1 || contains(o.out, "WROTE") || test::count_lines(o.err) != 1 ||
             !contains(o.err, "mounts[") || !contains(o.err, named) || !left.empty())
             failures += what + std::to_string(o.status) + " " + o.out + o.err + "\n";
-        cleanup_all();
+        // The tmpfs off first: the state directory is removed below it.
         if (policy) ::umount2(e.root.c_str(), MNT_DETACH);
+        cleanup_all();
     }
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
