@@ -15,9 +15,6 @@ namespace ocirun {
 
 namespace {
 
-// f(key, value) for each directory of an overlay's data, in order:
-// lowerdir's value split at its colons ("\\:" is a colon in a name); the
-// layers added one at a time (lowerdir+, datadir+: kernel 6.8) as given.
 // lowerdir's value split at its colons ("\\:" is a colon in a name); an
 // empty element is the "::" before a data-only layer.
 std::vector<std::string> lower_elements(const std::string &value) {
@@ -33,50 +30,45 @@ std::vector<std::string> lower_elements(const std::string &value) {
     return out;
 }
 
-template <class F> void each_overlay_dir(const std::string &data, F f) {
+// An overlay's data with each directory it names, in order, replaced by
+// f(key, path): upperdir, workdir and the layers added one at a time
+// (lowerdir+, datadir+: kernel 6.8) as given, and each of lowerdir's
+// (its separators kept); the rest of the data as it was.
+template <class F> std::string map_overlay_dirs(const std::string &data, F f) {
+    std::string out;
     for (const auto &opt : split(data, ',')) {
         size_t eq = opt.find('=');
-        if (eq == std::string::npos) continue;
-        std::string key = opt.substr(0, eq), value = opt.substr(eq + 1);
+        std::string key = eq == std::string::npos ? "" : opt.substr(0, eq);
+        std::string piece = opt;
         if (key == "upperdir" || key == "workdir" || key == "lowerdir+" || key == "datadir+") {
-            f(key, value);
+            piece = key + "=" + f(key, opt.substr(eq + 1));
         } else if (key == "lowerdir") {
-            for (const auto &e : lower_elements(value))
-                if (!e.empty()) f(key, e);
+            auto elements = lower_elements(opt.substr(eq + 1));
+            piece = key + "=";
+            for (size_t i = 0; i < elements.size(); i++)
+                piece += (i ? ":" : "") + (elements[i].empty() ? "" : f(key, elements[i]));
         }
+        out += (out.empty() ? "" : ",") + piece;
     }
+    return out;
 }
 
 } // namespace
 
 std::vector<OverlayDir> overlay_dirs(const std::string &data) {
     std::vector<OverlayDir> out;
-    each_overlay_dir(data, [&](const std::string &key, const std::string &path) {
+    map_overlay_dirs(data, [&](const std::string &key, const std::string &path) {
         out.push_back({key, path, key == "upperdir" || key == "workdir"});
+        return path;
     });
     return out;
 }
 
 std::string overlay_data_at(const std::string &data, const std::vector<std::string> &paths) {
-    std::string out;
     size_t next = 0;
-    auto take = [&]() -> std::string { return next < paths.size() ? paths[next++] : ""; };
-    for (const auto &opt : split(data, ',')) {
-        size_t eq = opt.find('=');
-        std::string key = eq == std::string::npos ? "" : opt.substr(0, eq);
-        std::string piece = opt;
-        if (key == "upperdir" || key == "workdir" || key == "lowerdir+" || key == "datadir+") {
-            piece = key + "=" + take();
-        } else if (key == "lowerdir") {
-            // The same separators ("::" before data-only layers kept).
-            auto elements = lower_elements(opt.substr(eq + 1));
-            piece = key + "=";
-            for (size_t i = 0; i < elements.size(); i++)
-                piece += (i ? ":" : "") + (elements[i].empty() ? "" : take());
-        }
-        out += (out.empty() ? "" : ",") + piece;
-    }
-    return out;
+    return map_overlay_dirs(data, [&](const std::string &, const std::string &) {
+        return next < paths.size() ? paths[next++] : std::string();
+    });
 }
 
 std::string describe_mount(const MountOp &op) {
@@ -99,9 +91,10 @@ Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const Sand
         std::string at = ::realpath(path.c_str(), real) ? real : path;
         for (const MountEntry *m : mounts_below(host, at))
             out.push_back({key,
-                           noun + " (the host's mount at " + m->point + " in it)",
+                           noun,
                            {m->major, m->minor, m->root},
-                           any_mount});
+                           any_mount,
+                           " (the host's mount at " + m->point + " in it)"});
         return {};
     };
     // Read-only for an ordinary container (a host's / or /run bound
@@ -136,8 +129,9 @@ Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGua
             }
             if (!why) continue;
             std::string how = r.writable ? "is writable and " : "";
-            std::string line = g.key + ": " + r.what + r.via + " " + how + why + " " + g.noun;
-            if (g.noun.rfind("the runtime's state directory", 0) == 0)
+            std::string line =
+                g.key + ": " + r.what + r.via + " " + how + why + " " + g.noun + g.within;
+            if (g.noun == "the runtime's state directory")
                 line += r.writable ? " (the container could change the records that delete and "
                                      "kill act on)"
                                    : " (a sandbox policy's container may not read the records)";

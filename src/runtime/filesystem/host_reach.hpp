@@ -33,6 +33,7 @@ struct ReachGuard {
     std::string noun; // "the protected path", "the runtime's state directory"
     FsRegion region;
     bool any_mount = false;
+    std::string within = ""; // or " (the host's mount at /var/lib in it)"
 };
 
 // The guards of a create: the state directory `root` (no writable mount;
