@@ -75,6 +75,29 @@ std::string shown_by(const MountEntry &m) {
     return "the mount at " + m.point + " (" + m.fstype + ", " + m.source + ":" + m.root + ")";
 }
 
+// An entry with other names to look for: a hard link (of any kind but a
+// directory: a FIFO, a socket or a device node is as reachable).
+bool has_other_names(const struct stat &st) {
+    return !S_ISDIR(st.st_mode) && st.st_nlink >= 2;
+}
+
+// Where a view of `shown` at `point` (a mount, an overlay's layer) shows
+// `part`: the part's own path there, the point where the view is inside the
+// part, nothing where they do not overlap.
+std::optional<std::string> shown_at(const FsRegion &shown, const std::string &point,
+                                    const FsRegion &part) {
+    switch (overlap(shown, part)) {
+    case Overlap::same:
+    case Overlap::contains:
+        return path_in_view(point, shown.path, part.path);
+    case Overlap::inside:
+        return point;
+    case Overlap::none:
+        break;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 const char *fs_rule_kind(MountOpKind k) {
@@ -107,44 +130,20 @@ std::vector<FsWay> mount_ways(const std::vector<MountEntry> &mounts,
         for (const auto &m : mounts) {
             if (path_under(m.point, r.resolved)) continue; // the rule covers it
             if (r.kind == MountOpKind::deny_write && m.readonly) continue;
-            FsRegion shown = region_of(m);
             for (const auto &[part, note] : parts) {
-                std::string at;
-                switch (overlap(shown, part)) {
-                case Overlap::same:
-                case Overlap::contains:
-                    at = path_in_mount(m, part.path);
-                    break;
-                case Overlap::inside:
-                    at = m.point;
-                    break;
-                case Overlap::none:
-                    continue;
-                }
-                if (path_under(at, r.resolved) || hidden(mounts, m, at)) continue;
-                out.push_back({i, at, shown_by(m) + " shows it" + note});
+                auto at = shown_at(region_of(m), m.point, part);
+                if (!at || path_under(*at, r.resolved) || hidden(mounts, m, *at)) continue;
+                out.push_back({i, *at, shown_by(m) + " shows it" + note});
             }
         }
         for (const auto &l : layers) {
             if (path_under(l.point, r.resolved)) continue; // the rule covers it
             if (r.kind == MountOpKind::deny_write && !l.writable) continue;
             for (const auto &[part, note] : parts) {
-                std::string at;
-                switch (overlap(l.region, part)) {
-                case Overlap::same:
-                case Overlap::contains:
-                    at = path_join(l.point, l.region.path == "/"
-                                                ? part.path
-                                                : part.path.substr(l.region.path.size()));
-                    break;
-                case Overlap::inside:
-                    at = l.point;
-                    break;
-                case Overlap::none:
-                    continue;
-                }
-                if (path_under(at, r.resolved)) continue;
-                out.push_back({i, at, "the overlay at " + l.point + " shows it: " + l.what + note});
+                auto at = shown_at(l.region, l.point, part);
+                if (!at || path_under(*at, r.resolved)) continue;
+                out.push_back(
+                    {i, *at, "the overlay at " + l.point + " shows it: " + l.what + note});
             }
         }
     }
@@ -289,7 +288,7 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
         const FsRule &r = fp.rules[i];
         if (r.kind == MountOpKind::pin) continue;
         auto note = [&](const struct stat &st, const std::string &path) {
-            if (S_ISDIR(st.st_mode) || st.st_nlink < 2) return;
+            if (!has_other_names(st)) return;
             LinkedFile &f = files[{st.st_dev, st.st_ino}];
             if (f.seen.empty()) {
                 f.rule = i;
@@ -329,7 +328,7 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
         dev_t dev = st.st_dev;
         searched.insert(dev);
         auto visit = [&](const struct stat &s, const std::string &path) {
-            if (S_ISDIR(s.st_mode) || s.st_nlink < 2) return;
+            if (!has_other_names(s)) return;
             auto it = files.find({s.st_dev, s.st_ino});
             if (it == files.end() || it->second.seen.count(path)) return;
             if (covered(path, fp.rules[it->second.rule].kind, fp.rules)) return;

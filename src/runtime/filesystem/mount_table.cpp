@@ -125,8 +125,13 @@ std::string describe(const FsRegion &r) {
     return std::to_string(r.major) + ":" + std::to_string(r.minor) + ":" + r.path;
 }
 
+std::string path_in_view(const std::string &point, const std::string &root,
+                         const std::string &fs_path) {
+    return path_join(point, root == "/" ? fs_path : fs_path.substr(root.size()));
+}
+
 std::string path_in_mount(const MountEntry &m, const std::string &fs_path) {
-    return path_join(m.point, m.root == "/" ? fs_path : fs_path.substr(m.root.size()));
+    return path_in_view(m.point, m.root, fs_path);
 }
 
 FsRegion region_of(const MountEntry &m) {

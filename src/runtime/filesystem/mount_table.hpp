@@ -51,6 +51,10 @@ const MountEntry *find_mount(const std::vector<MountEntry> &mounts, int id);
 // Where mount `m` shows `fs_path` of its filesystem (which must be at or
 // below m's root): m's point plus the rest.
 std::string path_in_mount(const MountEntry &m, const std::string &fs_path);
+// The same for any view of a filesystem's `root` at `point` (an overlay's
+// layer, which the mount table does not show).
+std::string path_in_view(const std::string &point, const std::string &root,
+                         const std::string &fs_path);
 
 // What a mount shows at its mount point.
 FsRegion region_of(const MountEntry &m);
