@@ -301,6 +301,14 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     std::string dev_readonly; // the /dev mount that asks for ro, if any
     bool devpts = false;      // a devpts on /dev/pts: /dev/ptmx links to its ptmx
     bool dev_bound = false;   // /dev is a bind: nothing is made in it
+    // sysfs and mqueue are one superblock per network and IPC namespace:
+    // outside a new one of the container's, the host's own (or a pod's)
+    // mounts may show it.
+    auto made = [&](oci::NsType t) {
+        const oci::Namespace *n = lx.find_namespace(t);
+        return n && n->path.empty();
+    };
+    const bool new_net = made(oci::NsType::network), new_ipc = made(oci::NsType::ipc);
     plan.push_back(op(MountOpKind::isolate, "rootfs"));
     for (size_t i = 0; i < spec.mounts.size(); i++) {
         const oci::Mount &m = spec.mounts[i];
@@ -352,15 +360,7 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
         // host's /sys read-only, as with runc.
         if (o.type == "sysfs" && !o.bind && facts.in_userns && !facts.userns_owns_netns)
             o.sysfs_from_host = true;
-        // sysfs and mqueue are one superblock per network and IPC
-        // namespace: outside a new one of the container's, the host's own
-        // (or a pod's) mounts may show it.
-        auto made = [&](oci::NsType t) {
-            const oci::Namespace *n = lx.find_namespace(t);
-            return n && n->path.empty();
-        };
-        if ((o.type == "sysfs" && !made(oci::NsType::network)) ||
-            (o.type == "mqueue" && !made(oci::NsType::ipc)))
+        if ((o.type == "sysfs" && !new_net) || (o.type == "mqueue" && !new_ipc))
             o.shared_superblock = true;
         if (o.type == "devpts" && lexical(m.destination) == "/dev/pts") devpts = true;
         // A /dev bound from elsewhere (the host's) is used as it is: no
