@@ -951,19 +951,41 @@ Test(network, attack_special_purpose_addresses_are_not_reached_by_name) {
     }
 }
 
+namespace {
+
+// a.test (127.0.0.2, its echoes tagged "A:"), which the proxy allows, and
+// evil.test (127.0.0.3, "EVIL:"), which it does not, with a container
+// started behind the proxy; the servers' ports as text.
+struct AllowedAndEvil {
+    Server a, evil;
+    std::string p, ep;
+    Env e;
+    long pid = 0;
+};
+
+void allowed_and_evil(AllowedAndEvil &t, const char *tag) {
+    serve(t.a, "127.0.0.2", "A:");
+    serve(t.evil, "127.0.0.3", "EVIL:");
+    t.p = std::to_string(t.a.port);
+    t.ep = std::to_string(t.evil.port);
+    t.e = proxied(tag, t.a, {});
+    use_hosts(t.e, "127.0.0.2 a.test\n127.0.0.3 evil.test\n");
+    t.pid = started(t.e);
+}
+
+} // namespace
+
 // Request smuggling: nothing reaches a server that the proxy has not parsed
 // and decided on. A CONNECT behind blank lines inside a tunnel is refused; a
 // request pipelined after a GET, after a Content-Length body or after a
 // chunked body never leaves the proxy (the allowed server sees only the
 // first request and its body).
 Test(network, attack_smuggled_requests_are_not_relayed) {
-    Server a, evil;
-    serve(a, "127.0.0.2", "A:");
-    serve(evil, "127.0.0.3", "EVIL:");
-    std::string p = std::to_string(a.port), ep = std::to_string(evil.port);
-    Env e = proxied("netsmg", a, {});
-    use_hosts(e, "127.0.0.2 a.test\n127.0.0.3 evil.test\n");
-    long pid = started(e);
+    AllowedAndEvil t;
+    allowed_and_evil(t, "netsmg");
+    const std::string &p = t.p, &ep = t.ep;
+    Env &e = t.e;
+    long pid = t.pid;
     std::string second = "GET http://evil.test:" + ep + "/two HTTP/1.1\r\nHost: evil\r\n\r\n";
     std::string url = "http://a.test:" + p;
     auto answers = split_answers(netns_talk(
@@ -1004,13 +1026,11 @@ Test(network, attack_smuggled_requests_are_not_relayed) {
 // sent with its EOF at once (`printf ... | nc`) is answered (it was dropped
 // unanswered), plain and through a tunnel, and the EOF reaches the server.
 Test(network, long_and_half_closed_requests_are_decided_at_once) {
-    Server a, evil;
-    serve(a, "127.0.0.2", "A:");
-    serve(evil, "127.0.0.3", "EVIL:");
-    std::string p = std::to_string(a.port), ep = std::to_string(evil.port);
-    Env e = proxied("netlong", a, {});
-    use_hosts(e, "127.0.0.2 a.test\n127.0.0.3 evil.test\n");
-    long pid = started(e);
+    AllowedAndEvil t;
+    allowed_and_evil(t, "netlong");
+    const std::string &p = t.p, &ep = t.ep;
+    Env &e = t.e;
+    long pid = t.pid;
     std::string path = "/" + std::string(5000, 'a');
     auto long_ones = split_answers(
         netns_talk(pid, 3128,
