@@ -17,7 +17,6 @@
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -78,10 +77,10 @@ void wake(union sigval v) {
     (void)!::write(v.sival_int, &one, sizeof one);
 }
 
-// Every address of `name` in a hosts-format file.
-std::vector<IpAddr> from_hosts_file(const std::string &path, const std::string &name) {
+// Every address of `name` in the text of a hosts-format file.
+std::vector<IpAddr> from_hosts_file(const std::string &text, const std::string &name) {
     std::vector<IpAddr> out;
-    std::ifstream in(path);
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
         line = line.substr(0, line.find('#'));
@@ -121,13 +120,24 @@ bool Resolver::start(Loop &loop) {
     // empty LOCALDOMAIN replaces resolv.conf's search list with none. Set
     // before any lookup thread exists.
     if (::setenv("LOCALDOMAIN", "", 1) < 0) return false;
+    if (!hosts_file_.empty()) {
+        int fd = ::open(hosts_file_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return false;
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::read(fd, buf, sizeof buf)) > 0 && hosts_text_.size() < (1u << 20))
+            hosts_text_.append(buf, static_cast<size_t>(n));
+        int e = errno;
+        ::close(fd);
+        if (n < 0) return errno = e, false;
+    }
     efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     return efd_ >= 0 && loop.watch(efd_, EPOLLIN, this);
 }
 
 void Resolver::resolve(Loop &loop, const std::string &name, Done done) {
     if (!hosts_file_.empty()) {
-        auto addrs = from_hosts_file(hosts_file_, name);
+        auto addrs = from_hosts_file(hosts_text_, name);
         return done(loop, std::move(addrs), "");
     }
     auto p = std::make_unique<Pending>();

@@ -32,7 +32,8 @@ struct ProxyConfig {
     // slow clients cannot hold the connection limit.
     int request_timeout_ms = 30000;
     // A hosts-format file consulted instead of the system resolver
-    // ($OCI_RUN_RESOLVE_HOSTS; for tests and for pinning names by hand).
+    // ($OCI_RUN_RESOLVE_HOSTS; for tests and for pinning names by hand),
+    // read when the helper starts.
     std::string hosts_file;
 };
 
@@ -63,6 +64,8 @@ class Resolver : public Handler {
     using Done = std::function<void(Loop &, std::vector<egress::IpAddr>, std::string error)>;
     explicit Resolver(std::string hosts_file);
     ~Resolver() override;
+    // Before the helper is confined: the hosts file is read here, once.
+    // false with errno.
     bool start(Loop &loop);
     void resolve(Loop &loop, const std::string &name, Done done);
     void on_ready(Loop &loop, int fd, uint32_t events) override;
@@ -74,7 +77,7 @@ class Resolver : public Handler {
         std::string name;
         Done done;
     };
-    std::string hosts_file_;
+    std::string hosts_file_, hosts_text_;
     int efd_ = -1;
     std::list<std::unique_ptr<Pending>> pending_;
 };

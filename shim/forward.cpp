@@ -130,18 +130,9 @@ int accept_connection(int listener) {
     }
 }
 
-int open_socket(int family, int netns, int home) {
-    if (netns >= 0 && ::setns(netns, CLONE_NEWNET) < 0) return -1;
-    int s = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int e = errno;
-    if (netns >= 0 && ::setns(home, CLONE_NEWNET) < 0) {
-        // Stuck in the container's namespace: nothing the helper does from
-        // here on would be right.
-        std::perror("oci-run-shim: setns back to the host's network namespace");
-        ::_exit(70);
-    }
-    errno = e;
-    return s;
+int open_socket(int family, SocketMaker *maker) {
+    if (maker) return maker->make(family);
+    return ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
 
 void reset_connection(int fd) {
@@ -185,7 +176,7 @@ void Forwarder::on_ready(Loop &loop, int, uint32_t) {
             continue;
         }
         if (limits_.log) limits_.log->under(limits_.what);
-        int up = open_socket(target_.ss_family, netns_, home_);
+        int up = open_socket(target_.ss_family, maker_);
         if (up < 0) {
             reset_connection(c);
             continue;

@@ -5,6 +5,7 @@
 // the container's loopback is made from a socket opened in its namespace.
 #pragma once
 
+#include "confine.hpp"
 #include "egress_log.hpp"
 #include "loop.hpp"
 #include "oci/policy/egress_rules.hpp"
@@ -30,9 +31,9 @@ void set_nodelay(int sock);
 // such as TCP_NODELAY and buffer sizes), or -1 when none is waiting.
 int accept_connection(int listener);
 
-// A socket (non-blocking, close-on-exec) for connecting to `family`, made in
-// the network namespace `netns` (-1: the helper's own; `home` brings it back).
-int open_socket(int family, int netns, int home);
+// A socket (non-blocking, close-on-exec) for connecting to `family`, made by
+// `maker` in its network namespace (nullptr: in the helper's own).
+int open_socket(int family, SocketMaker *maker);
 
 // Refuse an accepted connection at once: closed with a reset, so the
 // client's next call fails (ECONNRESET) rather than waiting.
@@ -48,11 +49,11 @@ struct ForwardLimits {
 class Forwarder : public Handler {
   public:
     // `listener` (owned) is non-blocking; connections go to `target`, from
-    // sockets made in `netns` (-1: here). Past the forward's or the helper's
-    // limit a connection is accepted and reset.
-    Forwarder(PipePool &pool, int listener, sockaddr_storage target, int netns, int home,
+    // sockets made by `maker` (nullptr: here). Past the forward's or the
+    // helper's limit a connection is accepted and reset.
+    Forwarder(PipePool &pool, int listener, sockaddr_storage target, SocketMaker *maker,
               ForwardLimits limits)
-        : pool_(pool), listener_(listener), target_(target), netns_(netns), home_(home),
+        : pool_(pool), listener_(listener), target_(target), maker_(maker),
           limits_(std::move(limits)) {
         // Set once here, inherited by every accepted connection: the relay's
         // TCP_NODELAY and its buffer caps for big pipes (cap_buffers).
@@ -71,7 +72,7 @@ class Forwarder : public Handler {
     PipePool &pool_;
     int listener_;
     sockaddr_storage target_;
-    int netns_, home_;
+    SocketMaker *maker_;
     ForwardLimits limits_;
     int active_ = 0;
 };

@@ -18,6 +18,7 @@
 //
 // is another job, run and waited for by create: moving a linux.netDevices
 // interface into the container (netdev.hpp).
+#include "confine.hpp"
 #include "dns_stub.hpp"
 #include "egress_log.hpp"
 #include "egress_proxy.hpp"
@@ -30,14 +31,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -146,31 +145,6 @@ int listen_published(const PortPublish &p) {
     return s;
 }
 
-// Keep only what the helper still needs: CAP_SYS_ADMIN to open sockets in
-// the container's network namespace when it publishes ports, else nothing.
-void drop_privileges(bool keep_setns) {
-    __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct d[2] = {};
-    if (::syscall(SYS_capget, &h, d) < 0) die(std::string("capget: ") + std::strerror(errno));
-    // The bounding set, where the helper may change it (CAP_SETPCAP: as
-    // root). Unprivileged, it holds no capability and no_new_privs (below)
-    // keeps it from gaining one. Up to the kernel's last capability (EINVAL
-    // past it, when this build's headers know more than the kernel does).
-    if (d[0].effective & (1u << CAP_SETPCAP))
-        for (int c = 0; c <= CAP_LAST_CAP; c++)
-            if (!(keep_setns && c == CAP_SYS_ADMIN) && ::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 &&
-                !(errno == EINVAL && ::prctl(PR_CAPBSET_READ, c, 0, 0, 0) < 0))
-                die("drop capability " + std::to_string(c) +
-                    " from the bounding set: " + std::strerror(errno));
-    d[0] = d[1] = {};
-    if (keep_setns) {
-        d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
-    }
-    if (::syscall(SYS_capset, &h, d) < 0) die(std::string("capset: ") + std::strerror(errno));
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        die(std::string("no_new_privs: ") + std::strerror(errno));
-}
-
 // The end: every relay closed (each logs its close event), then exit.
 class Stopper : public Handler {
   public:
@@ -234,13 +208,16 @@ int main(int argc, char **argv) {
         if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
             die("forward: fd " + std::to_string(fd) + ": " + std::strerror(errno));
         forwarders.push_back(std::make_unique<Forwarder>(
-            pool, fd, loopback(host_port), -1, -1,
+            pool, fd, loopback(host_port), nullptr,
             limits("forward to host port " + std::to_string(host_port))));
     }
-    int home = -1;
+    // Published connections are made from the container's namespace, by a
+    // thread that entered it now, while the helper may (confine.hpp).
+    SocketMaker maker;
     if (!c.publish.empty()) {
-        home = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (home < 0) die(std::string("open /proc/self/ns/net: ") + std::strerror(errno));
+        if (std::string err = maker.start(c.netns_fd); !err.empty())
+            die("dev.ocirun.publish: " + err);
+        ::close(c.netns_fd);
         for (const auto &p : c.publish) {
             std::string addr = egress::to_string(p.host_addr);
             if (p.host_addr.family == AF_INET6) addr = "[" + addr + "]";
@@ -248,7 +225,7 @@ int main(int argc, char **argv) {
                                std::to_string(p.container_port);
             int l = listen_published(p);
             forwarders.push_back(std::make_unique<Forwarder>(pool, l, loopback(p.container_port),
-                                                             c.netns_fd, home, limits(what)));
+                                                             &maker, limits(what)));
         }
     }
     for (auto &f : forwarders)
@@ -275,7 +252,9 @@ int main(int argc, char **argv) {
             pc.request_timeout_ms = static_cast<int>(secs * 1000);
         }
         resolver = std::make_unique<Resolver>(pc.hosts_file);
-        if (!resolver->start(loop)) die(std::string("resolver: ") + std::strerror(errno));
+        if (!resolver->start(loop))
+            die("resolver: " + (pc.hosts_file.empty() ? "" : "open " + pc.hosts_file + ": ") +
+                std::strerror(errno));
         if (::fcntl(c.proxy_fd, F_SETFL, ::fcntl(c.proxy_fd, F_GETFL) | O_NONBLOCK) < 0)
             die(std::string("proxy: ") + std::strerror(errno));
         proxy =
@@ -300,7 +279,11 @@ int main(int argc, char **argv) {
         }
     }
 
-    drop_privileges(!c.publish.empty());
+    if (std::string err = confine(c.publish.empty() ? nullptr : &maker); !err.empty())
+        die("confine the helper: " + err);
+#ifdef OCI_RUN_FAULT_INJECTION
+    probe_confinement();
+#endif
     std::string ready = "ready " + std::to_string(::getpid()) + "\n";
     (void)!::write(o.ready_fd, ready.data(), ready.size());
     ::close(o.ready_fd);

@@ -556,7 +556,7 @@ Test(exhaustion, proxy_out_of_descriptors_gives_places_back) {
     report_time("proxy out of descriptors", t0);
     cr_assert_eq(count_starting(first, "HTTP/1.1 503"), 8, "%s", first.back().c_str());
     cr_assert(contains(log, "no pipe for the relay (out of file descriptors)"),
-              "the helper never ran out of descriptors");
+              "the helper never ran out of descriptors: %s", log.c_str());
     cr_assert_eq(count_starting(second, "HTTP/1.1 503"), 0,
                  "places lost to relays that never started: %s", second.back().c_str());
     cr_assert(alive, "the helper died");

@@ -72,13 +72,9 @@ std::string netns_talk(long pid, uint16_t port, const std::vector<std::string> &
         std::string all;
         std::vector<int> held;
         for (const auto &req : requests) {
-            int s = ::socket(AF_INET, SOCK_STREAM, 0);
-            sockaddr_in a{};
-            a.sin_family = AF_INET;
-            a.sin_port = htons(port);
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            int s = test::connect_loopback(port);
             std::string got;
-            if (::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
+            if (s < 0) {
                 got = std::string("connect: ") + std::strerror(errno);
             } else {
                 if (!req.empty() && ::write(s, req.data(), req.size()) < 0) got = "write failed";
@@ -153,6 +149,22 @@ Env proxied(const char *tag, const Server &a,
     e.b.save();
     use_hosts(e, "127.0.0.2 a.test other.test\n");
     return e;
+}
+
+// What the container's server at the host's 127.0.0.1:`port` (published)
+// says until it closes, after 200 ms for it to listen; "connect: ERROR".
+std::string from_published(uint16_t port) {
+    usleep(200000);
+    int s = test::connect_loopback(port);
+    if (s < 0) return std::string("connect: ") + std::strerror(errno);
+    std::string got;
+    char buf[256];
+    ssize_t n;
+    pollfd pf{s, POLLIN, 0};
+    while (::poll(&pf, 1, 2000) > 0 && (n = ::read(s, buf, sizeof buf)) > 0)
+        got.append(buf, static_cast<size_t>(n));
+    ::close(s);
+    return got;
 }
 
 std::string egress_log(const Env &e) {
@@ -573,27 +585,89 @@ Test(network, publish_reaches_the_container) {
     e.b.spec.annotations["dev.ocirun.publish"] = std::to_string(hp) + ":8080";
     e.b.save();
     started(e);
-    usleep(200000);
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(hp);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int rc = ::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
-    std::string got;
-    char buf[256];
-    ssize_t n;
-    pollfd pf{s, POLLIN, 0};
-    while (rc == 0 && ::poll(&pf, 1, 2000) > 0 && (n = ::read(s, buf, sizeof buf)) > 0)
-        got.append(buf, static_cast<size_t>(n));
-    ::close(s);
+    std::string got = from_published(hp);
     auto rep = test::oci({"--root", e.root, "report", "--format", "json", e.id});
     cleanup_all();
-    cr_assert_eq(rc, 0, "connect: %s", std::strerror(errno));
     cr_assert_eq(got, "from-inside\n");
     cr_assert(contains(rep.out, "{\"dimension\":\"publish 127.0.0.1:" + std::to_string(hp) +
                                     "\",\"state\":\"enforced\""),
               "%s", rep.out.c_str());
+}
+
+// The helper reads container traffic with its own parsers: taken over, it
+// must be worth nothing. Every thread of it (with publish, one is in the
+// container's network namespace) is nobody with no groups, no capability,
+// an empty bounding set, no_new_privs and a seccomp filter; publish, a
+// forward and the proxy still work through it.
+Test(network, attack_the_helper_runs_as_nobody_without_capabilities) {
+    Server a;
+    serve(a, "127.0.0.2", "A:");
+    int probe = listen_on("127.0.0.1", 0);
+    uint16_t hp = port_of(probe);
+    ::close(probe);
+    Env e = proxied("netconf", a, {{"dev.ocirun.local-ports", "9"}});
+    e.b.spec.annotations["dev.ocirun.publish"] = std::to_string(hp) + ":8080";
+    e.b.spec.process->args = {"sh", "-c", "nc -l -p 8080 -e echo from-inside; sleep 30"};
+    e.b.save();
+    long pid = started(e);
+    long shim = shim_pid(e);
+    std::vector<std::string> threads;
+    std::string task_dir = "/proc/" + std::to_string(shim) + "/task";
+    if (DIR *d = ::opendir(task_dir.c_str())) {
+        while (dirent *de = ::readdir(d))
+            if (de->d_name[0] != '.')
+                threads.push_back(read_file(task_dir + "/" + de->d_name + "/status"));
+        ::closedir(d);
+    }
+    std::string published = from_published(hp);
+    auto answers = split_answers(
+        netns_talk(pid, 3128, {connect_req("a.test:" + std::to_string(a.port), "x")}));
+    cleanup_all();
+    cr_assert_eq(threads.size(), 2u, "threads of the helper: %zu", threads.size());
+    auto field = [](const std::string &status, const char *name) {
+        size_t at = status.find(std::string("\n") + name + ":\t");
+        if (at == std::string::npos) return std::string("(none)");
+        at += std::strlen(name) + 3;
+        return status.substr(at, status.find('\n', at) - at);
+    };
+    for (const auto &st : threads) {
+        cr_assert(field(st, "Uid") == "65534\t65534\t65534\t65534", "%s", st.c_str());
+        cr_assert(field(st, "Gid") == "65534\t65534\t65534\t65534", "%s", st.c_str());
+        cr_assert(field(st, "Groups").find_first_not_of(' ') == std::string::npos, "%s",
+                  st.c_str());
+        for (const char *caps : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+            cr_assert(field(st, caps) == "0000000000000000", "%s: %s", caps, st.c_str());
+        cr_assert(field(st, "NoNewPrivs") == "1", "%s", st.c_str());
+        cr_assert(field(st, "Seccomp") == "2", "%s", st.c_str());
+    }
+    cr_assert_eq(published, "from-inside\n");
+    cr_assert(!answers.empty() && contains(answers[0], "HTTP/1.1 200") &&
+                  contains(answers[0], "A:x"),
+              "%s", answers.empty() ? "no answer" : answers[0].c_str());
+}
+
+// What a taken-over helper would try, tried by the helper itself right
+// after it confined itself (OCI_RUN_SHIM_PROBE=1, a -Dfault_injection
+// build, into shim.log): writing a host file or a sysctl, signalling,
+// a user namespace, executable memory, another socket family, becoming
+// root again, running a program. Each fails with EPERM.
+Test(network, attack_the_confined_helper_cannot_write_signal_or_run) {
+    Env e = make_env("netprobe", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.network"] = "https";
+    e.b.save();
+    ::setenv("OCI_RUN_SHIM_PROBE", "1", 1);
+    auto c = test::create(e);
+    ::unsetenv("OCI_RUN_SHIM_PROBE");
+    std::string log = read_file(e.root + "/" + e.id + "/shim.log");
+    bool alive = c.status == 0 && !test::pid_gone_now(shim_pid(e));
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    if (!contains(log, "probe"))
+        cr_skip_test("%s was built without -Dfault_injection=true", test::oci_run_path().c_str());
+    cr_assert(alive, "the helper is gone after its probe: %s", log.c_str());
+    for (const char *what : {"open-write", "open-sysctl", "kill", "unshare-user", "mmap-exec",
+                             "socket-unix", "setuid-0", "execve"})
+        cr_assert(contains(log, std::string(" ") + what + "=EPERM"), "%s: %s", what, log.c_str());
 }
 
 // The helper: outside the container's PID namespace, in a cgroup of its own

@@ -58,6 +58,21 @@ uint16_t port_of(int s) {
     return ntohs(reinterpret_cast<sockaddr_in *>(&a)->sin_port); // the same place in both
 }
 
+int connect_loopback(uint16_t port) {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s >= 0 && ::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
+        int e = errno;
+        ::close(s);
+        errno = e;
+        return -1;
+    }
+    return s;
+}
+
 Server::~Server() {
     if (pid > 0) {
         ::kill(pid, SIGKILL);
@@ -186,16 +201,7 @@ namespace {
     std::vector<int> socks;
     std::string all;
     for (int i = 0; i < n; i++) {
-        int s = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
-            ::close(s);
-            s = -1;
-        }
-        socks.push_back(s);
+        socks.push_back(connect_loopback(port));
     }
     for (int s : socks)
         if (s >= 0) (void)!::send(s, request.data(), request.size(), MSG_NOSIGNAL);

@@ -14,6 +14,9 @@ namespace test {
 // IPv4 or IPv6 (then v6-only).
 int listen_on(const char *addr, uint16_t port, int backlog = 64);
 uint16_t port_of(int s);
+// A blocking TCP socket connected to 127.0.0.1:port (in the caller's network
+// namespace), or -1 with errno.
+int connect_loopback(uint16_t port);
 
 // A server on addr (ephemeral port) answering each chunk a connection sends
 // with `tag` + the chunk, until it closes. A child of the test, killed by its
