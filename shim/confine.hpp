@@ -23,9 +23,10 @@ namespace ocirun::shim {
 // passt/pasta do).
 inline constexpr unsigned kHelperUid = 65534, kHelperGid = 65534;
 
-// A thread in another network namespace that makes sockets there: make()
-// asks it and waits for the answer (a few microseconds, once per
-// connection).
+// A thread in another network namespace that makes sockets there: TCP over
+// IPv4, for the connections of published ports to the container's
+// 127.0.0.1. It makes a few ahead (after confine()), so that take() does
+// not wait for it.
 class SocketMaker {
   public:
     SocketMaker() = default;
@@ -36,16 +37,19 @@ class SocketMaker {
     // before confine()); it drops its own capabilities once inside. Empty
     // string, or what failed with errno's text.
     std::string start(int netns_fd);
-    // A non-blocking, close-on-exec stream socket of `family` made in that
-    // namespace, or -1 with errno set.
-    int make(int family);
-    // The thread's bounding set emptied and its capabilities cut to
-    // CAP_SETUID and CAP_SETGID (`keep_set_ids`, for confine's change of
-    // ids), or to none. 0 or errno.
-    int drop_capabilities(bool keep_set_ids);
+    // A non-blocking, close-on-exec AF_INET stream socket made in that
+    // namespace, or -1 with errno set; the thread makes the next one.
+    int take();
+    // confine()'s part: the thread confines itself (begin), its answer
+    // is read (end: "" or what failed); then it makes the first sockets
+    // ahead.
+    bool begin_confine();
+    std::string end_confine();
+    void make_ahead();
 
   private:
-    int fd_ = -1; // the helper's end of the socket pair
+    int fd_ = -1;   // the helper's end of the socket pair
+    int ahead_ = 0; // sockets asked for and not yet taken
 };
 
 // Drop to nobody, no capability and the allow-list (above), for every

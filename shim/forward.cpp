@@ -131,8 +131,10 @@ int accept_connection(int listener) {
 }
 
 int open_socket(int family, SocketMaker *maker) {
-    if (maker) return maker->make(family);
-    return ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (!maker) return ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (family == AF_INET) return maker->take();
+    errno = EAFNOSUPPORT;
+    return -1;
 }
 
 void reset_connection(int fd) {

@@ -32,7 +32,8 @@ void set_nodelay(int sock);
 int accept_connection(int listener);
 
 // A socket (non-blocking, close-on-exec) for connecting to `family`, made by
-// `maker` in its network namespace (nullptr: in the helper's own).
+// `maker` in its network namespace (AF_INET only; nullptr: in the helper's
+// own).
 int open_socket(int family, SocketMaker *maker);
 
 // Refuse an accepted connection at once: closed with a reset, so the
