@@ -206,8 +206,16 @@ std::string confine(SocketMaker *maker) {
             err = "the socket thread: " + its;
     if (!err.empty()) return err;
     if (maker) maker->make_ahead();
-    // A change of ids sets "dumpable" back to the system's default.
-    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return failed("prctl PR_SET_DUMPABLE 0", errno);
+        // A change of ids sets "dumpable" back to the system's default. In a
+        // sanitizer build only, the helper stays dumpable: LeakSanitizer's
+        // tracer, nobody's process too, reads its /proc/PID/task and ptraces it.
+#ifdef OCI_RUN_SANITIZED
+    constexpr int kDumpable = 1;
+#else
+    constexpr int kDumpable = 0;
+#endif
+    if (::prctl(PR_SET_DUMPABLE, kDumpable, 0, 0, 0) < 0)
+        return failed("prctl PR_SET_DUMPABLE " + std::to_string(kDumpable), errno);
     return load_filter();
 }
 
@@ -215,7 +223,11 @@ std::string confine(SocketMaker *maker) {
 void probe_confinement() {
     const char *want = std::getenv("OCI_RUN_SHIM_PROBE");
     if (!want || std::strcmp(want, "1") != 0) return;
+#ifdef OCI_RUN_SANITIZED
+    std::string out = "probe sanitized"; // filter_gen.cpp's --sanitized
+#else
     std::string out = "probe";
+#endif
     auto said = [&](const char *what, long r) {
         const char *name = r >= 0 ? "allowed" : ::strerrorname_np(errno);
         out += std::string(" ") + what + "=" + (name ? name : "?");

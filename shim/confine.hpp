@@ -60,7 +60,9 @@ std::string confine(SocketMaker *maker);
 
 #ifdef OCI_RUN_FAULT_INJECTION
 // Test builds: with OCI_RUN_SHIM_PROBE=1, confine() is followed by a line
-// on stderr (the helper's shim.log) with what each forbidden call gave.
+// on stderr (the helper's shim.log) with what each forbidden call gave
+// ("probe sanitized ..." in a sanitizer build, whose allow-list also lets
+// its runtime write its report and run its leak check: filter_gen.cpp).
 void probe_confinement();
 #endif
 
