@@ -710,7 +710,8 @@ Test(sandbox, trace_logs_the_process_under_strace) {
 // (a 4,000-byte path looked up 4,000 times: about 16 MB of log) runs to its
 // end, and the log stops at the cap (it once grew without bound, 45 MB in
 // 8 s, on the host's /run). strace runs as nobody with CAP_SYS_PTRACE alone
-// (it ran as the host's root with every capability).
+// (it ran as the host's root with every capability), in the helpers'
+// cgroup under the container's (it ran outside, charged to no limit).
 Test(sandbox, trace_log_is_capped_and_strace_unprivileged) {
     if (::access("/usr/bin/strace", X_OK) != 0) cr_skip_test("needs strace");
     Env e = make_env("sbtracecap",
@@ -727,6 +728,9 @@ Test(sandbox, trace_log_is_capped_and_strace_unprivileged) {
     size_t at = init_status.find("TracerPid:");
     long tracer = at == std::string::npos ? 0 : std::atol(init_status.c_str() + at + 10);
     std::string tracer_status = read_file("/proc/" + std::to_string(tracer) + "/status");
+    std::string cgroups =
+        test::helper_cgroup_mismatch(read_file("/proc/" + std::to_string(tracer) + "/cgroup"),
+                                     read_file("/proc/" + std::to_string(init) + "/cgroup"));
     std::string stopped = test::wait_status(e.root, e.id, "stopped", 60000);
     std::string out = read_file(c.out_path);
     struct stat st {};
@@ -744,6 +748,7 @@ Test(sandbox, trace_log_is_capped_and_strace_unprivileged) {
                   contains(tracer_status, "Uid:\t65534\t65534\t65534\t65534") &&
                   contains(tracer_status, "CapEff:\t0000000000080000"),
               "the tracer (%ld): %s", tracer, tracer_status.c_str());
+    cr_assert(cgroups.empty(), "the tracer's cgroups: %s", cgroups.c_str());
 }
 
 // dev.ocirun.trace-log is the runtime's own record of where strace writes;

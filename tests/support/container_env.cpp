@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <sstream>
+#include <utility>
 
 namespace test {
 
@@ -94,6 +96,37 @@ std::string wait_status(const std::string &root, const std::string &id, const ch
 }
 
 // A process that no longer runs: absent, or a zombie nobody reaped yet.
+std::string helper_cgroup_mismatch(const std::string &helper_cgroup,
+                                   const std::string &init_cgroup) {
+    // "ID:CONTROLLERS:PATH" per hierarchy: controllers, path.
+    auto paths = [](const std::string &text) {
+        std::vector<std::pair<std::string, std::string>> out;
+        std::istringstream in(text);
+        std::string line;
+        while (std::getline(in, line)) {
+            size_t a = line.find(':'), b = line.find(':', a + 1);
+            if (a == std::string::npos || b == std::string::npos) continue;
+            out.push_back({line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+        }
+        return out;
+    };
+    auto helper = paths(helper_cgroup), init = paths(init_cgroup);
+    if (helper.size() != init.size() || init.empty())
+        return "not the same hierarchies: " + helper_cgroup + " | " + init_cgroup;
+    int charged = 0;
+    for (size_t i = 0; i < init.size(); i++) {
+        const std::string &ctl = init[i].first;
+        if (!ctl.empty() && ctl.find("memory") == std::string::npos &&
+            ctl.find("pids") == std::string::npos)
+            continue;
+        charged++;
+        if (helper[i].second != init[i].second + "/oci-run-helper")
+            return (ctl.empty() ? "v2" : ctl) + ": " + helper[i].second + ", not under " +
+                   init[i].second;
+    }
+    return charged > 0 ? "" : "no hierarchy charges the container: " + init_cgroup;
+}
+
 bool pid_gone_now(long pid) {
     if (kill(static_cast<pid_t>(pid), 0) < 0 && errno == ESRCH) return true;
     std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
@@ -113,7 +146,8 @@ bool pid_gone(long pid, int timeout_ms) {
 std::string i386_answer(const std::string &want) {
     static const bool entry = [] {
         const char *probe = std::getenv("OCI_RUN_SYSCALL_PROBE");
-        return !probe || contains(test::run(std::vector<std::string>{probe, "nr32", "20"}).out, "20=0\n");
+        return !probe ||
+               contains(test::run(std::vector<std::string>{probe, "nr32", "20"}).out, "20=0\n");
     }();
     return entry ? want : "fault";
 }

@@ -52,6 +52,13 @@ StateInfo state_of(const std::string &root, const std::string &id);
 std::string wait_status(const std::string &root, const std::string &id, const char *want,
                         int timeout_ms = 5000);
 
+// Where a helper process (the network helper, strace) must be: in the
+// helpers' cgroup (oci-run-helper) under the container's, in the v2
+// hierarchy and the v1 memory and pids ones. "" when it is, else what
+// differs, from the helper's and the init's /proc/PID/cgroup.
+std::string helper_cgroup_mismatch(const std::string &helper_cgroup,
+                                   const std::string &init_cgroup);
+
 // A process that no longer runs: absent, or a zombie nobody reaped yet.
 bool pid_gone_now(long pid);
 bool pid_gone(long pid, int timeout_ms = 2000);

@@ -99,9 +99,10 @@ Status signal_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
 Status freeze_cgroup(const CgroupHost &host, const std::vector<std::string> &dirs, bool frozen);
 bool cgroup_frozen(const CgroupHost &host, const std::vector<std::string> &dirs);
 
-// The network helper's cgroup: a child of the container's, in the v2
-// hierarchy and the v1 memory and pids ones, so that its memory (relay
-// pipes, socket buffers) and tasks are charged to the container's limits
+// The helpers' cgroup (the network helper's, and dev.ocirun.trace's
+// strace): a child of the container's, in the v2 hierarchy and the v1
+// memory and pids ones, so that their memory (relay pipes, socket buffers)
+// and tasks are charged to the container's limits
 // (a cgroup without controllers of its own is charged to its parent). Not
 // in cpuset (a child needs cpus and mems of its own), devices or freezer
 // on v1. cgroup.procs of the container's cgroup does not list it.

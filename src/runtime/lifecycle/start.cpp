@@ -76,8 +76,11 @@ std::string read_until_eof(int fd) {
 // released, following every process. Its log is trace.log in the container's
 // state directory, opened here (never a path from the bundle) and given to
 // strace as its stderr, where it writes without -o: no file name, and no
-// "|command" pipe, is ever passed to it.
-Status attach_strace(const ContainerDir &dir, pid_t init) {
+// "|command" pipe, is ever passed to it. It runs in the helpers' cgroup
+// under the container's, as the network helper does: what the container's
+// processes make it do counts against the container's memory and tasks.
+Status attach_strace(const ContainerDir &dir, const CgroupHost &host, const ContainerRecord &rec) {
+    pid_t init = rec.state.pid;
     Fd log(
         ::openat(dir.fd(), kTraceLog, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!log.valid()) return fail_errno("trace: create " + dir.path() + "/" + kTraceLog);
@@ -94,6 +97,13 @@ Status attach_strace(const ContainerDir &dir, pid_t init) {
     // It reads what the container's processes pass to the kernel: as
     // nobody, holding only what attaching takes.
     strace.as_nobody_with = CAP_SYS_PTRACE;
+    std::vector<std::string> cgroups = helper_cgroup_dirs(host, rec.cgroup_dirs);
+    for (const auto &d : cgroups)
+        if (::mkdir(d.c_str(), 0755) < 0 && errno != EEXIST)
+            return fail_errno("trace: cgroup: make " + d);
+    strace.born_in = unified_dir(host, cgroups);
+    for (const auto &d : cgroups)
+        if (d != strace.born_in) strace.cgroups.push_back(d);
     OCI_TRY(spawn_program(strace, "trace"));
     // Released only once strace has attached (bounded: 5 s).
     std::string status_path = "/proc/" + std::to_string(init) + "/status";
@@ -167,7 +177,7 @@ Status start_locked(ContainerDir &dir, StartHere *here) {
             return fail("container \"" + dir.id() + "\" is " + oci::status_name(st) +
                         ", not created");
     }
-    if (rec.trace) OCI_CHECK(attach_strace(dir, rec.state.pid));
+    if (rec.trace) OCI_CHECK(attach_strace(dir, here ? here->host : host, rec));
     // config.json, read once, where the policy or the hooks need it.
     std::optional<oci::Spec> spec;
     SandboxPolicy policy;
