@@ -52,17 +52,26 @@ std::optional<DnsQuery> parse_dns_query(std::string_view m) {
 }
 
 std::string dns_answer(const DnsQuery &q, int rcode, const std::vector<egress::IpAddr> &addrs,
-                       uint32_t ttl) {
+                       uint32_t ttl, size_t max_size) {
     std::vector<const egress::IpAddr *> records;
     int family = q.qtype == kDnsTypeA ? AF_INET : q.qtype == kDnsTypeAAAA ? AF_INET6 : 0;
+    size_t size = 12 + q.question.size(), record = family == AF_INET ? 16 : 28;
+    bool truncated = false;
     if (rcode == kDnsNoError && q.qclass == kDnsClassIN)
-        for (const auto &a : addrs)
-            if (a.family == family && records.size() < 16) records.push_back(&a);
+        for (const auto &a : addrs) {
+            if (a.family != family || records.size() >= 16) continue;
+            if (size + record > max_size) {
+                truncated = true;
+                break;
+            }
+            records.push_back(&a);
+            size += record;
+        }
     std::string out;
     put16(out, q.id);
-    // QR, RD as asked, RA, rcode.
-    put16(out, static_cast<uint16_t>(0x8000 | (q.recursion_desired ? 0x0100 : 0) | 0x0080 |
-                                     (rcode & 0xf)));
+    // QR, TC when records were left out, RD as asked, RA, rcode.
+    put16(out, static_cast<uint16_t>(0x8000 | (truncated ? 0x0200 : 0) |
+                                     (q.recursion_desired ? 0x0100 : 0) | 0x0080 | (rcode & 0xf)));
     put16(out, 1);
     put16(out, static_cast<uint16_t>(records.size()));
     put16(out, 0);

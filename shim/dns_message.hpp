@@ -31,8 +31,11 @@ inline constexpr int kDnsNoError = 0, kDnsFormErr = 1, kDnsServFail = 2, kDnsNxD
 std::optional<DnsQuery> parse_dns_query(std::string_view msg);
 
 // The answer to `q` with `rcode`, and one record (TTL `ttl`) per address of
-// the type it asked for.
+// the type it asked for (at most 16), as many as fit in `max_size` bytes:
+// with fewer, the answer says it is truncated (TC), and the client asks
+// again over TCP.
+inline constexpr size_t kDnsUdpMax = 512, kDnsTcpMax = 65535;
 std::string dns_answer(const DnsQuery &q, int rcode, const std::vector<egress::IpAddr> &addrs,
-                       uint32_t ttl = 30);
+                       uint32_t ttl = 30, size_t max_size = kDnsUdpMax);
 
 } // namespace ocirun::shim

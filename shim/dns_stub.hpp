@@ -8,13 +8,21 @@
 // (normalised), not the bytes of the query. Other query types of an allowed
 // name get an empty answer. In observe mode every name is answered. At most
 // kMaxPending lookups at once; the next query is REFUSED.
+//
+// Over UDP an answer is at most 512 bytes (with TC when records were left
+// out); over TCP (RFC 7766) a client sends its queries, each a two-byte
+// length and the message, on one connection, and each answer comes when it
+// is looked up. A TCP client counts as one of the proxy's connections and
+// has the proxy's request timeout (30 s) for each next query.
 #pragma once
 
+#include "dns_message.hpp"
 #include "egress_proxy.hpp"
 #include "loop.hpp"
 
 #include <netinet/in.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,18 +32,28 @@ class DnsStub : public Handler {
   public:
     static constexpr int kMaxPending = 64;
     static constexpr int kBatch = 64;
-    DnsStub(Resolver &resolver, const ProxyConfig &config, int fd)
-        : resolver_(resolver), config_(config), fd_(fd) {}
-    int fd() const { return fd_; }
+    // `udp`: the stub's socket; `tcp`: its listener, or -1. Both
+    // non-blocking, owned.
+    DnsStub(EgressProxy &proxy, int udp, int tcp) : proxy_(proxy), udp_(udp), tcp_(tcp) {}
+    ~DnsStub() override;
+    // Both watched on `loop`; false with errno.
+    bool start(Loop &loop);
     void on_ready(Loop &loop, int fd, uint32_t events) override;
+
+    // The answer to `q`, of at most `max_size` bytes, given to `reply` now
+    // or once its name is looked up.
+    using Reply = std::function<void(const std::string &answer)>;
+    void answer(Loop &loop, const DnsQuery &q, size_t max_size, Reply reply);
 
   private:
     // The name as the policy matched it (normalised: what is looked up),
     // when it is allowed.
     std::optional<std::string> allowed(const std::string &name) const;
-    Resolver &resolver_;
-    const ProxyConfig &config_;
-    int fd_;
+    void read_udp(Loop &loop);
+    void accept_tcp(Loop &loop);
+
+    EgressProxy &proxy_;
+    int udp_, tcp_;
     int pending_ = 0;
 };
 

@@ -786,6 +786,22 @@ std::string EgressProxy::over_limit() const {
     return "";
 }
 
+std::string EgressProxy::take_place(const std::string &limit, const std::string &what) {
+    std::string over = over_limit();
+    if (over.empty()) {
+        log_.under(limit);
+        hold();
+        return "";
+    }
+    EgressEvent ev;
+    ev.event = "refused";
+    ev.blocked = true;
+    ev.observe = config_.observe;
+    ev.reason = what + over;
+    log_.refused_over(limit, ev);
+    return ev.reason;
+}
+
 namespace {
 
 // Accept every connection waiting on `listener` for `px` (an intercepted one
@@ -795,19 +811,11 @@ void accept_all(Loop &loop, EgressProxy &px, int listener, std::optional<Interce
     for (;;) {
         int c = accept_connection(listener);
         if (c < 0) return;
-        if (std::string over = px.over_limit(); !over.empty()) {
-            EgressEvent ev;
-            ev.event = "refused";
-            ev.blocked = true;
-            ev.observe = px.config().observe;
-            ev.reason = over;
-            px.log().refused_over("proxy", ev);
-            if (answer_over) answer(c, 503, ev.reason);
+        if (std::string over = px.take_place("proxy"); !over.empty()) {
+            if (answer_over) answer(c, 503, over);
             ::close(c);
             continue;
         }
-        px.log().under("proxy");
-        px.hold();
         auto *conn = new ProxyConn(px, c, intercept);
         if (!loop.watch(c, EPOLLIN, conn)) {
             px.awaited(*conn);

@@ -123,8 +123,10 @@ class EgressProxy : public Handler {
     EgressLog &log() { return log_; }
     Resolver &resolver() { return resolver_; }
     const ProxyConfig &config() const { return config_; }
-    // Why one more connection would be over a limit, or "" when it is not.
-    std::string over_limit() const;
+    // A new connection's place: taken (hold(), and a run of refusals over
+    // `limit` ended in the egress log), "", or over a limit, refused: the
+    // egress event written, its reason (`what` + why) returned.
+    std::string take_place(const std::string &limit, const std::string &what = "");
     int active = 0; // connections from accept to close
     // A place, here and in the helper's budget; and giving it back.
     void hold() {
@@ -139,6 +141,8 @@ class EgressProxy : public Handler {
   private:
     // A tick of the timer: the connections past their deadline, ended.
     void expire(Loop &loop);
+    // Why one more connection would be over a limit, or "" when it is not.
+    std::string over_limit() const;
 
     PipePool &pool_;
     ConnectionBudget &budget_;

@@ -271,11 +271,11 @@ int main(int argc, char **argv) {
                 die(std::string("epoll: ") + std::strerror(errno));
         }
         if (c.dns_fd >= 0) {
-            if (::fcntl(c.dns_fd, F_SETFL, ::fcntl(c.dns_fd, F_GETFL) | O_NONBLOCK) < 0)
-                die(std::string("DNS stub: ") + std::strerror(errno));
-            dns = std::make_unique<DnsStub>(*resolver, proxy->config(), c.dns_fd);
-            if (!loop.watch(c.dns_fd, EPOLLIN, dns.get()))
-                die(std::string("epoll: ") + std::strerror(errno));
+            for (int fd : {c.dns_fd, c.dns_tcp_fd})
+                if (fd >= 0 && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+                    die(std::string("DNS stub: ") + std::strerror(errno));
+            dns = std::make_unique<DnsStub>(*proxy, c.dns_fd, c.dns_tcp_fd);
+            if (!dns->start(loop)) die(std::string("DNS stub: epoll: ") + std::strerror(errno));
         }
     }
 

@@ -124,6 +124,7 @@ std::string write_helper_config(const HelperConfig &c) {
     if (c.proxy_fd >= 0) {
         w.key("proxy").begin_object().kv_i64("fd", c.proxy_fd).kv_bool("observe", c.observe);
         if (c.dns_fd >= 0) w.kv_i64("dnsFd", c.dns_fd);
+        if (c.dns_tcp_fd >= 0) w.kv_i64("dnsTcpFd", c.dns_tcp_fd);
         if (c.intercept_http_fd >= 0) w.kv_i64("interceptHttpFd", c.intercept_http_fd);
         if (c.intercept_tls_fd >= 0) w.kv_i64("interceptTlsFd", c.intercept_tls_fd);
         w.kv_i64("maxConnections", c.max_connections);
@@ -177,10 +178,11 @@ Result<HelperConfig> parse_helper_config(std::string_view text) {
         json::Path pp = root.field("proxy");
         OCI_TRY(json::as_object(proxy, pp));
         OCI_CHECK(known_members(proxy, pp,
-                                {"fd", "dnsFd", "interceptHttpFd", "interceptTlsFd", "observe",
-                                 "maxConnections", "allow", "deny"}));
+                                {"fd", "dnsFd", "dnsTcpFd", "interceptHttpFd", "interceptTlsFd",
+                                 "observe", "maxConnections", "allow", "deny"}));
         OCI_CHECK(json::get_int(proxy, pp, "fd", c.proxy_fd, 3, kMaxFd, true));
         OCI_CHECK(json::get_int(proxy, pp, "dnsFd", c.dns_fd, 3, kMaxFd));
+        OCI_CHECK(json::get_int(proxy, pp, "dnsTcpFd", c.dns_tcp_fd, 3, kMaxFd));
         OCI_CHECK(json::get_int(proxy, pp, "interceptHttpFd", c.intercept_http_fd, 3, kMaxFd));
         OCI_CHECK(json::get_int(proxy, pp, "interceptTlsFd", c.intercept_tls_fd, 3, kMaxFd));
         OCI_CHECK(json::get_bool(proxy, pp, "observe", c.observe));

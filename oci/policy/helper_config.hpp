@@ -50,9 +50,10 @@ struct HelperConfig {
     int netns_fd = -1; // the container's network namespace, for publish
     std::vector<PortPublish> publish;
     int proxy_fd = -1; // the proxy's listener inside the container, or -1: no proxy
-    // The DNS stub's UDP socket inside the container (a joined namespace's
-    // firewall sends DNS there), or -1; it answers the proxy's allowed names.
-    int dns_fd = -1;
+    // The DNS stub's UDP socket and TCP listener inside the container (a
+    // joined namespace's firewall sends DNS there), or -1; it answers the
+    // proxy's allowed names.
+    int dns_fd = -1, dns_tcp_fd = -1;
     // dev.ocirun.intercept: the listeners the firewall sends TCP to ports 80
     // and 443 to, or -1.
     int intercept_http_fd = -1, intercept_tls_fd = -1;

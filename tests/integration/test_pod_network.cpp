@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include <poll.h>
 #include <unistd.h>
 
 using test::cleanup_all;
@@ -246,7 +247,7 @@ Test(podnet, pod_containers_are_held_to_the_pods_policy) {
     cr_assert(contains(x.out, "tcp=1") && !contains(x.out, "PUB:hi"), "%s", x.out.c_str());
     cr_assert(contains(x.out, "200") && contains(x.out, "PUB:ping"), "%s", x.out.c_str());
     cr_assert(contains(rep.out, "its pod's firewall (container " + owner.id + ")") &&
-                  contains(rep.out, "answering on udp 127.0.0.1:3153"),
+                  contains(rep.out, "answering on udp and tcp 127.0.0.1:3153"),
               "%s", rep.out.c_str());
     for (auto line : lines(rep.out))
         if (line.rfind("network https", 0) == 0 || line.rfind("network helper", 0) == 0 ||
@@ -360,6 +361,45 @@ Test(podnet, attack_dns_answers_allowed_names_only_and_nothing_leaves) {
     cr_assert(!contains(all, "e=0") && contains(all.substr(u), "NXDOMAIN"), "the other: %s",
               all.c_str());
     cr_assert_eq(leaked, 0, "%ld datagrams reached the outside server: %s", leaked, all.c_str());
+}
+
+// DNS over TCP (a client asks there when a UDP answer is truncated, and
+// some ask there first): the firewall sends it to the stub, which answers
+// on one connection each query sent on it, the allowed name with its
+// address and another with NXDOMAIN; the outside server gets nothing. The
+// firewall used to send TCP port 53 to a port nothing listened on: reset.
+Test(podnet, attack_dns_over_tcp_answers_allowed_names_only) {
+    Pod p;
+    make_pod(p);
+    int outside = test::listen_on("10.77.0.53", 53);
+    // Two queries, each a two-byte length and the message: id 0x1234 A
+    // a.test, id 0x5678 A evil.test (octal escapes for busybox printf).
+    auto query = [](const char *id, const char *len, const char *labels) {
+        return std::string("\\000") + len + id +
+               "\\001\\000\\000\\001\\000\\000\\000\\000\\000\\000" + labels +
+               "\\000\\000\\001\\000\\001";
+    };
+    std::string both = query("\\022\\064", "\\030", "\\001a\\004test") +
+                       query("\\126\\170", "\\033", "\\004evil\\004test");
+    Env e = in_pod(p, "poddnstcp",
+                   "(printf '" + both +
+                       "'; sleep 1) | nc 10.77.0.53 53 | od -An -tx1 | tr -d '\\n'; echo; "
+                       "echo nc=$?",
+                   "");
+    allow_a_test(e, p);
+    auto o = test::run(e);
+    pollfd pf{outside, POLLIN, 0};
+    bool reached = ::poll(&pf, 1, 0) > 0;
+    ::close(outside);
+    cleanup_all();
+    std::string all = o.out + o.err;
+    cr_assert_eq(o.status, 0, "%s", all.c_str());
+    // Each answer: length, id, flags 81 80 (NOERROR) or 81 83 (NXDOMAIN).
+    cr_assert(contains(all, "12 34 81 80 00 01 00 01") && contains(all, "08 08 08 08"),
+              "the allowed name over TCP: %s", all.c_str());
+    cr_assert(contains(all, "56 78 81 83 00 01 00 00"), "the other name over TCP: %s",
+              all.c_str());
+    cr_assert(!reached, "a connection reached the outside server: %s", all.c_str());
 }
 
 // dev.ocirun.intercept: a program that ignores the proxy variables and

@@ -65,3 +65,27 @@ Test(dns_message, anything_but_one_plain_question_is_dropped) {
     cr_assert(!parse_dns_query(m.substr(0, m.size() - 2)).has_value());
     cr_assert(!parse_dns_query(std::string(600, 'x')).has_value());
 }
+
+// Sixteen AAAA records of a long name do not fit in 512 bytes: over UDP as
+// many as fit, with TC set (the client asks again over TCP, whose answer has
+// all sixteen and no TC). It used to send 719 bytes to a client that reads
+// 512.
+Test(dns_message, an_answer_past_512_bytes_is_truncated_for_udp) {
+    std::string name =
+        std::string(63, 'a') + "." + std::string(63, 'b') + "." + std::string(63, 'c') + ".test";
+    auto q = parse_dns_query(query(name, kDnsTypeAAAA));
+    cr_assert(q.has_value());
+    std::vector<egress::IpAddr> addrs;
+    for (uint8_t i = 0; i < 20; i++)
+        addrs.push_back({AF_INET6, {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, i}});
+    std::string udp = dns_answer(*q, kDnsNoError, addrs);
+    std::string tcp = dns_answer(*q, kDnsNoError, addrs, 30, kDnsTcpMax);
+    size_t fit = (kDnsUdpMax - 12 - q->question.size()) / 28; // 10 here
+    cr_assert(fit > 0 && fit < 16);
+    cr_assert_eq(udp.size(), 12 + q->question.size() + fit * 28);
+    cr_assert_eq(static_cast<uint8_t>(udp[2]) & 0x02, 0x02, "TC");
+    cr_assert_eq(static_cast<uint8_t>(udp[7]), fit);
+    cr_assert_eq(static_cast<uint8_t>(tcp[2]) & 0x02, 0, "no TC");
+    cr_assert_eq(static_cast<uint8_t>(tcp[7]), 16);
+    cr_assert_eq(tcp.size(), 12 + q->question.size() + 16 * 28u);
+}

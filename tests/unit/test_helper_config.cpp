@@ -24,6 +24,7 @@ HelperConfig from_annotations(const oci::StringMap &a) {
         c.intercept_http_fd = 20;
         c.intercept_tls_fd = 21;
         c.dns_fd = 22;
+        c.dns_tcp_fd = 23;
     }
     c.allow = net->allow;
     c.deny = net->deny;
@@ -80,6 +81,7 @@ Test(helper_config, round_trip_of_a_parsed_policy) {
     cr_assert_eq(back->intercept_http_fd, 20);
     cr_assert_eq(back->intercept_tls_fd, 21);
     cr_assert_eq(back->dns_fd, 22);
+    cr_assert_eq(back->dns_tcp_fd, 23);
 }
 
 Test(helper_config, refusals_name_the_member) {

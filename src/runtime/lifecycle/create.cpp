@@ -971,7 +971,7 @@ Status serve_init(pid_t pid, CreatePlan &p, ContainerRecord &rec, std::vector<Fd
 Status finish_create(const CreateOptions &o, ContainerDir &dir, StartHere *here, CreatePlan &p,
                      pid_t pid, ContainerRecord &rec, std::vector<Fd> &listeners) {
     if (p.want_shim) {
-        size_t want = p.cfg.listen_ports.size() + (p.cfg.dns_port ? 1 : 0);
+        size_t want = p.cfg.listen_ports.size() + (p.cfg.dns_port ? 2 : 0);
         if (listeners.size() != want)
             return fail("sync: the init sent " + std::to_string(listeners.size()) +
                         " listening sockets, not " + std::to_string(want));

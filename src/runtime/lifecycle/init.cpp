@@ -371,16 +371,22 @@ Status pass_listeners(const InitConfig &cfg) {
             return fail_errno("dev.ocirun.network: listen on " + where);
         OCI_CHECK(sync::send_with_fd(cfg.sync_fd, sync::Msg::listener, s.get()));
     }
-    if (cfg.dns_port) {
-        Fd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-        if (!s.valid()) return fail_errno("dev.ocirun.network: DNS stub: socket");
+    // The DNS stub's: UDP, and TCP (a client retries a truncated answer
+    // there, and some ask there first).
+    for (int type : {SOCK_DGRAM, SOCK_STREAM}) {
+        if (!cfg.dns_port) break;
+        const char *proto = type == SOCK_DGRAM ? "udp" : "tcp";
+        Fd s(::socket(AF_INET, type | SOCK_CLOEXEC, 0));
+        if (!s.valid()) return fail_errno(std::string("dev.ocirun.network: DNS stub: ") + proto);
         struct sockaddr_in a {};
         a.sin_family = AF_INET;
         a.sin_port = htons(cfg.dns_port);
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        std::string where = std::string(proto) + " 127.0.0.1:" + std::to_string(cfg.dns_port);
         if (::bind(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) < 0)
-            return fail_errno("dev.ocirun.network: DNS stub: bind udp 127.0.0.1:" +
-                              std::to_string(cfg.dns_port));
+            return fail_errno("dev.ocirun.network: DNS stub: bind " + where);
+        if (type == SOCK_STREAM && ::listen(s.get(), SOMAXCONN) < 0)
+            return fail_errno("dev.ocirun.network: DNS stub: listen on " + where);
         OCI_CHECK(sync::send_with_fd(cfg.sync_fd, sync::Msg::listener, s.get()));
     }
     return {};

@@ -50,7 +50,8 @@ struct InitConfig {
                                         // refuses the container (else it is reported)
     bool loopback_up = false;           // a new netns: bring its lo up
     std::vector<uint16_t> listen_ports; // listen on 127.0.0.1:PORT, pass each to the runtime
-    uint16_t dns_port = 0;              // then a UDP socket on 127.0.0.1:PORT (the DNS stub's)
+    uint16_t dns_port =
+        0; // then a UDP socket and a TCP listener on 127.0.0.1:PORT (the DNS stub's)
     std::string exec_stage; // the stage that execs the process (runtime/lifecycle/exec_stage.hpp),
                             // or "": the init execs it (the runtime runs sealed)
 };

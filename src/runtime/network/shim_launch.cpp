@@ -79,7 +79,10 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
             config.intercept_http_fd = next(l.listeners.at(i++));
             config.intercept_tls_fd = next(l.listeners.at(i++));
         }
-        if (i < l.listeners.size()) config.dns_fd = next(l.listeners.at(i++));
+        if (i + 2 <= l.listeners.size()) {
+            config.dns_fd = next(l.listeners.at(i++));
+            config.dns_tcp_fd = next(l.listeners.at(i++));
+        }
         config.allow = net.allow;
         config.deny = net.deny;
         config.observe = net.observe;

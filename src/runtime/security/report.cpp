@@ -373,9 +373,10 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
             break;
         }
         case Dim::dns: {
-            bool l = socket_in(proc + "/net/udp", kLoopback, kDnsStubPort, "07");
-            row(l && alive,
-                l ? "answering on udp 127.0.0.1:" + std::to_string(kDnsStubPort) : "no stub");
+            bool l = socket_in(proc + "/net/udp", kLoopback, kDnsStubPort, "07") &&
+                     tcp_listening(inside, kLoopback, kDnsStubPort);
+            row(l && alive, l ? "answering on udp and tcp 127.0.0.1:" + std::to_string(kDnsStubPort)
+                              : "no stub");
             break;
         }
         case Dim::intercept: {
