@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -267,6 +268,94 @@ Test(sandbox, a_filesystem_from_a_device_is_checked_as_a_bind) {
         if (policy) ::umount2(e.root.c_str(), MNT_DETACH);
         cleanup_all();
     }
+    cr_assert(failures.empty(), "%s", failures.c_str());
+}
+
+// The filesystem rules hold only while the host's disks stay closed: a
+// container that may open a block device reads the raw bytes of every file
+// the rules hide (here a denied file, found on the loop device under its
+// bind; it was, through the host's node bound in, with no device rule or
+// with a rule allowing it, and through a linux.devices node with its rule,
+// as `podman --device` makes). Such a configuration is refused with one
+// line naming the field, nothing left; with the default rules (every
+// device denied first) the bound node does not open, and the run passes.
+Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
+    test::private_mount_namespace();
+    std::string dir = test::track_dir(test::make_temp_dir("sbblk"));
+    std::string img = dir + "/img", mnt = dir + "/mnt",
+                marker = "MARKER-" + std::to_string(::getpid());
+    ::mkdir(mnt.c_str(), 0755);
+    auto made = test::run(std::vector<std::string>{"sh", "-c",
+                                                   "truncate -s 8M " + img + " && mkfs.ext4 -q " +
+                                                       img + " && losetup -f --show " + img});
+    std::string loop = made.out.substr(0, made.out.find('\n'));
+    if (made.status != 0 || loop.empty()) cr_skip_test("no loop device: %s", made.err.c_str());
+    std::string failures;
+    struct stat st {};
+    if (::mount(loop.c_str(), mnt.c_str(), "ext4", 0, nullptr) != 0 ||
+        ::stat(loop.c_str(), &st) != 0)
+        failures = "mount " + loop + ": " + std::strerror(errno);
+    ::mkdir((mnt + "/secret").c_str(), 0755);
+    test::write_file(mnt + "/secret/data", marker + "\n");
+    ::sync();
+    std::string numbers =
+        std::to_string(major(st.st_rdev)) + " " + std::to_string(minor(st.st_rdev));
+    auto rule = [](bool allow, const char *type, std::optional<int64_t> maj,
+                   std::optional<int64_t> min, const char *access) {
+        ocirun::oci::DeviceRule r;
+        r.allow = allow;
+        r.type = type;
+        r.major = maj;
+        r.minor = min;
+        r.access = access;
+        return r;
+    };
+    struct Case {
+        const char *name, *refusal;
+    } cases[] = {{"no rule", "linux.resources.devices has no rule"},
+                 {"allowed", "linux.resources.devices[1] allows block devices (b "},
+                 {"node", "linux.devices[0] (/dev/blk) is a block device"},
+                 {"default", nullptr}};
+    bool mounted = failures.empty();
+    for (const auto &c : cases) {
+        if (!mounted) break;
+        Env e = make_env("sbblk", {"sh", "-c",
+                                   "n=$(grep -a -c " + marker +
+                                       " /dev/blk 2>/dev/null); echo count=${n:-none}"});
+        ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
+        e.b.spec.mounts.push_back(test::mount_entry("/data", "bind", mnt, {"rbind", "ro"}));
+        e.b.spec.annotations["dev.ocirun.deny"] = "/data/secret";
+        auto &rules = e.b.spec.linux_->resources->devices;
+        std::string what = c.name;
+        auto allow_it = rule(true, "b", major(st.st_rdev), minor(st.st_rdev), "r");
+        if (what == "node") {
+            ocirun::oci::Device d;
+            d.path = "/dev/blk";
+            d.type = "b";
+            d.major = major(st.st_rdev);
+            d.minor = minor(st.st_rdev);
+            e.b.spec.linux_->devices.push_back(d);
+            rules.push_back(allow_it);
+        } else {
+            e.b.spec.mounts.push_back(test::mount_entry("/dev/blk", "bind", loop, {"bind"}));
+        }
+        if (what == "no rule") rules.clear();
+        if (what == "allowed") rules = {rule(false, "a", {}, {}, "rwm"), allow_it};
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        std::string all = o.out + o.err;
+        bool read = contains(o.out, "count=") && !contains(o.out, "count=0") &&
+                    !contains(o.out, "count=none");
+        if (read) failures += what + ": the denied file was read from the device: " + all + "\n";
+        if (c.refusal && (o.status != 1 || test::count_lines(o.err) != 1 ||
+                          !contains(o.err, c.refusal) || !left.empty()))
+            failures += what + ": not refused: " + std::to_string(o.status) + " " + all + "\n";
+        if (!c.refusal && (o.status != 0 || !contains(o.out, "count=")))
+            failures += what + ": " + std::to_string(o.status) + " " + all + "\n";
+        cleanup_all();
+    }
+    ::umount2(mnt.c_str(), MNT_DETACH);
+    test::run(std::vector<std::string>{"losetup", "-d", loop});
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
