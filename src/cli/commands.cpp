@@ -65,7 +65,8 @@ const Command kCommands[] = {
      "  -f, --format FORMAT     table (default) or json (PIDs)\n", cmd_ps},
     {"pause", "freeze every process of a container", "ID", "", cmd_pause},
     {"resume", "thaw a paused container", "ID", "", cmd_resume},
-    {"events", "stream a container's events (stats, oom, egress) as JSON lines", "[options] ID",
+    {"events", "stream a container's events (stats, oom, egress, helper) as JSON lines",
+     "[options] ID",
      "  --stats                 print statistics once and exit\n"
      "  --interval DURATION     statistics interval (default 5s)\n",
      cmd_events},

@@ -705,6 +705,33 @@ Test(network, helper_lives_and_dies_with_the_container) {
     cr_assert(!test::exists(e.root + "/" + e.id));
 }
 
+// A helper that dies while the container runs (SIGKILLed here, as the OOM
+// killer would) leaves the container without its forwards and proxy:
+// `events` says so, once, with the helper's PID. It said nothing, and only
+// `report` showed it.
+Test(network, events_say_when_the_helper_is_gone) {
+    Env e = make_env("nethgone", {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.local-ports"] = "9";
+    e.b.save();
+    started(e);
+    long shim = shim_pid(e);
+    auto ev = test::spawn_oci({"--root", e.root, "events", "--interval", "60s", e.id});
+    usleep(300000);
+    ::kill(static_cast<pid_t>(shim), SIGKILL); // the helper this test's create started
+    usleep(800000);
+    test::oci({"--root", e.root, "kill", e.id, "KILL"});
+    int evs = test::wait_bounded(ev.pid, 5000);
+    std::string events = read_file(ev.out_path);
+    cleanup_all();
+    cr_assert_eq(evs, 0, "events exit %d: %s", evs, read_file(ev.err_path).c_str());
+    std::string want = "{\"type\":\"helper\",\"id\":\"" + e.id +
+                       "\",\"pid\":" + std::to_string(shim) + ",\"event\":\"exited\"";
+    size_t at = events.find(want);
+    cr_assert(at != std::string::npos, "%s", events.c_str());
+    cr_assert(events.find("\"type\":\"helper\"", at + want.size()) == std::string::npos, "twice: %s",
+              events.c_str());
+}
+
 // delete --force of a running container stops the helper too.
 Test(network, delete_force_stops_the_helper) {
     Env e = make_env("netdel", {"sleep", "30"});

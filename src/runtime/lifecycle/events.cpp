@@ -33,6 +33,8 @@ struct Target {
     pid_t pid = 0;
     uint64_t start_time = 0;
     std::optional<SystemdScope> scope; // --systemd-cgroup
+    pid_t shim_pid = 0;                // the network helper, if it has one
+    uint64_t shim_start_time = 0;
 };
 
 Result<Target> load_target(const std::string &root, const std::string &id) {
@@ -51,6 +53,8 @@ Result<Target> load_target(const std::string &root, const std::string &id) {
     t.pid = rec.state.pid;
     t.start_time = rec.init_start_time;
     if (rec.systemd_cgroup) t.scope = OCI_TRY(recorded_scope(rec));
+    t.shim_pid = rec.shim_pid;
+    t.shim_start_time = rec.shim_start_time;
     return t;
 }
 
@@ -451,8 +455,27 @@ Status stream_events(const std::string &root, const std::string &id, int interva
         w.begin_object().kv("type", "oom").kv("id", t.id).end_object();
         emit(std::string(w.view()));
     };
+    // The network helper gone while the init runs: the container has no
+    // way out any more (it leaves with the init, which is no event).
+    bool helper_gone = t.shim_pid <= 0;
+    auto helper_event = [&] {
+        if (helper_gone || process_alive(t.shim_pid, t.shim_start_time)) return;
+        helper_gone = true;
+        if (!process_alive(t.pid, t.start_time)) return;
+        json::Writer w(false);
+        w.begin_object()
+            .kv("type", "helper")
+            .kv("id", t.id)
+            .kv_i64("pid", t.shim_pid)
+            .kv("event", "exited")
+            .kv("reason", "the network helper is gone: the container's forwards, published "
+                          "ports and proxy no longer answer")
+            .end_object();
+        emit(std::string(w.view()));
+    };
     while (process_alive(t.pid, t.start_time)) {
         egress.emit_new(emit);
+        helper_event();
         uint64_t now = oom_kills(t).value_or(ooms);
         if (now > ooms || v1_oom) {
             oom_event();
