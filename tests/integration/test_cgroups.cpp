@@ -701,7 +701,7 @@ Test(cgroups, attack_unified_cgroup_procs_cannot_move_a_host_process) {
 // held 300 ms after its read (OCI_RUN_FAULT_DELAY), a container process is
 // killed and reaped, and a process of the test's takes its PID. It lives
 // on (before, SIGTERM killed it).
-Test(cgroups, attack_kill_all_does_not_signal_a_pid_reused_after_the_read) {
+Test(cgroups, attack_kill_all_does_not_signal_a_pid_reused_after_the_read, .timeout = 180) {
     Env e = make_env("cgreuse", {"sh", "-c", "sleep 1000 & sleep 1000 & wait"});
     e.b.save();
     const char *script = R"(oci=$1 root=$2 bundle=$3 id=$4

@@ -136,6 +136,15 @@ long shim_pid(const Env &e) {
     return std::atol(rec.c_str() + at + 10);
 }
 
+// A sleeping container with a forward (so a helper), started.
+Env forwarding(const char *tag) {
+    Env e = make_env(tag, {"sleep", "30"});
+    e.b.spec.annotations["dev.ocirun.local-ports"] = "9";
+    e.b.save();
+    started(e);
+    return e;
+}
+
 // A sleeping container whose proxy allows a.test (and 127.0.0.2, where it
 // and other.test resolve) on the server's port, plus `extra` annotations.
 Env proxied(const char *tag, const Server &a,
@@ -710,10 +719,7 @@ Test(network, helper_lives_and_dies_with_the_container) {
 // `events` says so, once, with the helper's PID. It said nothing, and only
 // `report` showed it.
 Test(network, events_say_when_the_helper_is_gone) {
-    Env e = make_env("nethgone", {"sleep", "30"});
-    e.b.spec.annotations["dev.ocirun.local-ports"] = "9";
-    e.b.save();
-    started(e);
+    Env e = forwarding("nethgone");
     long shim = shim_pid(e);
     auto ev = test::spawn_oci({"--root", e.root, "events", "--interval", "60s", e.id});
     usleep(300000);
@@ -728,16 +734,13 @@ Test(network, events_say_when_the_helper_is_gone) {
                        "\",\"pid\":" + std::to_string(shim) + ",\"event\":\"exited\"";
     size_t at = events.find(want);
     cr_assert(at != std::string::npos, "%s", events.c_str());
-    cr_assert(events.find("\"type\":\"helper\"", at + want.size()) == std::string::npos, "twice: %s",
-              events.c_str());
+    cr_assert(events.find("\"type\":\"helper\"", at + want.size()) == std::string::npos,
+              "twice: %s", events.c_str());
 }
 
 // delete --force of a running container stops the helper too.
 Test(network, delete_force_stops_the_helper) {
-    Env e = make_env("netdel", {"sleep", "30"});
-    e.b.spec.annotations["dev.ocirun.local-ports"] = "9";
-    e.b.save();
-    started(e);
+    Env e = forwarding("netdel");
     long shim = shim_pid(e);
     auto d = test::oci({"--root", e.root, "delete", "--force", e.id});
     bool gone = test::pid_gone_now(shim);
