@@ -300,21 +300,11 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
     ::sync();
     std::string numbers =
         std::to_string(major(st.st_rdev)) + " " + std::to_string(minor(st.st_rdev));
-    auto rule = [](bool allow, const char *type, std::optional<int64_t> maj,
-                   std::optional<int64_t> min, const char *access) {
-        ocirun::oci::DeviceRule r;
-        r.allow = allow;
-        r.type = type;
-        r.major = maj;
-        r.minor = min;
-        r.access = access;
-        return r;
-    };
     struct Case {
         const char *name, *refusal;
     } cases[] = {{"no rule", "linux.resources.devices has no rule"},
-                 {"allowed", "linux.resources.devices[1] allows block devices (b "},
-                 {"node", "linux.devices[0] (/dev/blk) is a block device"},
+                 {"allowed", "linux.resources.devices[1] allows b "},
+                 {"node", "linux.devices[0] (/dev/blk, block device "},
                  {"default", nullptr}};
     bool mounted = failures.empty();
     for (const auto &c : cases) {
@@ -327,7 +317,7 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
         e.b.spec.annotations["dev.ocirun.deny"] = "/data/secret";
         auto &rules = e.b.spec.linux_->resources->devices;
         std::string what = c.name;
-        auto allow_it = rule(true, "b", major(st.st_rdev), minor(st.st_rdev), "r");
+        auto allow_it = test::device_rule(true, "b", major(st.st_rdev), minor(st.st_rdev), "r");
         if (what == "node") {
             ocirun::oci::Device d;
             d.path = "/dev/blk";
@@ -340,7 +330,7 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
             e.b.spec.mounts.push_back(test::mount_entry("/dev/blk", "bind", loop, {"bind"}));
         }
         if (what == "no rule") rules.clear();
-        if (what == "allowed") rules = {rule(false, "a", {}, {}, "rwm"), allow_it};
+        if (what == "allowed") rules = {test::device_rule(false, "a", {}, {}, "rwm"), allow_it};
         auto o = test::run(e);
         auto left = test::dir_entries(e.root);
         std::string all = o.out + o.err;

@@ -59,6 +59,17 @@ ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,
     return m;
 }
 
+ocirun::oci::DeviceRule device_rule(bool allow, const char *type, std::optional<int64_t> major,
+                                    std::optional<int64_t> minor, const char *access) {
+    ocirun::oci::DeviceRule r;
+    r.allow = allow;
+    r.type = type;
+    r.major = major;
+    r.minor = minor;
+    r.access = access;
+    return r;
+}
+
 FileRun create(const Env &e, std::vector<std::string> extra) {
     std::vector<std::string> args{"--root", e.root, "create", "--bundle", e.b.dir};
     args.insert(args.end(), extra.begin(), extra.end());

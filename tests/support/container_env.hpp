@@ -8,6 +8,7 @@
 #include "process.hpp"
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ void add_all_capabilities(Env &e);
 // A config.json mount.
 ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,
                                const std::string &source, std::vector<std::string> options);
+
+// A linux.resources.devices rule (major, minor: nullopt for any).
+ocirun::oci::DeviceRule device_rule(bool allow, const char *type, std::optional<int64_t> major,
+                                    std::optional<int64_t> minor, const char *access);
 
 // `oci-run create` (stdio on files, bounded) with `extra` flags.
 FileRun create(const Env &e, std::vector<std::string> extra = {});

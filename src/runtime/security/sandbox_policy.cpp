@@ -8,6 +8,7 @@
 #include "runtime/log.hpp"
 #include "runtime/network/firewall.hpp"
 #include "runtime/network/shim_launch.hpp"
+#include "runtime/security/device_reach.hpp"
 #include "sandbox_guard.h"
 
 #include <fcntl.h>
@@ -110,53 +111,17 @@ Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &
     return {};
 }
 
-namespace {
-
-// Where the configuration lets the container read or write a block device,
-// the field that does (a host's disk holds every file the rules guard, and
-// its raw bytes bypass them all), or "". With no device rule the devices
-// cgroup is left as its parent's (as runc), every device open; else the
-// rules are read in order, open from the start, and a rule that denies
-// reading and writing every block device closes what came before it.
-std::string block_device_access(const oci::Linux &lx) {
-    for (size_t i = 0; i < lx.devices.size(); i++)
-        if (lx.devices[i].type == "b")
-            return "linux.devices[" + std::to_string(i) + "] (" + lx.devices[i].path +
-                   ") is a block device";
-    static const std::vector<oci::DeviceRule> none;
-    const auto &rules = lx.resources ? lx.resources->devices : none;
-    if (rules.empty())
-        return "linux.resources.devices has no rule, so every device, the host's disks among "
-               "them, is open";
-    std::string open = "linux.resources.devices does not deny block devices before its rules";
-    for (size_t i = 0; i < rules.size(); i++) {
-        const oci::DeviceRule &r = rules[i];
-        bool block = r.type.empty() || r.type == "a" || r.type == "b";
-        auto has = [&](char c) {
-            return r.access.empty() || r.access.find(c) != std::string::npos;
-        };
-        if (!block) continue;
-        if (!r.allow && !r.major && !r.minor && has('r') && has('w'))
-            open.clear();
-        else if (r.allow && (has('r') || has('w')))
-            open = "linux.resources.devices[" + std::to_string(i) + "] allows block devices (" +
-                   (r.type.empty() ? "a" : r.type) + " " +
-                   (r.major ? std::to_string(*r.major) : "*") + ":" +
-                   (r.minor ? std::to_string(*r.minor) : "*") + " " +
-                   (r.access.empty() ? "rwm" : r.access) + ")";
-    }
-    return open;
-}
-
-} // namespace
-
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
                          const HostFacts &host) {
     std::vector<std::string> gaps;
     // Rules on files hold only while the disks under them stay closed.
-    if (policy.masks() || !policy.protected_paths.empty())
-        if (std::string open = block_device_access(*spec.linux_); !open.empty())
-            gaps.push_back("the filesystem rules need the host's block devices closed: " + open);
+    if (policy.masks() || !policy.protected_paths.empty()) {
+        auto devices = oci::read_file("/proc/devices");
+        if (std::string open = disk_device_access(
+                *spec.linux_, raw_char_majors(devices ? *devices : std::string()));
+            !open.empty())
+            gaps.push_back("the filesystem rules need the host's disks closed: " + open);
+    }
     if (policy.net.own_namespace()) {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
         const std::string need = "dev.ocirun.network=" + policy.net.mode;
