@@ -606,7 +606,7 @@ Test(network, publish_reaches_the_container) {
 // must be worth nothing. Every thread of it (with publish, one is in the
 // container's network namespace) is nobody with no groups, no capability,
 // an empty bounding set, no_new_privs and a seccomp filter; publish, a
-// forward and the proxy still work through it.
+// forward and the proxy still work through it, and report says so.
 Test(network, attack_the_helper_runs_as_nobody_without_capabilities) {
     Server a;
     serve(a, "127.0.0.2", "A:");
@@ -630,6 +630,7 @@ Test(network, attack_the_helper_runs_as_nobody_without_capabilities) {
     std::string published = from_published(hp);
     auto answers = split_answers(
         netns_talk(pid, 3128, {connect_req("a.test:" + std::to_string(a.port), "x")}));
+    auto rep = test::oci({"--root", e.root, "report", "--format", "json", e.id});
     cleanup_all();
     cr_assert_eq(threads.size(), 2u, "threads of the helper: %zu", threads.size());
     auto field = [](const std::string &status, const char *name) {
@@ -649,6 +650,10 @@ Test(network, attack_the_helper_runs_as_nobody_without_capabilities) {
         cr_assert(field(st, "Seccomp") == "2", "%s", st.c_str());
     }
     cr_assert_eq(published, "from-inside\n");
+    // report measures it too.
+    cr_assert(contains(rep.out, "{\"dimension\":\"network helper\",\"state\":\"enforced\"") &&
+                  contains(rep.out, "(uid 65534, no capability, seccomp filter)"),
+              "%s", rep.out.c_str());
     cr_assert(!answers.empty() && contains(answers[0], "HTTP/1.1 200") &&
                   contains(answers[0], "A:x"),
               "%s", answers.empty() ? "no answer" : answers[0].c_str());

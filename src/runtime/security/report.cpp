@@ -37,6 +37,28 @@ std::string status_field(const std::string &status, const std::string &key) {
     return found;
 }
 
+// How the network helper holds itself (shim/confine.hpp), from its
+// /proc/PID/status: "uid U, no capability, seccomp filter", or what is
+// missing after "not confined: ".
+std::string helper_confinement(pid_t pid) {
+    auto status = oci::read_file("/proc/" + std::to_string(pid) + "/status");
+    if (!status) return "not confined: " + status.error().text();
+    std::string uid = status_field(*status, "Uid");
+    uid = uid.substr(0, uid.find_first_of(" \t"));
+    std::string missing;
+    auto lacks = [&](bool ok, const std::string &what) {
+        if (!ok) missing += (missing.empty() ? "" : ", ") + what;
+    };
+    lacks(uid != "0" && !uid.empty(), "runs as uid 0");
+    lacks(status_field(*status, "CapEff") == "0000000000000000" &&
+              status_field(*status, "CapPrm") == "0000000000000000",
+          "holds capabilities");
+    lacks(status_field(*status, "NoNewPrivs") == "1", "no no_new_privs");
+    lacks(status_field(*status, "Seccomp") == "2", "no seccomp filter");
+    if (!missing.empty()) return "not confined: " + missing;
+    return "uid " + uid + ", no capability, seccomp filter";
+}
+
 std::string link_of(const std::string &path) {
     char buf[256];
     ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
@@ -341,8 +363,11 @@ Result<std::vector<ReportRow>> measure_container(const ContainerDir &dir,
             bool charged = helper.cgroup_dirs.empty() || (made > 0 && listed == made);
             std::string whose = pod ? "the pod's (container " + pod->state.id + ")"
                                     : std::string("the container's");
-            row(alive && charged,
-                (alive ? "pid " + std::to_string(helper.shim_pid) : "not running") +
+            std::string held = alive ? helper_confinement(helper.shim_pid) : "";
+            bool confined = alive && !held.starts_with("not confined");
+            row(alive && charged && confined,
+                (alive ? "pid " + std::to_string(helper.shim_pid) + " (" + held + ")"
+                       : "not running") +
                     (helper.cgroup_dirs.empty() ? ""
                      : charged                  ? ", in " + whose + " cgroup"
                                                 : ", not in " + whose + " cgroup") +
