@@ -323,9 +323,34 @@ void set_affinity(const char *arg) {
     if (r < 0) fail(-r, "process.execCPUAffinity: sched_setaffinity");
 }
 
+// The process's identity (runtime/process/process_setup.cpp apply_identity),
+// read from argv once, by join_main before its fork; the groups go to
+// g_groups.
+struct Identity {
+    unsigned long uid, gid, eff, perm, inh, amb, ngroups;
+};
+Identity parse_identity(char **argv) {
+    Identity id{};
+    if (!parse_u64(argv[kJUid], id.uid) || !parse_u64(argv[kJGid], id.gid) ||
+        !parse_u64(argv[kJEffective], id.eff, true) ||
+        !parse_u64(argv[kJPermitted], id.perm, true) ||
+        !parse_u64(argv[kJInheritable], id.inh, true) || !parse_u64(argv[kJAmbient], id.amb, true))
+        fail(EINVAL, "exec stage: bad identity");
+    for (const char *g = argv[kJGroups]; *g;) {
+        unsigned long v = 0;
+        for (; *g >= '0' && *g <= '9'; g++)
+            v = v * 10 + static_cast<unsigned long>(*g - '0');
+        if ((*g && *g != ',') || v > 0xffffffffUL || id.ngroups == 65536)
+            fail(EINVAL, "exec stage: bad additionalGids");
+        g_groups[id.ngroups++] = static_cast<unsigned>(v);
+        if (*g) g++;
+    }
+    return id;
+}
+
 // The process, forked by join_main into the container's PID namespace: the
 // rest of runtime/lifecycle/exec.cpp exec_child, in its order.
-[[noreturn]] void join_child(char **argv, char **envp, int filters, int count) {
+[[noreturn]] void join_child(char **argv, char **envp, int filters, int count, const Identity &id) {
     // Inherited from the stage; a process the container can see must not be
     // dumpable (CVE-2016-9962).
     if (sys(__NR_prctl, PR_GET_DUMPABLE) != 0)
@@ -386,46 +411,30 @@ void set_affinity(const char *arg) {
     for (int i = 0; i < g_nlisteners; i++)
         pass_listener(g_listeners[i]);
 
-    // The identity (runtime/process/process_setup.cpp apply_identity; the
-    // stage has dropped the bounding set).
-    unsigned long uid, gid, eff, perm, inh, amb;
-    if (!parse_u64(argv[kJUid], uid) || !parse_u64(argv[kJGid], gid) ||
-        !parse_u64(argv[kJEffective], eff, true) || !parse_u64(argv[kJPermitted], perm, true) ||
-        !parse_u64(argv[kJInheritable], inh, true) || !parse_u64(argv[kJAmbient], amb, true))
-        fail(EINVAL, "exec stage: bad identity");
-    unsigned long ngroups = 0;
-    for (const char *g = argv[kJGroups]; *g;) {
-        unsigned long v = 0;
-        for (; *g >= '0' && *g <= '9'; g++)
-            v = v * 10 + static_cast<unsigned long>(*g - '0');
-        if ((*g && *g != ',') || v > 0xffffffffUL || ngroups == 65536)
-            fail(EINVAL, "exec stage: bad additionalGids");
-        g_groups[ngroups++] = static_cast<unsigned>(v);
-        if (*g) g++;
-    }
+    // The identity (the stage has dropped the bounding set).
     prctl_or_fail(PR_SET_KEEPCAPS, 1, "prctl PR_SET_KEEPCAPS");
-    r = sys(__NR_setgroups, static_cast<long>(ngroups), reinterpret_cast<long>(g_groups));
+    r = sys(__NR_setgroups, static_cast<long>(id.ngroups), reinterpret_cast<long>(g_groups));
     // Rootless with a self-mapping: setgroups is denied in the namespace;
     // with no additionalGids asked for there is nothing to apply.
-    if (r < 0 && (r != -EPERM || ngroups != 0 || !same(argv[kJGroupsMay], "1")))
+    if (r < 0 && (r != -EPERM || id.ngroups != 0 || !same(argv[kJGroupsMay], "1")))
         fail(-r, "process.user.additionalGids: setgroups");
-    if ((r = sys(__NR_setresgid, static_cast<long>(gid), static_cast<long>(gid),
-                 static_cast<long>(gid))) < 0)
+    if ((r = sys(__NR_setresgid, static_cast<long>(id.gid), static_cast<long>(id.gid),
+                 static_cast<long>(id.gid))) < 0)
         fail(-r, "process.user.gid: setresgid ", argv[kJGid]);
-    if ((r = sys(__NR_setresuid, static_cast<long>(uid), static_cast<long>(uid),
-                 static_cast<long>(uid))) < 0)
+    if ((r = sys(__NR_setresuid, static_cast<long>(id.uid), static_cast<long>(id.uid),
+                 static_cast<long>(id.uid))) < 0)
         fail(-r, "process.user.uid: setresuid ", argv[kJUid]);
     // The change of credentials set dumpable from fs.suid_dumpable, which
     // may be 1: not dumpable again until the exec.
     prctl_or_fail(PR_SET_DUMPABLE, 0, "prctl PR_SET_DUMPABLE 0");
     prctl_or_fail(PR_SET_KEEPCAPS, 0, "prctl PR_SET_KEEPCAPS");
-    capset(eff, perm, inh, "process.capabilities: capset");
+    capset(id.eff, id.perm, id.inh, "process.capabilities: capset");
     // Ambient: start empty, raise exactly what was asked (CVE-2022-29162);
     // EPERM: not allowed here (a securebit), left out as runc does.
     r = sys(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL);
     if (r < 0 && r != -EINVAL) fail(-r, "process.capabilities: clear ambient capabilities");
     for (long c = 0; c < 64; c++)
-        if ((amb >> c) & 1) {
+        if ((id.amb >> c) & 1) {
             r = sys(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c);
             if (r < 0 && r != -EPERM) fail(-r, "process.capabilities: raise an ambient capability");
         }
@@ -494,6 +503,7 @@ void set_affinity(const char *arg) {
     if (got != static_cast<long>(sizeof g_packet) || g_packet.type != kProceed)
         fail(got < 0 ? -got : 0, "sync: the runtime did not say proceed");
     set_affinity(argv[kJAffinity]);
+    const Identity id = parse_identity(argv);
     // Where a container process may hold CAP_SYS_PTRACE in this user
     // namespace ("2": no user namespace of its own), the filters that go in
     // before the identity are loaded here, out of the container's sight,
@@ -504,11 +514,9 @@ void set_affinity(const char *arg) {
     if (filters >= 0 && same(argv[kJFiltersEarly], "2")) {
         load_filters(filters, true);
         filters = -1;
-        unsigned long eff, perm;
-        if (!parse_u64(argv[kJEffective], eff, true) || !parse_u64(argv[kJPermitted], perm, true))
-            fail(EINVAL, "exec stage: bad capability sets");
         constexpr unsigned long admin = 1ul << CAP_SYS_ADMIN;
-        if (!((eff | perm) & admin)) capset(limit & ~admin, limit & ~admin, 0, "capset (limit)");
+        if (!((id.eff | id.perm) & admin))
+            capset(limit & ~admin, limit & ~admin, 0, "capset (limit)");
     }
     // The process waits on `release` until the runtime has its PID: nothing
     // it says (a notify fd, an error) may come before the hello.
@@ -522,7 +530,7 @@ void set_affinity(const char *arg) {
         char b;
         if (sys_read(release[0], &b, 1) != 1) sys_exit(1);
         sys(__NR_close, release[0]);
-        join_child(argv, envp, filters, count);
+        join_child(argv, envp, filters, count, id);
     }
     sys(__NR_close, release[0]);
     // The crash tests' delay (kJFault) holds the hello too: the process is
