@@ -96,6 +96,24 @@ Test(rootless, self_mapping_runs_a_container) {
     cr_assert(left.empty(), "run left %s", left.empty() ? "" : left[0].c_str());
 }
 
+// An unprivileged user's container with a rule on files: `spec --rootless`
+// writes no device rule, and none is needed (no devices cgroup is made; the
+// user's own permissions hold the host's nodes), so the rule is not
+// refused for the host's disks being open.
+Test(rootless, a_rule_on_files_needs_no_device_rules) {
+    std::string bin = runtime_copy();
+    std::string host = test::track_dir(test::make_temp_dir("rlprot"));
+    Env e = rootless_env("rlprot", bin, {"sh", "-c", "echo ran"});
+    e.b.spec.annotations["dev.ocirun.protected"] = host;
+    e.b.save();
+    auto o = run_as_nobody(e, bin);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run as nobody: %d %s", o.status, o.err.c_str());
+    cr_assert(contains(o.out, "ran"), "%s %s", o.out.c_str(), o.err.c_str());
+    cr_assert(left.empty(), "run left %s", left.empty() ? "" : left[0].c_str());
+}
+
 // exec into a running rootless container: the process joins the
 // container's PID namespace (which the container's user namespace owns, so
 // it is entered from there) and every other, as the container's root; the

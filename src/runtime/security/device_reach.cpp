@@ -53,7 +53,8 @@ std::vector<int64_t> raw_char_majors(std::string_view text) {
     return out;
 }
 
-std::string disk_device_access(const oci::Linux &lx, const std::vector<int64_t> &raw_majors) {
+std::string disk_device_access(const oci::Linux &lx, const std::vector<int64_t> &raw_majors,
+                               bool cgroup_rules) {
     for (size_t i = 0; i < lx.devices.size(); i++) {
         const oci::Device &d = lx.devices[i];
         bool ch = d.type == "c" || d.type == "u";
@@ -62,6 +63,7 @@ std::string disk_device_access(const oci::Linux &lx, const std::vector<int64_t> 
                    (d.type == "b" ? "block" : "character") + " device " + std::to_string(d.major) +
                    ":" + std::to_string(d.minor) + ") reaches the host's disks or memory";
     }
+    if (!cgroup_rules) return "";
     static const std::vector<oci::DeviceRule> none;
     const auto &rules = lx.resources ? lx.resources->devices : none;
     if (rules.empty())

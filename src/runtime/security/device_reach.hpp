@@ -26,6 +26,10 @@ std::vector<int64_t> raw_char_majors(std::string_view proc_devices);
 // it), so every device is open; else the rules are read in order, open
 // from the start, and a rule denying reading and writing every block (or
 // every character) device closes what came before it for that type.
-std::string disk_device_access(const oci::Linux &lx, const std::vector<int64_t> &raw_majors);
+// `cgroup_rules` false (an unprivileged runtime, which makes no devices
+// cgroup: the user's own permissions hold the host's nodes): the rules are
+// not looked at, a node in linux.devices is.
+std::string disk_device_access(const oci::Linux &lx, const std::vector<int64_t> &raw_majors,
+                               bool cgroup_rules = true);
 
 } // namespace ocirun

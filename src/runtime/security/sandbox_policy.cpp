@@ -118,7 +118,7 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     if (policy.masks() || !policy.protected_paths.empty()) {
         auto devices = oci::read_file("/proc/devices");
         if (std::string open = disk_device_access(
-                *spec.linux_, raw_char_majors(devices ? *devices : std::string()));
+                *spec.linux_, raw_char_majors(devices ? *devices : std::string()), host.privileged);
             !open.empty())
             gaps.push_back("the filesystem rules need the host's disks closed: " + open);
     }
