@@ -281,7 +281,9 @@ Test(sandbox, a_filesystem_from_a_device_is_checked_as_a_bind) {
 // device denied first) the bound node does not open, and the run passes.
 Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
     test::private_mount_namespace();
-    std::string dir = test::track_dir(test::make_temp_dir("sbblk"));
+    // Tracked (removed) only once the loop device is off: each case's
+    // cleanup_all would find its mount busy.
+    std::string dir = test::make_temp_dir("sbblk");
     std::string img = dir + "/img", mnt = dir + "/mnt",
                 marker = "MARKER-" + std::to_string(::getpid());
     ::mkdir(mnt.c_str(), 0755);
@@ -289,7 +291,10 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
                                                    "truncate -s 8M " + img + " && mkfs.ext4 -q " +
                                                        img + " && losetup -f --show " + img});
     std::string loop = made.out.substr(0, made.out.find('\n'));
-    if (made.status != 0 || loop.empty()) cr_skip_test("no loop device: %s", made.err.c_str());
+    if (made.status != 0 || loop.empty()) {
+        test::track_dir(dir);
+        cr_skip_test("no loop device: %s", made.err.c_str());
+    }
     std::string failures;
     struct stat st {};
     if (::mount(loop.c_str(), mnt.c_str(), "ext4", 0, nullptr) != 0 ||
@@ -346,6 +351,8 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
     }
     ::umount2(mnt.c_str(), MNT_DETACH);
     test::run(std::vector<std::string>{"losetup", "-d", loop});
+    test::track_dir(dir);
+    cleanup_all();
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
