@@ -3,19 +3,15 @@
 #include "helper_filter.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
-#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -195,6 +191,14 @@ std::string SocketMaker::end_confine() {
     return std::string(buf + 1, static_cast<size_t>(n - 1));
 }
 
+// Not dumpable, but in a sanitizer build: LeakSanitizer's tracer, nobody's
+// process too, reads the helper's /proc/PID/task and ptraces it.
+#ifdef OCI_RUN_SANITIZED
+constexpr int kDumpable = 1;
+#else
+constexpr int kDumpable = 0;
+#endif
+
 std::string confine(SocketMaker *maker) {
     // Both threads at once (the socket thread's answer read after this
     // one's own).
@@ -206,14 +210,7 @@ std::string confine(SocketMaker *maker) {
             err = "the socket thread: " + its;
     if (!err.empty()) return err;
     if (maker) maker->make_ahead();
-        // A change of ids sets "dumpable" back to the system's default. In a
-        // sanitizer build only, the helper stays dumpable: LeakSanitizer's
-        // tracer, nobody's process too, reads its /proc/PID/task and ptraces it.
-#ifdef OCI_RUN_SANITIZED
-    constexpr int kDumpable = 1;
-#else
-    constexpr int kDumpable = 0;
-#endif
+    // A change of ids sets "dumpable" back to the system's default.
     if (::prctl(PR_SET_DUMPABLE, kDumpable, 0, 0, 0) < 0)
         return failed("prctl PR_SET_DUMPABLE " + std::to_string(kDumpable), errno);
     return load_filter();
