@@ -259,3 +259,118 @@ Test(rootless, local_ports_and_the_proxy_without_privileges) {
     cr_assert(test::contains(pub.err, "dev.ocirun.publish needs root"), "%s", pub.err.c_str());
     cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
 }
+
+namespace {
+
+// What Podman writes by default: a seccomp filter without noNewPrivileges,
+// which goes in before the exec stage could, so the init execs the process
+// itself (no stage) and waits for start as a fork of the runtime.
+void podman_seccomp(Env &e) {
+    ocirun::oci::Seccomp sc;
+    sc.default_action = "SCMP_ACT_ALLOW";
+    sc.syscalls = {{{"keyctl"}, "SCMP_ACT_ERRNO", 1, {}, {}}};
+    e.b.spec.linux_->seccomp = sc;
+    e.b.spec.process->no_new_privileges = false;
+    e.b.save();
+}
+
+std::string state_status(const std::string &bin, const Env &e) {
+    auto s = test::run(as_nobody({bin, "--root", e.root, "state", e.id}));
+    auto at = s.out.find("\"status\": \"");
+    if (at == std::string::npos) return "(" + s.err + ")";
+    at += 11;
+    return s.out.substr(at, s.out.find('"', at) - at);
+}
+
+} // namespace
+
+// create, state, start and delete as separate commands, as Podman calls
+// them, with Podman's default seccomp (no stage): the runtime reaches the
+// waiting init's pipes, so state says created and start runs the process.
+Test(rootless, create_then_start_without_the_stage) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlcs", bin, {"sh", "-c", "echo started > /dev/shm/ran; sleep 30"});
+    podman_seccomp(e);
+    auto nobody = [&](std::vector<std::string> args) {
+        std::vector<std::string> argv = {bin, "--root", e.root};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run_files(as_nobody(argv));
+    };
+    auto c = nobody({"create", "--bundle", e.b.dir, e.id});
+    std::string created = state_status(bin, e);
+    auto s = nobody({"start", e.id});
+    std::string started = state_status(bin, e);
+    auto x = nobody({"exec", e.id, "sh", "-c", "sleep 0.2; cat /dev/shm/ran"});
+    auto d = nobody({"delete", "--force", e.id});
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create as nobody: %s", c.err.c_str());
+    cr_assert_str_eq(created.c_str(), "created");
+    cr_assert_eq(s.status, 0, "start as nobody: %s", s.err.c_str());
+    cr_assert_str_eq(started.c_str(), "running");
+    cr_assert_eq(x.status, 0, "exec as nobody: %s", x.err.c_str());
+    cr_assert_str_eq(x.out.c_str(), "started\n");
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
+// Attack: while the init waits for start it is open to its user's
+// processes (dumpable, for the runtime's sake). Nothing of the container's
+// may run then: exec is refused until start, and the init is closed again
+// before a startContainer hook (forked from it, in the container) runs.
+Test(rootless, nothing_in_the_container_reaches_the_waiting_init) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rlwait", bin, {"sleep", "30"});
+    podman_seccomp(e);
+    e.b.spec.hooks.emplace().start_container = {
+        {"/bin/sh",
+         {"sh", "-c",
+          "ls /proc/1/fd > /dev/shm/hook 2>&1 && echo fds-open >> /dev/shm/hook; "
+          "head -c1 /proc/1/mem > /dev/null 2>> /dev/shm/hook && echo mem-open >> /dev/shm/hook; "
+          "echo hook-ran >> /dev/shm/hook"},
+         {},
+         {}}};
+    e.b.save();
+    auto nobody = [&](std::vector<std::string> args) {
+        std::vector<std::string> argv = {bin, "--root", e.root};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run_files(as_nobody(argv));
+    };
+    auto c = nobody({"create", "--bundle", e.b.dir, e.id});
+    auto x = nobody({"exec", e.id, "sh", "-c", "ls /proc/1/fd; echo exec-ran"});
+    auto s = nobody({"start", e.id});
+    auto hook = nobody({"exec", e.id, "cat", "/dev/shm/hook"});
+    auto d = nobody({"delete", "--force", e.id});
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create as nobody: %s", c.err.c_str());
+    cr_assert_neq(x.status, 0, "exec before start ran: %s", x.out.c_str());
+    cr_assert(!contains(x.out, "exec-ran"), "%s", x.out.c_str());
+    cr_assert(contains(x.err, "is created and an unprivileged runtime's init is open"), "%s",
+              x.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert_eq(hook.status, 0, "exec after start: %s", hook.err.c_str());
+    cr_assert(contains(hook.out, "hook-ran"), "%s", hook.out.c_str());
+    cr_assert(!contains(hook.out, "fds-open") && !contains(hook.out, "mem-open"),
+              "the hook reached the init: %s", hook.out.c_str());
+    cr_assert(contains(hook.out, "Permission denied"), "%s", hook.out.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
+// A deny rule in a rootless container without the stage: the rule probe
+// joins the waiting init's namespaces (it used to fail to open them), and
+// the denied file (the busybox rootfs's /etc/passwd has lines) reads empty.
+Test(rootless, a_deny_rule_without_the_stage) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rldeny", bin, {"sh", "-c", "echo [$(cat /etc/passwd)]"});
+    podman_seccomp(e);
+    e.b.spec.annotations["dev.ocirun.deny"] = "/etc/passwd";
+    e.b.save();
+    auto o = run_as_nobody(e, bin);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(o.status, 0, "run as nobody: %d %s", o.status, o.err.c_str());
+    cr_assert_str_eq(o.out.c_str(), "[]\n", "%s", o.out.c_str());
+    cr_assert(left.empty(), "run left %s", left.empty() ? "" : left[0].c_str());
+}

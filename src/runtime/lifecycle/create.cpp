@@ -616,6 +616,19 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     cfg.new_userns = flags & CLONE_NEWUSER;
     cfg.in_userns = cfg.new_userns || user_ns_fd >= 0;
     cfg.passes_sources = cfg.in_userns && ::geteuid() == 0;
+    // An unprivileged runtime reaches a process that is not dumpable only
+    // with CAP_SYS_PTRACE in the user namespace its memory was made in: the
+    // init's was made in the runtime's, until it execs (the stage execs
+    // before it waits for start). Without the stage, `state`, `start`,
+    // `report` and the rule probe need the init's /proc files (pipes,
+    // namespaces) while it waits: it is dumpable from ready until released,
+    // as runc's init. The user's own processes could reach it then (they own
+    // its user namespace anyway); nothing runs in the container yet (`exec`
+    // waits for the process: exec.cpp). Not in a PID namespace joined by
+    // path, whose other processes (another container's) would see it (an
+    // unprivileged runtime cannot join one today: setns needs CAP_SYS_ADMIN
+    // over it).
+    cfg.dumpable_until_start = ::geteuid() != 0 && stage.empty() && pid_ns_fd < 0;
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
     OCI_CHECK(plan_joined_network(o, p));

@@ -610,6 +610,17 @@ Result<int> exec_in_container(const ExecOptions &o) {
     oci::Process proc = OCI_TRY(build_process(o, *spec));
     const oci::Linux &lx = *spec->linux_;
     pid_t init = rec.state.pid;
+    // An unprivileged runtime's init that has not exec'd (no stage) is
+    // dumpable until start releases it (create.cpp dumpable_until_start):
+    // a process joined now could ptrace it, before its seccomp filter and
+    // capability drop. (It stays exec'd once it has.)
+    if (::geteuid() != 0) {
+        Fd at = OCI_TRY(open_process_dir(init, rec.init_start_time));
+        if (forked_not_execed(init, at.get()))
+            return fail("exec: container \"" + o.id +
+                        "\" is created and an unprivileged runtime's init is open to its "
+                        "user's processes until start: exec once it has started");
+    }
     // CVE-2019-5736: the exec stage forks the process where it can, or this
     // process re-executes from its sealed view first (exec_stage.hpp).
     // Nothing is made yet.

@@ -347,6 +347,9 @@ Status wait_for_start(const InitConfig &cfg) {
     while ((n = ::read(cfg.fifo_read_fd, &c, 1)) < 0 && errno == EINTR) {
     }
     if (n != 1) return fail_errno("wait for start");
+    // Before anything runs in the container (a startContainer hook is forked
+    // from this process).
+    if (cfg.dumpable_until_start) OCI_CHECK_CTX(set_dumpable(false), "start");
     ::close(cfg.fifo_read_fd);
     ::close(cfg.fifo_write_fd);
     return {};
@@ -521,6 +524,8 @@ void run_init(const InitConfig &cfg) {
     if (auto r = setup(cfg, process, host_pid, stage, stage_view); !r) die(r.error());
     fault_point("init:ready");
     if (auto r = set_death_signal(0); !r) die(r.error());
+    if (cfg.dumpable_until_start)
+        if (auto r = set_dumpable(true); !r) die(r.error());
     if (!sync::send(cfg.sync_fd, sync::Msg::ready)) {
         ::_exit(1);
     }

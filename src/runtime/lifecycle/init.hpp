@@ -46,6 +46,7 @@ struct InitConfig {
     std::vector<std::pair<int, int>> join_ns; // (fd, CLONE_NEW*) joined by path
     bool passes_sources = false;        // the runtime sends the binds' sources (Msg::bind_source)
     bool lock_mounts = false;           // a sandbox policy masks paths: lock them (nested user ns)
+    bool dumpable_until_start = false;  // an unprivileged runtime without the stage: see create.cpp
     bool policy_strict = true;          // dev.ocirun.enforcement: another way to a rule's object
                                         // refuses the container (else it is reported)
     bool loopback_up = false;           // a new netns: bring its lo up

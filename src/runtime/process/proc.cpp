@@ -81,18 +81,27 @@ Status write_existing_file(const std::string &path, const std::string &value,
     return {};
 }
 
+// Numeric field `n` (from 4 on) of /proc/PID/stat, or 0 if the PID is gone.
 // (dirfd: /proc/PID opened, or -1.)
-static uint64_t start_time_of(pid_t pid, int dirfd) {
+static uint64_t stat_field(pid_t pid, int dirfd, int n) {
     char buf[1024];
     const char *p;
     if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p, dirfd)) return 0;
-    // Fields from 3 on; start time is field 22.
-    for (int field = 3; field < 22; field++) {
+    for (int field = 3; field < n; field++) { // p is at field 3 (state)
         p = std::strchr(p, ' ');
         if (!p) return 0;
         p++;
     }
     return std::strtoull(p, nullptr, 10);
+}
+
+static uint64_t start_time_of(pid_t pid, int dirfd) {
+    return stat_field(pid, dirfd, 22);
+}
+
+bool forked_not_execed(pid_t pid, int dirfd) {
+    constexpr uint64_t kForkNoExec = 0x40; // PF_FORKNOEXEC, the kernel's task flag
+    return stat_field(pid, dirfd, 9) & kForkNoExec;
 }
 
 uint64_t process_start_time(pid_t pid) {

@@ -44,6 +44,12 @@ class ChildPidNamespace {
     Fd own_;
 };
 
+// True while the process, below its open /proc/PID (`dirfd`), runs what it
+// was forked with: it has not exec'd since (field 9 of /proc/PID/stat, the
+// task's flags, holds PF_FORKNOEXEC; set by fork, cleared by exec, never set
+// again). Readable by anyone who can see the process.
+bool forked_not_execed(pid_t pid, int dirfd);
+
 // State letter from /proc/PID/stat ('R', 'S', 'Z', ...), or 0 if gone.
 char process_state(pid_t pid);
 
