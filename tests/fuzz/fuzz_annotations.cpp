@@ -104,7 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // the mount plan (pure; what mounts reach of the host is read from it and left out).
     const oci::Spec &spec = base_spec();
     (void)check_policy_gaps(*policy, spec, HostFacts{});
-    (void)check_policy_gaps(*policy, spec, HostFacts{true, true, true, true, true});
+    HostFacts every{true, true, true, true, true, std::vector<int64_t>{1, 21}, ""};
+    (void)check_policy_gaps(*policy, spec, every);
     auto plan = plan_mounts(spec, {false, false, &*policy});
     if (plan) (void)describe_plan(*plan);
     return 0;

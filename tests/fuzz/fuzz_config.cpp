@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (policy->present) {
         (void)check_policy_gaps(*policy, *spec, HostFacts{});
-        (void)check_policy_gaps(*policy, *spec, HostFacts{true, true, true, true, true});
+        HostFacts every{true, true, true, true, true, std::vector<int64_t>{1, 21}, ""};
+        (void)check_policy_gaps(*policy, *spec, every);
     }
     for (bool in_userns : {false, true}) {
         auto plan = plan_mounts(*spec, {in_userns, false, policy->present ? &*policy : nullptr});

@@ -1,5 +1,6 @@
 // The sandbox policy parser and the protected-path check, without a container.
 #include "oci/spec_io.hpp"
+#include "runtime/security/device_reach.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 #include "unit_support.hpp"
 
@@ -79,9 +80,14 @@ Test(sandbox_policy, strict_lists_every_gap_report_runs) {
     cr_assert(e.find("dev.ocirun.enforcement=strict") != std::string::npos, "%s", e.c_str());
     cr_assert(e.find("needs /usr/bin/strace") != std::string::npos, "%s", e.c_str());
     cr_assert(e.find("no mount_setattr") != std::string::npos, "%s", e.c_str());
+    cr_assert(e.find("the filesystem rules need the host's disks closed: which character "
+                     "devices reach them is not known (/proc/devices not read)") !=
+                  std::string::npos,
+              "%s", e.c_str());
     HostFacts full;
     full.strace = true;
     full.mount_setattr = true;
+    full.raw_char_majors = raw_char_majors("Character devices:\n  1 mem\n 21 sg\n");
     cr_assert(check_policy_gaps(p, s, full).has_value());
     SandboxPolicy r = parse({{"dev.ocirun.deny", "/secret"},
                              {"dev.ocirun.trace", "true"},

@@ -89,6 +89,10 @@ HostFacts detect_host_facts() {
     // An empty change on no fd: only a kernel without the call says ENOSYS.
     struct mount_attr a {};
     h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) == 0 || errno != ENOSYS;
+    if (auto devices = oci::read_file("/proc/devices"))
+        h.raw_char_majors = raw_char_majors(*devices);
+    else
+        h.devices_unread = devices.error().text();
     return h;
 }
 
@@ -116,11 +120,16 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     std::vector<std::string> gaps;
     // Rules on files hold only while the disks under them stay closed.
     if (policy.masks() || !policy.protected_paths.empty()) {
-        auto devices = oci::read_file("/proc/devices");
-        if (std::string open = disk_device_access(
-                *spec.linux_, raw_char_majors(devices ? *devices : std::string()), host.privileged);
-            !open.empty())
-            gaps.push_back("the filesystem rules need the host's disks closed: " + open);
+        const std::string need = "the filesystem rules need the host's disks closed: ";
+        if (!host.raw_char_majors)
+            gaps.push_back(
+                need + "which character devices reach them is not known (" +
+                (host.devices_unread.empty() ? "/proc/devices not read" : host.devices_unread) +
+                ")");
+        else if (std::string open =
+                     disk_device_access(*spec.linux_, *host.raw_char_majors, host.privileged);
+                 !open.empty())
+            gaps.push_back(need + open);
     }
     if (policy.net.own_namespace()) {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);

@@ -10,6 +10,8 @@
 #include "oci/spec.hpp"
 #include "runtime/security/seccomp.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +38,11 @@ struct HostFacts {
     bool shim = false;          // the network helper (oci-run-shim), for forwards and the proxy
     bool privileged = false;    // euid 0: the helper can open sockets in the container's netns
     bool firewall = false;      // oci-run-firewall, for a network need in a joined netns
+    // The character majors that reach disks or memory raw (device_reach.hpp),
+    // from /proc/devices; none when it could not be read (`devices_unread`
+    // says why), and then the rules on files cannot be checked.
+    std::optional<std::vector<int64_t>> raw_char_majors;
+    std::string devices_unread;
 };
 HostFacts detect_host_facts();
 
