@@ -9,6 +9,7 @@
 #include "runtime/filesystem/mount_table.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process/proc.hpp"
+#include "runtime/process/spawn.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -638,6 +639,18 @@ std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
             out.push_back(d + "/" + kHelperCgroup);
     }
     return out;
+}
+
+Status place_in_helper_cgroup(SpawnSpec &s, const CgroupHost &host,
+                              const std::vector<std::string> &dirs, const std::string &what) {
+    std::vector<std::string> helper = helper_cgroup_dirs(host, dirs);
+    for (const auto &d : helper)
+        if (::mkdir(d.c_str(), 0755) < 0 && errno != EEXIST)
+            return fail_errno(what + ": cgroup: make " + d);
+    s.born_in = unified_dir(host, helper);
+    for (const auto &d : helper)
+        if (d != s.born_in) s.cgroups.push_back(d);
+    return {};
 }
 
 namespace {

@@ -110,6 +110,14 @@ inline constexpr const char *kHelperCgroup = "oci-run-helper";
 std::vector<std::string> helper_cgroup_dirs(const CgroupHost &host,
                                             const std::vector<std::string> &dirs);
 
+// The helpers' cgroup below the container's `dirs`, made (one already there
+// is kept: the network helper's, which dev.ocirun.trace's strace joins), and
+// `s` placed in it: born in its v2 directory, entering the v1 ones before
+// its exec. `what` names the helper in errors.
+struct SpawnSpec;
+Status place_in_helper_cgroup(SpawnSpec &s, const CgroupHost &host,
+                              const std::vector<std::string> &dirs, const std::string &what);
+
 // Kill what is left, wait for it, remove every directory (the cgroups below
 // it first, the helper's and any the container made, deepest first; and the
 // default "oci-run" parent once it is empty). Missing directories are not

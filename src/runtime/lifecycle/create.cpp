@@ -237,10 +237,8 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
                                          const std::vector<std::string> &cgroup_dirs) {
     ShimLaunch l;
     // Its cgroup under the container's (removed with it by destroy_cgroup).
-    l.cgroups = helper_cgroup_dirs(host, cgroup_dirs);
-    for (const auto &d : l.cgroups)
-        if (::mkdir(d.c_str(), 0755) < 0) return fail_errno("network helper: cgroup: make " + d);
-    l.cgroup_v2 = unified_dir(host, l.cgroups);
+    l.host = &host;
+    l.cgroups = cgroup_dirs;
     l.id = id;
     l.state_dir = state_dir;
     l.init = init;

@@ -97,13 +97,7 @@ Status attach_strace(const ContainerDir &dir, const CgroupHost &host, const Cont
     // It reads what the container's processes pass to the kernel: as
     // nobody, holding only what attaching takes.
     strace.as_nobody_with = CAP_SYS_PTRACE;
-    std::vector<std::string> cgroups = helper_cgroup_dirs(host, rec.cgroup_dirs);
-    for (const auto &d : cgroups)
-        if (::mkdir(d.c_str(), 0755) < 0 && errno != EEXIST)
-            return fail_errno("trace: cgroup: make " + d);
-    strace.born_in = unified_dir(host, cgroups);
-    for (const auto &d : cgroups)
-        if (d != strace.born_in) strace.cgroups.push_back(d);
+    OCI_CHECK(place_in_helper_cgroup(strace, host, rec.cgroup_dirs, "trace"));
     OCI_TRY(spawn_program(strace, "trace"));
     // Released only once strace has attached (bounded: 5 s).
     std::string status_path = "/proc/" + std::to_string(init) + "/status";

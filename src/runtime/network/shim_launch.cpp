@@ -6,6 +6,7 @@
 #include "oci/fd.hpp"
 #include "oci/policy/helper_config.hpp"
 #include "oci/state.hpp"
+#include "runtime/cgroups/cgroup.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process/proc.hpp"
@@ -117,9 +118,7 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
     spec.args = std::move(args);
     spec.err = log.get();
     spec.pass = pass;
-    for (const auto &d : l.cgroups)
-        if (d != l.cgroup_v2) spec.cgroups.push_back(d);
-    spec.born_in = l.cgroup_v2;
+    if (l.host) OCI_CHECK(place_in_helper_cgroup(spec, *l.host, l.cgroups, "network helper"));
     spec.detach = true;
     OCI_TRY(spawn_program(spec, "network helper " + path));
     ready_w.reset();

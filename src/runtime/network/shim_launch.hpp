@@ -7,6 +7,7 @@
 #include "oci/error.hpp"
 #include "oci/policy/network_policy.hpp"
 #include "oci/spec.hpp"
+#include "runtime/cgroups/cgroup_host.hpp"
 
 #include <sys/types.h>
 
@@ -35,11 +36,11 @@ struct ShimLaunch {
     std::vector<int> listeners;
     int netns_fd = -1; // the container's netns, for published ports
     const NetworkPolicy *net = nullptr;
-    // Made by the caller (helper_cgroup_dirs): the helper enters each before
-    // it execs, so everything it allocates is charged to the container; it
-    // is born in the v2 one, `cgroup_v2` (SpawnSpec::born_in).
+    // The container's cgroups: the helper runs in the helpers' cgroup below
+    // them (place_in_helper_cgroup), so everything it allocates is charged
+    // to the container.
+    const CgroupHost *host = nullptr;
     std::vector<std::string> cgroups;
-    std::string cgroup_v2;
 };
 
 struct ShimProcess {
