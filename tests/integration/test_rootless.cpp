@@ -3,18 +3,22 @@
 // a multi-range mapping through newuidmap/newgidmap against /etc/subuid.
 #include "oci/spec_io.hpp"
 #include "support/container_env.hpp"
+#include "support/host_snapshot.hpp"
 
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -373,4 +377,98 @@ Test(rootless, a_deny_rule_without_the_stage) {
     cr_assert_eq(o.status, 0, "run as nobody: %d %s", o.status, o.err.c_str());
     cr_assert_str_eq(o.out.c_str(), "[]\n", "%s", o.out.c_str());
     cr_assert(left.empty(), "run left %s", left.empty() ? "" : left[0].c_str());
+}
+
+// Attack: an unprivileged runtime makes no devices cgroup, so a disk node
+// the user may open (here through group disk, 6, which the single mapping
+// keeps) opens in the container too, and the denied file's bytes are read
+// off the raw device. Under a rule on files that is refused, one line
+// naming what opens: a node bound in by config.json's mounts, and a node
+// below /dev that a bind could bring (one of the test's, bound over
+// /dev/loop7 in a private mount namespace). Without the rule the same
+// container reads the device: the attack is real.
+Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
+    test::private_mount_namespace();
+    std::string dir = test::make_temp_dir("rlblk");
+    ::chmod(dir.c_str(), 0755);
+    std::string img = dir + "/img", mnt = dir + "/mnt", node = dir + "/node",
+                marker = "MARKER-" + std::to_string(::getpid());
+    ::mkdir(mnt.c_str(), 0755);
+    auto made = test::run(std::vector<std::string>{"sh", "-c",
+                                                   "truncate -s 8M " + img + " && mkfs.ext4 -q " +
+                                                       img + " && losetup -f --show " + img});
+    std::string loop = made.out.substr(0, made.out.find('\n'));
+    if (made.status != 0 || loop.empty()) {
+        test::track_dir(dir);
+        cr_skip_test("no loop device: %s", made.err.c_str());
+    }
+    std::string failures;
+    struct stat st {};
+    if (::mount(loop.c_str(), mnt.c_str(), "ext4", 0, nullptr) != 0 ||
+        ::stat(loop.c_str(), &st) != 0 || ::mknod(node.c_str(), S_IFBLK | 0660, st.st_rdev) != 0 ||
+        ::chown(node.c_str(), 0, 6) != 0)
+        failures = "set up " + loop + ": " + std::strerror(errno);
+    ::mkdir((mnt + "/secret").c_str(), 0755);
+    test::write_file(mnt + "/secret/data", marker + "\n");
+    ::chmod((mnt + "/secret/data").c_str(), 0644);
+    ::sync();
+    std::string numbers =
+        std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+    struct Case {
+        const char *name, *refusal;
+    } cases[] = {{"bound", "mounts[N] /dev/blk binds NODE (block device NUM), which reaches"},
+                 {"in /dev", "this user (uid 65534) opens /dev/loop7 (block device NUM)"},
+                 {"no rule", nullptr}};
+    bool ready = failures.empty();
+    for (const auto &c : cases) {
+        if (!ready) break;
+        std::string what = c.name;
+        std::string bin = runtime_copy(); // (each case's cleanup_all removes it)
+        Env e = rootless_env(
+            "rlblk", bin,
+            {"sh", "-c",
+             "n=$(grep -a -c " + marker + " /dev/blk 2>/dev/null); echo count=${n:-none}"});
+        ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
+        e.b.spec.mounts.push_back(test::mount_entry("/data", "bind", mnt, {"rbind", "ro"}));
+        size_t bound = e.b.spec.mounts.size();
+        std::string over = "/dev/loop7";
+        if (what == "in /dev") {
+            // The container binds nothing of the kind: a bind of /dev, or
+            // of the node, would bring it.
+            if (::mount(node.c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0)
+                failures += what + ": bind over " + over + ": " + std::strerror(errno) + "\n";
+        } else {
+            e.b.spec.mounts.push_back(test::mount_entry("/dev/blk", "bind", node, {"bind"}));
+        }
+        if (what != "no rule") e.b.spec.annotations["dev.ocirun.deny"] = "/data/secret";
+        e.b.save();
+        auto o = test::run(std::vector<std::string>{"setpriv", "--reuid=65534", "--regid=65534",
+                                                    "--groups=6", bin, "--root", e.root, "run",
+                                                    "--bundle", e.b.dir, e.id});
+        if (what == "in /dev") ::umount2(over.c_str(), MNT_DETACH);
+        auto left = test::dir_entries(e.root);
+        std::string all = o.out + o.err;
+        if (c.refusal) {
+            std::string want = c.refusal;
+            for (auto [from, to] : {std::pair<std::string, std::string>{"N", std::to_string(bound)},
+                                    {"NODE", node},
+                                    {"NUM", numbers}})
+                if (auto at = want.find(from == "N" ? "[N]" : from); at != std::string::npos)
+                    want.replace(from == "N" ? at + 1 : at, from.size(), to);
+            if (o.status != 1 || test::count_lines(o.err) != 1 || !contains(o.err, want) ||
+                !left.empty() || contains(o.out, "count="))
+                failures += what + ": not refused (want \"" + want +
+                            "\"): " + std::to_string(o.status) + " " + all + "\n";
+        } else if (o.status != 0 || !contains(o.out, "count=1")) {
+            failures += what +
+                        ": the device did not open in the container (the attack's set-up): " +
+                        std::to_string(o.status) + " " + all + "\n";
+        }
+        cleanup_all();
+    }
+    ::umount2(mnt.c_str(), MNT_DETACH);
+    test::run(std::vector<std::string>{"losetup", "-d", loop});
+    test::track_dir(dir);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
 }

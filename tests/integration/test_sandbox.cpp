@@ -1419,6 +1419,29 @@ Test(sandbox, report_measures_the_other_ways) {
     cr_assert_str_eq(x.out.c_str(), "TOPSECRET\n");
 }
 
+// enforcement=report with the host's disks open (no device rule, so the
+// devices cgroup is the parent's): the container runs, and report says the
+// rules on files are degraded, naming why, instead of enforced.
+Test(sandbox, report_says_open_disks_degrade_the_rules_on_files) {
+    Env e = sandbox_env("sbdiskrep", "sleep 30");
+    ::mkdir((e.b.rootfs + "/secrets").c_str(), 0755);
+    e.b.spec.annotations["dev.ocirun.deny"] = "/secrets";
+    e.b.spec.annotations["dev.ocirun.enforcement"] = "report";
+    e.b.spec.linux_->resources->devices.clear();
+    e.b.save();
+    auto c = test::create(e);
+    auto s = test::oci({"--root", e.root, "start", e.id});
+    auto rep = test::oci({"--root", e.root, "report", "--format", "json", e.id});
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(contains(c.err, "not enforced: the filesystem rules need the host's disks closed"),
+              "%s", c.err.c_str());
+    cr_assert_eq(s.status, 0, "start: %s", s.err.c_str());
+    cr_assert(contains(rep.out, "{\"dimension\":\"deny /secrets\",\"state\":\"degraded\"") &&
+                  contains(rep.out, "linux.resources.devices has no rule, so every device"),
+              "%s", rep.out.c_str());
+}
+
 // A placeholder for a denied path that is not there yet: renaming its
 // parent and making the path again fails (its parents are pinned), by each
 // attacker; delete removes from the host what the runtime made (the parents

@@ -242,6 +242,8 @@ Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, cons
                                                 const SandboxPolicy &policy) {
     std::vector<ReportRow> rows;
     auto tried = OCI_TRY(probe_fs_rules(rec.state.pid, *spec.linux_, policy.masks(), rec.fs_rules));
+    // Around every rule: the raw disks (refused at create in strict mode).
+    const std::string disks = tried.empty() ? "" : disks_open(spec, detect_host_facts());
     for (const Promise &p : promises(spec, policy, rec.network_owner)) {
         if (p.dim != Dim::fs_rule) continue;
         const RuleTried *t = nullptr;
@@ -250,6 +252,9 @@ Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, cons
         if (!t)
             rows.push_back({p.dimension, "degraded", p.mechanism, "measured",
                             "the container's init did not record this rule"});
+        else if (!disks.empty())
+            rows.push_back(
+                {p.dimension, "degraded", p.mechanism, "measured", t->detail() + "; " + disks});
         else
             rows.push_back({p.dimension, t->enforced() ? "enforced" : "degraded", p.mechanism,
                             "measured", t->detail()});

@@ -4,6 +4,7 @@
 #include "oci/spec_io.hpp"
 #include "oci/text.hpp"
 #include "runtime/filesystem/mount_options.hpp"
+#include "runtime/filesystem/mount_plan.hpp"
 #include "runtime/lifecycle/record.hpp"
 #include "runtime/log.hpp"
 #include "runtime/network/firewall.hpp"
@@ -17,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +68,18 @@ void add_family_rules(oci::Seccomp &s, const SocketFamilies &f) {
     rule({"socketcall"}, EAFNOSUPPORT, {arg(0, SYS_SOCKETPAIR, "SCMP_CMP_EQ")});
 }
 
+// One line for every gap: refused in strict mode, a warning in report mode.
+Status report_gaps(const SandboxPolicy &policy, const std::vector<std::string> &gaps) {
+    if (gaps.empty()) return {};
+    std::string all;
+    for (const auto &g : gaps)
+        all += (all.empty() ? "" : "; ") + g;
+    if (policy.strict)
+        return fail("sandbox policy (dev.ocirun.enforcement=strict): cannot enforce: " + all);
+    log::warning("sandbox policy (dev.ocirun.enforcement=report): not enforced: " + all);
+    return {};
+}
+
 } // namespace
 
 Result<SeccompFilter> compile_sandbox_guard(const std::vector<std::string> &caps,
@@ -93,6 +107,14 @@ HostFacts detect_host_facts() {
         h.raw_char_majors = raw_char_majors(*devices);
     else
         h.devices_unread = devices.error().text();
+    if (!h.privileged && h.raw_char_majors) {
+        if (auto open = disk_node_open_to_caller("/dev", *h.raw_char_majors)) {
+            h.disk_node_open = *open;
+        } else {
+            h.raw_char_majors.reset();
+            h.devices_unread = open.error().text();
+        }
+    }
     return h;
 }
 
@@ -115,22 +137,28 @@ Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &
     return {};
 }
 
+std::string disks_open(const oci::Spec &spec, const HostFacts &host) {
+    const std::string need = "the filesystem rules need the host's disks closed: ";
+    if (!host.raw_char_majors)
+        return need + "which character devices reach them is not known (" +
+               (host.devices_unread.empty() ? "/proc/devices not read" : host.devices_unread) + ")";
+    if (std::string open = disk_device_access(*spec.linux_, *host.raw_char_majors, host.privileged);
+        !open.empty())
+        return need + open;
+    if (!host.privileged && !host.disk_node_open.empty())
+        return need + "this user (uid " + std::to_string(::geteuid()) + ") opens " +
+               host.disk_node_open +
+               ", and so would the container through a bind (an unprivileged runtime makes no "
+               "devices cgroup, and the container keeps the user's groups)";
+    return "";
+}
+
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
                          const HostFacts &host) {
     std::vector<std::string> gaps;
     // Rules on files hold only while the disks under them stay closed.
-    if (policy.masks() || !policy.protected_paths.empty()) {
-        const std::string need = "the filesystem rules need the host's disks closed: ";
-        if (!host.raw_char_majors)
-            gaps.push_back(
-                need + "which character devices reach them is not known (" +
-                (host.devices_unread.empty() ? "/proc/devices not read" : host.devices_unread) +
-                ")");
-        else if (std::string open =
-                     disk_device_access(*spec.linux_, *host.raw_char_majors, host.privileged);
-                 !open.empty())
-            gaps.push_back(need + open);
-    }
+    if (policy.masks() || !policy.protected_paths.empty())
+        if (std::string open = disks_open(spec, host); !open.empty()) gaps.push_back(open);
     if (policy.net.own_namespace()) {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
         const std::string need = "dev.ocirun.network=" + policy.net.mode;
@@ -165,14 +193,26 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     if (policy.masks() && !host.mount_setattr)
         gaps.push_back("the kernel has no mount_setattr (5.12+): masks cannot be applied "
                        "through file descriptors");
-    if (gaps.empty()) return {};
-    std::string all;
-    for (const auto &g : gaps)
-        all += (all.empty() ? "" : "; ") + g;
-    if (policy.strict)
-        return fail("sandbox policy (dev.ocirun.enforcement=strict): cannot enforce: " + all);
-    log::warning("sandbox policy (dev.ocirun.enforcement=report): not enforced: " + all);
-    return {};
+    return report_gaps(policy, gaps);
+}
+
+Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountOp> &plan,
+                           const HostFacts &host) {
+    if (host.privileged || !host.raw_char_majors) return {}; // (check_policy_gaps)
+    if (!policy.masks() && policy.protected_paths.empty()) return {};
+    std::vector<std::string> gaps;
+    for (const MountOp &op : plan) {
+        struct stat st;
+        if (op.source_fd < 0 || ::fstat(op.source_fd, &st) < 0 ||
+            !reaches_disks_raw(st.st_mode, st.st_rdev, *host.raw_char_majors))
+            continue;
+        gaps.push_back("the filesystem rules need the host's disks closed: " + op.what + " binds " +
+                       op.source + " (" + (S_ISBLK(st.st_mode) ? "block" : "character") +
+                       " device " + std::to_string(major(st.st_rdev)) + ":" +
+                       std::to_string(minor(st.st_rdev)) +
+                       "), which reaches the host's disks or memory");
+    }
+    return report_gaps(policy, gaps);
 }
 
 namespace {

@@ -43,6 +43,9 @@ struct HostFacts {
     // says why), and then the rules on files cannot be checked.
     std::optional<std::vector<int64_t>> raw_char_majors;
     std::string devices_unread;
+    // Unprivileged (no devices cgroup is made): such a node below /dev that
+    // the user opens (disk_node_open_to_caller), or "".
+    std::string disk_node_open;
 };
 HostFacts detect_host_facts();
 
@@ -57,6 +60,19 @@ Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &
 // which a process with CAP_NET_ADMIN there could change (its traffic
 // control too): the bounding set must not hold it.
 Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, const HostFacts &host);
+
+// What leaves the host's disks open to the container, which the rules on
+// files need closed (one of check_policy_gaps' gaps, and what `report`
+// says of those rules), or "".
+std::string disks_open(const oci::Spec &spec, const HostFacts &host);
+
+// The same for the binds' sources as opened (MountOp::source_fd), which an
+// unprivileged runtime's container opens with the user's permissions: a
+// block device, or a character device reaching disks or memory raw, under
+// the rules on files.
+struct MountOp;
+Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountOp> &plan,
+                           const HostFacts &host);
 
 // The operator's runtime configuration (oci/policy/runtime_config.hpp) for
 // the name this process was run as: set once from argv[0], read on first
