@@ -135,6 +135,55 @@ Test(sandbox, protected_paths_against_writable_mounts) {
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
 
+// Attack: a file inside a protected path with another name (a hard link)
+// outside it, on the same filesystem: a writable bind of the other name's
+// directory reaches the protected file, and the container changed it. Such
+// a bind is refused with one line naming both names and the mount; read-only
+// it passes, and a file whose links are all inside the protected path
+// passes; the protected file is as it was.
+Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
+    // (Tracked once the cases are done: each one's cleanup_all removes what is.)
+    std::string host = test::make_temp_dir("sbprotln");
+    std::string prot = host + "/repo/.git", out = host + "/scratch";
+    for (const auto &d : {host + "/repo", prot, prot + "/objects", out})
+        ::mkdir(d.c_str(), 0755);
+    test::write_file(prot + "/objects/pack", "ORIGINAL\n");
+    test::write_file(prot + "/config", "CONFIG\n");
+    ::link((prot + "/config").c_str(), (prot + "/config.bak").c_str()); // (both inside)
+    ::link((prot + "/objects/pack").c_str(), (out + "/pack").c_str());
+    struct Case {
+        const char *name;
+        std::vector<std::string> options;
+        bool refused;
+    } cases[] = {{"writable", {"rbind"}, true}, {"read-only", {"rbind", "ro"}, false}};
+    std::string failures;
+    for (const auto &c : cases) {
+        Env e = make_env("sbprotln", {"sh", "-c", "echo CHANGED > /scratch/pack"});
+        e.b.spec.annotations["dev.ocirun.protected"] = prot;
+        e.b.spec.mounts.push_back(test::mount_entry("/scratch", "bind", out, c.options));
+        ::mkdir((e.b.rootfs + "/scratch").c_str(), 0755);
+        e.b.save();
+        auto o = test::run(e);
+        auto left = test::dir_entries(e.root);
+        if (c.refused) {
+            if (o.status != 1 || test::count_lines(o.err) != 1 ||
+                !contains(o.err, "annotations[dev.ocirun.protected]: " + prot) ||
+                !contains(o.err, prot + "/objects/pack") || !contains(o.err, out + "/pack") ||
+                !contains(o.err, "mounts[") || !left.empty())
+                failures += std::string(c.name) + ": not refused: " + std::to_string(o.status) +
+                            " " + o.err + "\n";
+        } else if (o.status == 0 || !contains(o.err, "Read-only file system")) {
+            failures += std::string(c.name) + ": " + std::to_string(o.status) + " " + o.err + "\n";
+        }
+        cleanup_all();
+    }
+    std::string now = test::read_file(prot + "/objects/pack");
+    test::track_dir(host);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert_str_eq(now.c_str(), "ORIGINAL\n", "the protected file was changed");
+}
+
 // What is checked is what is mounted, by object: a writable submount under
 // an rbind,ro parent, an overlay's upperdir, rro cleared again by rrw (the
 // applier's order), a second mount of the protected directory on the host

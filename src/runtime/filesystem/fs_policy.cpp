@@ -1,4 +1,5 @@
 #include "runtime/filesystem/fs_policy.hpp"
+#include "runtime/filesystem/tree_walk.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -213,68 +214,6 @@ struct LinkedFile {
 };
 using FileKey = std::pair<dev_t, ino_t>;
 
-// Depth-first below the directory `top` (at container path `top_path`):
-// each entry to `visit(dirfd, name, st, path)`; a directory is entered when
-// `enter(path, st)` says so. False when the budget ran out.
-template <class Visit, class Enter>
-bool walk(int top, const std::string &top_path, size_t &budget, bool &incomplete, Visit visit,
-          Enter enter) {
-    struct Level {
-        DIR *d;
-        std::string path;
-    };
-    std::vector<Level> stack;
-    int dup = ::fcntl(top, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup >= 0 ? ::fdopendir(dup) : nullptr;
-    if (!d) {
-        if (dup >= 0) ::close(dup);
-        incomplete = true; // not read: what is below it is not known
-        return true;
-    }
-    stack.push_back({d, top_path == "/" ? "" : top_path});
-    bool ok = true;
-    while (!stack.empty()) {
-        Level &l = stack.back();
-        struct dirent *e = ::readdir(l.d);
-        if (!e) {
-            ::closedir(l.d);
-            stack.pop_back();
-            continue;
-        }
-        std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        if (budget == 0) {
-            ok = false;
-            break;
-        }
-        budget--;
-        struct stat st;
-        if (::fstatat(::dirfd(l.d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            incomplete = true;
-            continue;
-        }
-        std::string path = l.path + "/" + name;
-        visit(st, path);
-        if (S_ISDIR(st.st_mode) && enter(path, st)) {
-            if (stack.size() >= 256) {
-                incomplete = true;
-                continue;
-            }
-            int fd = ::openat(::dirfd(l.d), name.c_str(),
-                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            DIR *sub = fd >= 0 ? ::fdopendir(fd) : nullptr;
-            if (!sub && fd >= 0) ::close(fd);
-            if (sub)
-                stack.push_back({sub, path});
-            else
-                incomplete = true;
-        }
-    }
-    for (auto &l : stack)
-        ::closedir(l.d);
-    return ok;
-}
-
 // Files in the objects with more links than the objects hold, and where
 // else in the container their other links are. Whatever the walks could not
 // look at (an unreadable directory, past the budget or 256 levels, a
@@ -305,8 +244,9 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
         }
         Fd dir(open_in_root(root, r.resolved, O_RDONLY | O_DIRECTORY, RESOLVE_NO_SYMLINKS));
         bool walk_incomplete = !dir.valid();
-        if (dir.valid() && !walk(dir.get(), r.resolved, budget, walk_incomplete, note,
-                                 [](const std::string &, const struct stat &) { return true; }))
+        if (dir.valid() &&
+            !walk_tree(dir.get(), r.resolved, budget, walk_incomplete, note,
+                       [](const std::string &, const struct stat &) { return true; }))
             cut[i] = true;
         if (walk_incomplete) cut[i] = true;
     }
@@ -341,7 +281,8 @@ void hard_link_ways(int root, const std::vector<MountEntry> &mounts, FsPlan &fp)
                 if (r.kind == MountOpKind::deny && path_under(path, r.resolved)) return false;
             return true;
         };
-        if (!walk(top.get(), m.point, budget, incomplete, visit, enter)) short_of_budget = true;
+        if (!walk_tree(top.get(), m.point, budget, incomplete, visit, enter))
+            short_of_budget = true;
     }
     bool open_ended = short_of_budget || incomplete;
     for (size_t i = 0; i < fp.rules.size(); i++) {

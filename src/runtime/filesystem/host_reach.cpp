@@ -2,13 +2,19 @@
 
 #include "oci/fd.hpp"
 #include "oci/text.hpp"
+#include "runtime/filesystem/fs_policy.hpp"
 #include "runtime/filesystem/mount_options.hpp"
+#include "runtime/filesystem/tree_walk.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 
 #include <climits>
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
+#include <set>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace ocirun {
@@ -86,15 +92,16 @@ Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const Sand
                      bool any_mount) -> Status {
         auto r = region_of_path(path, host);
         if (!r) return forward(std::move(r.error()), key);
-        out.push_back({key, noun, *r, any_mount});
         char real[PATH_MAX];
         std::string at = ::realpath(path.c_str(), real) ? real : path;
+        out.push_back({key, noun, *r, any_mount, "", at});
         for (const MountEntry *m : mounts_below(host, at))
             out.push_back({key,
                            noun,
                            {m->major, m->minor, m->root},
                            any_mount,
-                           " (the host's mount at " + m->point + " in it)"});
+                           " (the host's mount at " + m->point + " in it)",
+                           m->point});
         return {};
     };
     // Read-only for an ordinary container (a host's / or /run bound
@@ -150,7 +157,7 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
         const std::string &path = *at;
         for (const MountEntry *m : mounts_below(host, path))
             out.push_back({what, " through its submount " + m->point, region_of(*m),
-                           writable_of(m->readonly)});
+                           writable_of(m->readonly), m->point});
         return {};
     };
     // The rootfs: bound recursively onto itself; root.readonly turns only
@@ -159,7 +166,8 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
         std::string what = "the rootfs " + rootfs;
         auto r = region_of(rootfs_fd, host);
         if (!r) return forward(std::move(r.error()), what);
-        out.push_back({what + (root_readonly ? "" : " (writable)"), "", *r, !root_readonly});
+        out.push_back(
+            {what + (root_readonly ? "" : " (writable)"), "", *r, !root_readonly, rootfs});
         OCI_CHECK(below(what, rootfs_fd, [](bool ro) { return !ro; }));
     }
     for (const MountOp &op : plan) {
@@ -173,7 +181,8 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
             uint64_t current = e && e->readonly ? MOUNT_ATTR_RDONLY : 0;
             MountAttrPlan attrs = attr_plan(op.options);
             bool top_ro = attrs_after(attrs, current, true) & MOUNT_ATTR_RDONLY;
-            out.push_back({what, "", *r, !top_ro});
+            auto at = path_of_fd(op.source_fd);
+            out.push_back({what, "", *r, !top_ro, at ? *at : std::string()});
             if (op.options.recursive)
                 OCI_CHECK(below(what, op.source_fd, [&](bool ro) {
                     return !(attrs_after(attrs, ro ? MOUNT_ATTR_RDONLY : 0, false) &
@@ -185,11 +194,99 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
                 if (!fd.valid()) return fail_errno(what + ": open " + d.key + " " + d.path);
                 auto r = region_of(fd.get(), host);
                 if (!r) return forward(std::move(r.error()), what);
-                out.push_back({what, " (its " + d.key + " " + d.path + ")", *r, d.writable});
+                out.push_back(
+                    {what, " (its " + d.key + " " + d.path + ")", *r, d.writable, d.path});
             }
         }
     }
     return out;
+}
+
+Status check_linked_reach(const std::vector<Reach> &reaches,
+                          const std::vector<ReachGuard> &guards) {
+    struct Linked {
+        const ReachGuard *guard = nullptr;
+        nlink_t links = 0;
+        size_t seen = 0; // its names in the guards
+        std::string path;
+    };
+    std::map<std::pair<dev_t, ino_t>, Linked> files;
+    size_t budget = kHardLinkBudget;
+    auto same_fs = [](dev_t dev) {
+        return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
+    };
+    for (const ReachGuard &g : guards) {
+        if (g.host_path.empty()) continue;
+        Fd top(::open(g.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+        if (!top.valid() && (errno == ENOENT || errno == ELOOP)) continue; // not made yet
+        if (!top.valid())
+            return fail_errno(g.key + ": open " + g.host_path +
+                              " (to look for other names of its files)");
+        struct stat st;
+        if (::fstat(top.get(), &st) < 0) return fail_errno(g.key + ": stat " + g.host_path);
+        auto note = [&](const struct stat &s, const std::string &path) {
+            if (S_ISDIR(s.st_mode) || s.st_nlink < 2) return;
+            Linked &f = files[{s.st_dev, s.st_ino}];
+            if (f.seen++ == 0) {
+                f.guard = &g;
+                f.links = s.st_nlink;
+                f.path = path;
+            }
+        };
+        if (!S_ISDIR(st.st_mode)) {
+            note(st, g.host_path);
+            continue;
+        }
+        bool incomplete = false;
+        if (!walk_tree(top.get(), g.host_path, budget, incomplete, note, same_fs(st.st_dev)) ||
+            incomplete)
+            return fail(g.key + ": the search for other names of its files stopped at " +
+                        g.host_path + " (" +
+                        (incomplete ? "a directory could not be read"
+                                    : std::to_string(kHardLinkBudget) + " entries") +
+                        "): cannot tell whether a writable mount reaches them");
+    }
+    std::set<dev_t> wanted;
+    for (const auto &[key, f] : files)
+        if (f.seen < f.links) wanted.insert(key.first);
+    if (wanted.empty()) return {};
+    for (const Reach &r : reaches) {
+        dev_t dev = makedev(r.region.major, r.region.minor);
+        if (!r.writable || r.host_path.empty() || !wanted.count(dev)) continue;
+        Fd top(::open(r.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+        if (!top.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
+        std::string found;
+        const Linked *of = nullptr;
+        auto look = [&](const struct stat &s, const std::string &path) {
+            if (of || S_ISDIR(s.st_mode)) return;
+            auto f = files.find({s.st_dev, s.st_ino});
+            if (f != files.end() && f->second.seen < f->second.links) {
+                of = &f->second;
+                found = path;
+            }
+        };
+        struct stat st;
+        if (::fstat(top.get(), &st) < 0)
+            return fail_errno(r.what + r.via + ": stat " + r.host_path);
+        bool incomplete = false, whole = true;
+        if (S_ISDIR(st.st_mode))
+            whole = walk_tree(top.get(), r.host_path, budget, incomplete, look, same_fs(st.st_dev));
+        else
+            look(st, r.host_path);
+        if (of)
+            return fail(of->guard->key + ": " + of->path + " has another name, " + found +
+                        ", which " + r.what + r.via +
+                        " reaches writable (a hard link: the same file as " + of->guard->noun +
+                        "'s)");
+        if (!whole || incomplete)
+            return fail(files.begin()->second.guard->key +
+                        ": files in it have other names on the filesystem that " + r.what + r.via +
+                        " reaches writable, and the search for them stopped (" +
+                        (incomplete ? "a directory could not be read"
+                                    : std::to_string(kHardLinkBudget) + " entries") +
+                        "): cannot tell");
+    }
+    return {};
 }
 
 std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,

@@ -25,6 +25,7 @@ struct Reach {
     std::string via;  // "" for the mount itself, else " through its submount /a/sub"
     FsRegion region;
     bool writable = false;
+    std::string host_path = ""; // where the host shows it (runtime side), for check_linked_reach
 };
 
 // What no mount may reach (any_mount), or no writable one.
@@ -33,7 +34,8 @@ struct ReachGuard {
     std::string noun; // "the protected path", "the runtime's state directory"
     FsRegion region;
     bool any_mount = false;
-    std::string within = ""; // or " (the host's mount at /var/lib in it)"
+    std::string within = "";    // or " (the host's mount at /var/lib in it)"
+    std::string host_path = ""; // where the host shows it, for check_linked_reach
 };
 
 // The guards of a create: the state directory `root` (no writable mount;
@@ -44,6 +46,15 @@ Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const Sand
 
 // The first reach a guard refuses, as one line; nothing refused: ok.
 Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGuard> &guards);
+
+// Runtime side, after check_reach: another name (a hard link) of a file in
+// a guarded path, outside it on the same filesystem, that a writable reach
+// shows is the file reached writable. Files in the guards (any but
+// directories) with more links than the guard holds are looked for in each
+// writable reach of their filesystem (not crossing into another); the first
+// name found refuses, as one line, and so does a search cut short
+// (kHardLinkBudget entries, or a directory that could not be read).
+Status check_linked_reach(const std::vector<Reach> &reaches, const std::vector<ReachGuard> &guards);
 
 // Runtime side: what the plan's mounts reach, from the host's mount table:
 // the rootfs (`rootfs_fd`, writable unless root.readonly, and every host

@@ -670,6 +670,7 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     auto reaches = OCI_TRY(
         plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, p.host_mounts));
     OCI_CHECK(check_reach(reaches, reach_guard));
+    OCI_CHECK(check_linked_reach(reaches, reach_guard));
     cfg.reach_guards = &reach_guard;
     cfg.rootfs_fd = rootfs_fd.get();
     OCI_CHECK(make_idmap_namespaces(mount_plan, spec, user_ns_fd));
