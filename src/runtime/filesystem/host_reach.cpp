@@ -215,8 +215,14 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
     auto same_fs = [](dev_t dev) {
         return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
     };
+    // Only a filesystem some writable reach shows is walked.
+    std::set<dev_t> written;
+    for (const Reach &r : reaches)
+        if (r.writable && !r.host_path.empty())
+            written.insert(makedev(r.region.major, r.region.minor));
     for (const ReachGuard &g : guards) {
-        if (g.host_path.empty()) continue;
+        if (g.host_path.empty() || !written.count(makedev(g.region.major, g.region.minor)))
+            continue;
         Fd top(::open(g.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
         if (!top.valid() && (errno == ENOENT || errno == ELOOP)) continue; // not made yet
         if (!top.valid())
