@@ -387,8 +387,9 @@ Test(rootless, a_deny_rule_without_the_stage) {
 // off the raw device. Under a rule on files that is refused, one line
 // naming what opens: a node bound in by config.json's mounts, and a node
 // below /dev that a bind could bring (one of the test's, bound over
-// /dev/loop7 in a private mount namespace). Without the rule the same
-// container reads the device: the attack is real.
+// /dev/loop7 in a private mount namespace). A node no search finds (in a
+// bound directory, in the rootfs) does not open: those mounts are nodev.
+// Without the rule the same container reads the device: the attack is real.
 Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
     test::private_mount_namespace();
     std::string dir = test::make_temp_dir("rlblk");
@@ -416,11 +417,24 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
     ::sync();
     std::string numbers =
         std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+    // A directory of the host's with the node in it.
+    std::string nodes = dir + "/nodes";
+    ::mkdir(nodes.c_str(), 0755);
+    if (::mknod((nodes + "/blk").c_str(), S_IFBLK | 0660, st.st_rdev) != 0 ||
+        ::chown((nodes + "/blk").c_str(), 0, 6) != 0)
+        failures += "set up " + nodes + "/blk: " + std::strerror(errno) + "\n";
     struct Case {
-        const char *name, *refusal;
-    } cases[] = {{"bound", "mounts[N] /dev/blk binds NODE (block device NUM), which reaches"},
-                 {"in /dev", "this user (uid 65534) opens /dev/loop7 (block device NUM)"},
-                 {"no rule", nullptr}};
+        const char *name, *refusal, *path, *seen;
+    } cases[] = {
+        {"bound", "mounts[N] /dev/blk binds NODE (block device NUM), which reaches", "/dev/blk",
+         nullptr},
+        {"in /dev", "this user (uid 65534) opens /dev/loop7 (block device NUM)", "/dev/loop7",
+         nullptr},
+        // What no search finds is closed: the binds and the rootfs are nodev.
+        {"in a bound directory", nullptr, "/nodes/blk", "Permission denied"},
+        {"in the rootfs", nullptr, "/blk", "Permission denied"},
+        {"no rule", nullptr, "/dev/blk", "seen=1\n"},
+    };
     bool ready = failures.empty();
     for (const auto &c : cases) {
         if (!ready) break;
@@ -428,8 +442,7 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
         std::string bin = runtime_copy(); // (each case's cleanup_all removes it)
         Env e = rootless_env(
             "rlblk", bin,
-            {"sh", "-c",
-             "n=$(grep -a -c " + marker + " /dev/blk 2>/dev/null); echo count=${n:-none}"});
+            {"sh", "-c", "echo seen=$(grep -a -c " + marker + " " + c.path + " 2>&1)"});
         ::mkdir((e.b.rootfs + "/data").c_str(), 0755);
         e.b.spec.mounts.push_back(test::mount_entry("/data", "bind", mnt, {"rbind", "ro"}));
         size_t bound = e.b.spec.mounts.size();
@@ -439,6 +452,13 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
             // of the node, would bring it.
             if (::mount(node.c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0)
                 failures += what + ": bind over " + over + ": " + std::strerror(errno) + "\n";
+        } else if (what == "in a bound directory") {
+            ::mkdir((e.b.rootfs + "/nodes").c_str(), 0755);
+            e.b.spec.mounts.push_back(test::mount_entry("/nodes", "bind", nodes, {"rbind"}));
+        } else if (what == "in the rootfs") {
+            if (::mknod((e.b.rootfs + "/blk").c_str(), S_IFBLK | 0660, st.st_rdev) != 0 ||
+                ::chown((e.b.rootfs + "/blk").c_str(), 0, 6) != 0)
+                failures += what + ": mknod: " + std::strerror(errno) + "\n";
         } else {
             e.b.spec.mounts.push_back(test::mount_entry("/dev/blk", "bind", node, {"bind"}));
         }
@@ -458,13 +478,12 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
                 if (auto at = want.find(from == "N" ? "[N]" : from); at != std::string::npos)
                     want.replace(from == "N" ? at + 1 : at, from.size(), to);
             if (o.status != 1 || test::count_lines(o.err) != 1 || !contains(o.err, want) ||
-                !left.empty() || contains(o.out, "count="))
+                !left.empty() || contains(o.out, "seen="))
                 failures += what + ": not refused (want \"" + want +
                             "\"): " + std::to_string(o.status) + " " + all + "\n";
-        } else if (o.status != 0 || !contains(o.out, "count=1")) {
-            failures += what +
-                        ": the device did not open in the container (the attack's set-up): " +
-                        std::to_string(o.status) + " " + all + "\n";
+        } else if (o.status != 0 || !contains(o.out, c.seen) || !left.empty()) {
+            failures +=
+                what + ": want \"" + c.seen + "\": " + std::to_string(o.status) + " " + all + "\n";
         }
         cleanup_all();
     }

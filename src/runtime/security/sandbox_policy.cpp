@@ -215,6 +215,21 @@ Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountO
     return report_gaps(policy, gaps);
 }
 
+void close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
+                        const HostFacts &host) {
+    if (host.privileged || (!policy.masks() && policy.protected_paths.empty())) return;
+    for (MountOp &op : plan) {
+        bool bind = op.kind == MountOpKind::mount && op.bind;
+        struct stat st;
+        if (bind && op.source_fd >= 0 && ::fstat(op.source_fd, &st) == 0 &&
+            (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)))
+            continue; // a node bound itself: check_bound_devices
+        if (op.kind != MountOpKind::isolate && !bind) continue;
+        op.options.rec_set |= MOUNT_ATTR_NODEV;
+        op.options.rec_clear &= ~static_cast<uint64_t>(MOUNT_ATTR_NODEV);
+    }
+}
+
 namespace {
 
 std::string runtime_name = "oci-run";

@@ -74,6 +74,15 @@ struct MountOp;
 Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountOp> &plan,
                            const HostFacts &host);
 
+// And what the search above cannot see (a node inside a bound directory or
+// in the rootfs, made by the host's root): under the rules on files an
+// unprivileged runtime mounts the rootfs and every bind whose source is not
+// itself a device node nodev, recursively (rnodev; the sandbox guard
+// forbids remounting). The device binds of linux.devices and /dev's
+// defaults come after, as mounts of their own.
+void close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
+                        const HostFacts &host);
+
 // The operator's runtime configuration (oci/policy/runtime_config.hpp) for
 // the name this process was run as: set once from argv[0], read on first
 // use. A file that is there but unreadable or malformed is an error for
