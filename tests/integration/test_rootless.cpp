@@ -384,12 +384,12 @@ Test(rootless, a_deny_rule_without_the_stage) {
 // Attack: an unprivileged runtime makes no devices cgroup, so a disk node
 // the user may open (here through group disk, 6, which the single mapping
 // keeps) opens in the container too, and the denied file's bytes are read
-// off the raw device. Under a rule on files that is refused, one line
-// naming what opens: a node bound in by config.json's mounts, and a node
-// below /dev that a bind could bring (one of the test's, bound over
-// /dev/loop7 in a private mount namespace). A node no search finds (in a
-// bound directory, in the rootfs) does not open: those mounts are nodev.
-// Without the rule the same container reads the device: the attack is real.
+// off the raw device. Under a rule on files a node bound in by config.json's
+// mounts is refused, one line naming it; any other way does not open (the
+// binds and the rootfs are nodev): a bind of the host's /dev (with the
+// node over /dev/loop7, in a private mount namespace), a bound directory
+// with the node in it, the node in the rootfs. Without the rule the same
+// container reads the device: the attack is real.
 Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
     test::private_mount_namespace();
     std::string dir = test::make_temp_dir("rlblk");
@@ -428,9 +428,8 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
     } cases[] = {
         {"bound", "mounts[N] /dev/blk binds NODE (block device NUM), which reaches", "/dev/blk",
          nullptr},
-        {"in /dev", "this user (uid 65534) opens /dev/loop7 (block device NUM)", "/dev/loop7",
-         nullptr},
-        // What no search finds is closed: the binds and the rootfs are nodev.
+        // Any other way is closed: the binds and the rootfs are nodev.
+        {"a bind of /dev", nullptr, "/hostdev/loop7", "Permission denied"},
         {"in a bound directory", nullptr, "/nodes/blk", "Permission denied"},
         {"in the rootfs", nullptr, "/blk", "Permission denied"},
         {"no rule", nullptr, "/dev/blk", "seen=1\n"},
@@ -447,11 +446,12 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
         e.b.spec.mounts.push_back(test::mount_entry("/data", "bind", mnt, {"rbind", "ro"}));
         size_t bound = e.b.spec.mounts.size();
         std::string over = "/dev/loop7";
-        if (what == "in /dev") {
-            // The container binds nothing of the kind: a bind of /dev, or
-            // of the node, would bring it.
+        if (what == "a bind of /dev") {
+            // The host's /dev, with the user's node as /dev/loop7 in it.
             if (::mount(node.c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0)
                 failures += what + ": bind over " + over + ": " + std::strerror(errno) + "\n";
+            ::mkdir((e.b.rootfs + "/hostdev").c_str(), 0755);
+            e.b.spec.mounts.push_back(test::mount_entry("/hostdev", "bind", "/dev", {"rbind"}));
         } else if (what == "in a bound directory") {
             ::mkdir((e.b.rootfs + "/nodes").c_str(), 0755);
             e.b.spec.mounts.push_back(test::mount_entry("/nodes", "bind", nodes, {"rbind"}));
@@ -467,7 +467,7 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
         auto o = test::run(std::vector<std::string>{"setpriv", "--reuid=65534", "--regid=65534",
                                                     "--groups=6", bin, "--root", e.root, "run",
                                                     "--bundle", e.b.dir, e.id});
-        if (what == "in /dev") ::umount2(over.c_str(), MNT_DETACH);
+        if (what == "a bind of /dev") ::umount2(over.c_str(), MNT_DETACH);
         auto left = test::dir_entries(e.root);
         std::string all = o.out + o.err;
         if (c.refusal) {

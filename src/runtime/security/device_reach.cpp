@@ -1,10 +1,7 @@
 #include "runtime/security/device_reach.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -104,56 +101,6 @@ bool reaches_disks_raw(mode_t mode, dev_t rdev, const std::vector<int64_t> &raw_
     if (S_ISBLK(mode)) return true;
     return S_ISCHR(mode) && raw_char(static_cast<int64_t>(major(rdev)),
                                      static_cast<int64_t>(minor(rdev)), raw_majors);
-}
-
-namespace {
-
-std::string open_node_below(int dir, const std::string &path, dev_t fs, int depth,
-                            const std::vector<int64_t> &raw_majors) {
-    DIR *d = ::fdopendir(dir);
-    if (!d) {
-        ::close(dir);
-        return "";
-    }
-    std::string found;
-    while (found.empty()) {
-        struct dirent *e = ::readdir(d);
-        if (!e) break;
-        std::string_view name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
-        std::string at = path + "/" + e->d_name;
-        if (S_ISDIR(st.st_mode) && st.st_dev == fs && depth > 0) {
-            int sub =
-                ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) found = open_node_below(sub, at, fs, depth - 1, raw_majors);
-            continue;
-        }
-        if (!reaches_disks_raw(st.st_mode, st.st_rdev, raw_majors)) continue;
-        if (::faccessat(::dirfd(d), e->d_name, R_OK, AT_EACCESS) == 0 ||
-            ::faccessat(::dirfd(d), e->d_name, W_OK, AT_EACCESS) == 0)
-            found = at + " (" + (S_ISBLK(st.st_mode) ? "block" : "character") + " device " +
-                    std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
-                    ")";
-    }
-    ::closedir(d);
-    return found;
-}
-
-} // namespace
-
-Result<std::string> disk_node_open_to_caller(const std::string &dir,
-                                             const std::vector<int64_t> &raw_majors) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return fail_errno("open " + dir);
-    struct stat st;
-    if (::fstat(fd, &st) < 0) {
-        int e = errno;
-        ::close(fd);
-        return fail_code(e, "stat " + dir);
-    }
-    return open_node_below(fd, dir, st.st_dev, 4, raw_majors);
 }
 
 } // namespace ocirun

@@ -7,7 +7,6 @@
 // /dev/port).
 #pragma once
 
-#include "oci/error.hpp"
 #include "oci/spec.hpp"
 
 #include <sys/types.h>
@@ -38,15 +37,5 @@ std::string disk_device_access(const oci::Linux &lx, const std::vector<int64_t> 
 // Whether a node (st_mode, st_rdev) is such a device: a block device, or a
 // character device of `raw_majors` or a raw one of mem's.
 bool reaches_disks_raw(mode_t mode, dev_t rdev, const std::vector<int64_t> &raw_majors);
-
-// "PATH (block device MAJ:MIN)" for the first such device node below `dir`
-// (symlinks not followed, other filesystems not entered, 4 levels deep)
-// that this process may open for reading or writing (faccessat with
-// AT_EACCESS: its uid, its groups, ACLs), or ""; an error when `dir`
-// cannot be looked at. For an unprivileged
-// runtime, which makes no devices cgroup: what the user opens, a bind of it
-// opens in the container (and the single mapping keeps the user's groups).
-Result<std::string> disk_node_open_to_caller(const std::string &dir,
-                                             const std::vector<int64_t> &raw_majors);
 
 } // namespace ocirun

@@ -107,14 +107,6 @@ HostFacts detect_host_facts() {
         h.raw_char_majors = raw_char_majors(*devices);
     else
         h.devices_unread = devices.error().text();
-    if (!h.privileged && h.raw_char_majors) {
-        if (auto open = disk_node_open_to_caller("/dev", *h.raw_char_majors)) {
-            h.disk_node_open = *open;
-        } else {
-            h.raw_char_majors.reset();
-            h.devices_unread = open.error().text();
-        }
-    }
     return h;
 }
 
@@ -145,11 +137,6 @@ std::string disks_open(const oci::Spec &spec, const HostFacts &host) {
     if (std::string open = disk_device_access(*spec.linux_, *host.raw_char_majors, host.privileged);
         !open.empty())
         return need + open;
-    if (!host.privileged && !host.disk_node_open.empty())
-        return need + "this user (uid " + std::to_string(::geteuid()) + ") opens " +
-               host.disk_node_open +
-               ", and so would the container through a bind (an unprivileged runtime makes no "
-               "devices cgroup, and the container keeps the user's groups)";
     return "";
 }
 

@@ -43,9 +43,6 @@ struct HostFacts {
     // says why), and then the rules on files cannot be checked.
     std::optional<std::vector<int64_t>> raw_char_majors;
     std::string devices_unread;
-    // Unprivileged (no devices cgroup is made): such a node below /dev that
-    // the user opens (disk_node_open_to_caller), or "".
-    std::string disk_node_open;
 };
 HostFacts detect_host_facts();
 
