@@ -89,6 +89,7 @@ _oci_run_value() {
         [[ -z $cur || $cur == - ]] && COMPREPLY+=(-) ;;
     --log-format) _oci_run_words "text json" ;;
     --rootless) _oci_run_words "true false auto" ;;
+    --cgroup-manager) _oci_run_words "cgroupfs systemd disabled" ;;
     --format) _oci_run_words "table json" ;;
     --cap)
         _oci_run_words "CAP_CHOWN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER CAP_FSETID CAP_KILL CAP_SETGID CAP_SETUID CAP_SETPCAP CAP_LINUX_IMMUTABLE CAP_NET_BIND_SERVICE CAP_NET_BROADCAST CAP_NET_ADMIN CAP_NET_RAW CAP_IPC_LOCK CAP_IPC_OWNER CAP_SYS_MODULE CAP_SYS_RAWIO CAP_SYS_CHROOT CAP_SYS_PTRACE CAP_SYS_PACCT CAP_SYS_ADMIN CAP_SYS_BOOT CAP_SYS_NICE CAP_SYS_RESOURCE CAP_SYS_TIME CAP_SYS_TTY_CONFIG CAP_MKNOD CAP_LEASE CAP_AUDIT_WRITE CAP_AUDIT_CONTROL CAP_SETFCAP CAP_MAC_OVERRIDE CAP_MAC_ADMIN CAP_SYSLOG CAP_WAKE_ALARM CAP_BLOCK_SUSPEND CAP_AUDIT_READ CAP_PERFMON CAP_BPF CAP_CHECKPOINT_RESTORE" ;;
@@ -138,7 +139,7 @@ _oci_run() {
         fi
         case $w in
         --root=* | -root=*) root=${w#*=} ;;
-        --root | -root | --log | -log | --log-format | -log-format | --rootless | -rootless | --criu | -criu)
+        --root | -root | --log | -log | --log-format | -log-format | --rootless | -rootless | --cgroup-manager | -cgroup-manager | --criu | -criu)
             expect=$(_oci_run_long "$w") ;;
         -*) ;;
         *)
@@ -157,7 +158,7 @@ _oci_run() {
         elif [[ -n $expect ]]; then
             _oci_run_value "$expect"
         elif [[ $cur == -* ]]; then
-            _oci_run_words "--root --log --log-format --debug --systemd-cgroup --rootless --criu --version --help"
+            _oci_run_words "--root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --criu --version --help"
         else
             _oci_run_words "$_oci_run_commands"
         fi

@@ -14,6 +14,7 @@ struct Globals {
     bool log_json = false;
     bool debug = false;
     bool systemd_cgroup = false;
+    bool no_cgroup = false;        // --cgroup-manager disabled
     std::string rootless = "auto"; // true | false | auto
     // Commands that enter a container: whether this process runs from a
     // sealed view, and the arguments to re-execute it with.

@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "runtime/lifecycle/container.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
+#include "runtime/process/userns.hpp"
 
 #include <cstdlib>
 #include <unistd.h>
@@ -43,8 +44,9 @@ inline int check_systemd_cgroup(const Globals &g, const Command &cmd) {
 inline CreateOptions create_options(const Globals &g) {
     CreateOptions o;
     o.root = g.root;
-    o.rootless = g.rootless == "true" || (g.rootless == "auto" && ::geteuid() != 0);
+    o.rootless = g.rootless == "true" || (g.rootless == "auto" && !ocirun::host_root());
     o.systemd_cgroup = g.systemd_cgroup;
+    o.no_cgroup = g.no_cgroup;
     o.sealed = g.sealed;
     char **argv = g.argv;
     o.reseal = [argv] { return reexec_sealed(argv); };

@@ -4,6 +4,7 @@
 #include "oci/spec_io.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
+#include "runtime/process/userns.hpp"
 #include "runtime/security/sandbox_policy.hpp"
 #include "version.h"
 
@@ -50,13 +51,19 @@ void print_help() {
         "\n"
         "Global options:\n"
         "  --root DIR            state directory (default /run/oci-run as root,\n"
-        "                        $XDG_RUNTIME_DIR/oci-run otherwise)\n"
+        "                        $XDG_RUNTIME_DIR/oci-run otherwise, and as root of a\n"
+        "                        user namespace, as rootless Podman runs it, unless\n"
+        "                        USER is root)\n"
         "  --log FILE            append log lines to FILE\n"
         "  --log-format FORMAT   text (default) or json (runc's JSON lines)\n"
         "  --debug               log debug lines (to stderr without --log)\n"
         "  --systemd-cgroup      cgroups as systemd scopes (cgroupsPath slice:prefix:name),\n"
         "                        through D-Bus (an unprivileged user's: its own manager's)\n"
-        "  --rootless VALUE      true, false or auto (default auto: rootless when not root);\n"
+        "  --cgroup-manager M    cgroupfs (the default), systemd (as --systemd-cgroup) or\n"
+        "                        disabled: the container gets no cgroup, and a limit in\n"
+        "                        linux.resources is refused (crun's option)\n"
+        "  --rootless VALUE      true, false or auto (default auto: rootless when not\n"
+        "                        root of the host);\n"
         "                        a rootless container gets a cgroup only if it sets limits\n"
         "  --criu PATH           accepted for runc compatibility and ignored (no CRIU)\n"
         "  -v, --version         print versions and exit\n"
@@ -65,10 +72,17 @@ void print_help() {
         "Exit status: 0 on success, 1 on error, the container's status for run.\n");
 }
 
+// As runc: root of a user namespace (rootless Podman's) that has
+// $XDG_RUNTIME_DIR, and USER unset or not root, is a user, whose directory
+// that is.
 std::string default_root() {
-    if (geteuid() == 0) return "/run/oci-run";
     const char *xdg = std::getenv("XDG_RUNTIME_DIR");
-    if (xdg && *xdg) return std::string(xdg) + "/oci-run";
+    const char *user = std::getenv("USER");
+    bool user_runtime_dir = xdg && *xdg &&
+                            (geteuid() != 0 || (!ocirun::in_initial_user_namespace() &&
+                                                (!user || std::string_view(user) != "root")));
+    if (user_runtime_dir) return std::string(xdg) + "/oci-run";
+    if (geteuid() == 0) return "/run/oci-run";
     return "/tmp/oci-run-" + std::to_string(geteuid());
 }
 
@@ -78,13 +92,14 @@ int main(int argc, char **argv) {
     cli::Globals g;
     // The operator's configuration for the name it was installed under.
     ocirun::set_runtime_name(argc > 0 ? argv[0] : nullptr);
-    enum { ROOT = 256, LOG, LOG_FORMAT, DEBUG, SYSTEMD, ROOTLESS, CRIU };
+    enum { ROOT = 256, LOG, LOG_FORMAT, DEBUG, SYSTEMD, CGROUP_MANAGER, ROOTLESS, CRIU };
     static const struct option opts[] = {
         {"root", required_argument, nullptr, ROOT},
         {"log", required_argument, nullptr, LOG},
         {"log-format", required_argument, nullptr, LOG_FORMAT},
         {"debug", no_argument, nullptr, DEBUG},
         {"systemd-cgroup", no_argument, nullptr, SYSTEMD},
+        {"cgroup-manager", required_argument, nullptr, CGROUP_MANAGER},
         {"rootless", required_argument, nullptr, ROOTLESS},
         {"criu", required_argument, nullptr, CRIU},
         {"version", no_argument, nullptr, 'v'},
@@ -114,6 +129,17 @@ int main(int argc, char **argv) {
         case SYSTEMD:
             g.systemd_cgroup = true;
             break;
+        case CGROUP_MANAGER:
+            if (std::string_view(optarg) == "systemd")
+                g.systemd_cgroup = true;
+            else if (std::string_view(optarg) == "disabled")
+                g.no_cgroup = true;
+            else if (std::string_view(optarg) != "cgroupfs")
+                return cli::usage_error(nullptr,
+                                        std::string("--cgroup-manager: expected cgroupfs, systemd "
+                                                    "or disabled, got \"") +
+                                            optarg + "\"");
+            break;
         case ROOTLESS:
             g.rootless = optarg;
             break;
@@ -136,6 +162,9 @@ int main(int argc, char **argv) {
         return cli::usage_error(nullptr,
                                 "--log-format: expected text or json, got \"" + log_format + "\"");
     g.log_json = log_format == "json";
+    if (g.systemd_cgroup && g.no_cgroup)
+        return cli::usage_error(
+            nullptr, "--cgroup-manager disabled: no cgroup, but systemd's was asked for");
     if (g.rootless != "true" && g.rootless != "false" && g.rootless != "auto")
         return cli::usage_error(nullptr, "--rootless: expected true, false or auto, got \"" +
                                              g.rootless + "\"");

@@ -268,6 +268,11 @@ Test(bad_cli, every_command_refuses_bad_usage) {
         {{"--root", R, "list", "--log-format", "json"}, "list: unknown option --log-format"},
         {{"--root", R, "--log-format"}, "option --log-format needs a value"},
         {{"--root", R, "--rootless", "maybe", "list"}, "--rootless: expected true, false or auto"},
+        {{"--root", R, "--cgroup-manager", "none", "list"},
+         "--cgroup-manager: expected cgroupfs, systemd or disabled, got \"none\""},
+        {{"--root", R, "--cgroup-manager"}, "option --cgroup-manager needs a value"},
+        {{"--root", R, "--cgroup-manager", "disabled", "--systemd-cgroup", "list"},
+         "--cgroup-manager disabled: no cgroup, but systemd's was asked for"},
         {{"--root", R, "--log", "/nonexistent/oci-run-test-l/log", "list"},
          "--log: open /nonexistent/oci-run-test-l/log: No such file or directory"},
     };

@@ -158,6 +158,34 @@ Test(cgroups, init_is_in_its_cgroup_everywhere_and_delete_removes_it) {
     cr_assert(left.empty(), "left behind: %s", left.c_str());
 }
 
+// --cgroup-manager (crun's global option, which Podman passes with
+// --cgroups disabled): disabled makes no cgroup (the init stays in the
+// caller's in every hierarchy), and a limit it would not hold is refused
+// with one line, nothing left (bad values: test_bad_cli.cpp).
+Test(cgroups, cgroup_manager_disabled_makes_no_cgroup) {
+    Env e = make_env("cgoff", {"sleep", "30"});
+    e.b.save();
+    auto c = test::oci_files(
+        {"--root", e.root, "--cgroup-manager", "disabled", "create", "--bundle", e.b.dir, e.id});
+    long pid = state_of(e.root, e.id).pid;
+    std::vector<std::string> init_dirs = pid > 0 ? all_dirs(pid) : std::vector<std::string>{};
+    std::vector<std::string> ours = all_dirs(::getpid());
+    auto d = oci({"--root", e.root, "delete", "--force", e.id});
+    resources(e).pids.emplace().limit = 10;
+    e.b.save();
+    auto limited =
+        oci({"--root", e.root, "--cgroup-manager", "disabled", "run", "--bundle", e.b.dir, e.id});
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(!init_dirs.empty() && init_dirs == ours, "the init has a cgroup of its own");
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert_eq(limited.status, 1);
+    cr_assert_str_eq(limited.err.c_str(), "oci-run: run: config.json: linux.resources.pids: "
+                                          "--cgroup-manager disabled: no cgroup would hold it\n");
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
 // update --cpuset-cpus on a container without a cpuset cgroup of its own
 // (above) makes one and moves every process of the container into it, a
 // child of the init included; exec joins it after; delete removes it.

@@ -493,3 +493,84 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
     cleanup_all();
     cr_assert(failures.empty(), "%s", failures.c_str());
 }
+
+// Rootless Podman runs its runtime as root of a user namespace of its own
+// (the user's id and its /etc/subuid range), where root is no root of the
+// host: oci-run takes $XDG_RUNTIME_DIR/oci-run for its state (as runc),
+// binds device nodes instead of making them, and its lock of the masks'
+// mounts maps the identity of that namespace's ids. Podman as nobody, its
+// storage and configuration in one directory (oci-run named in
+// runtime_supports_nocgroup, as Podman 4.3 spells it, and cgroups disabled,
+// which it passes as --cgroup-manager disabled: its own cgroups depend on
+// the host's), /etc/subuid given a range in a private mount namespace:
+// run, a detached container with a deny rule, exec into it, rm; nothing
+// is left mounted below the directory.
+Test(rootless, podman_runs_oci_run_as_root_of_its_user_namespace, .timeout = 120) {
+    for (const char *tool : {"/usr/bin/podman", "/usr/bin/newuidmap", "/usr/bin/catatonit"})
+        if (::access(tool, X_OK) != 0) cr_skip_test("needs %s", tool);
+    std::string dir = test::make_temp_dir("rlpodman");
+    ::chmod(dir.c_str(), 0755);
+    ::chown(dir.c_str(), kNobody, kNobody);
+    std::string built = test::oci_run_path();
+    std::string bin = dir + "/oci-run";
+    test::write_file(bin, test::read_file(built));
+    ::chmod(bin.c_str(), 0755);
+    std::string stage = built.substr(0, built.rfind('/')) + "/oci-run-exec-stage";
+    if (::access(stage.c_str(), X_OK) == 0) {
+        test::write_file(dir + "/oci-run-exec-stage", test::read_file(stage));
+        ::chmod((dir + "/oci-run-exec-stage").c_str(), 0755);
+    }
+    Env e = make_env("rlpodman", {"true"});
+    auto tar = test::run(
+        std::vector<std::string>{"tar", "-C", e.b.rootfs, "-cf", dir + "/rootfs.tar", "."});
+    cr_assert_eq(tar.status, 0, "tar: %s", tar.err.c_str());
+    ::chmod((dir + "/rootfs.tar").c_str(), 0644);
+    test::write_file(dir + "/subid", "nobody:200000:65536\n");
+    test::write_file(dir + "/containers.conf",
+                     "[engine]\nruntime = \"ocirun\"\nruntime_supports_nocgroup = [\"ocirun\"]\n"
+                     "cgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n"
+                     "[engine.runtimes]\nocirun = [\"" +
+                         bin + "\"]\n");
+    std::string podman = "podman --root " + dir + "/storage --runroot " + dir + "/runroot";
+    std::string run = podman + " run --cgroups disabled --network none ";
+    std::string script = "export CONTAINERS_CONF=" + dir + "/containers.conf HOME=" + dir +
+                         "/home XDG_RUNTIME_DIR=" + dir + "/xdg XDG_CONFIG_HOME=" + dir +
+                         "/home/.config\n"
+                         "mkdir -p $HOME $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR\n" +
+                         podman + " import " + dir +
+                         "/rootfs.tar localhost/oci-run-test/bb >/dev/null 2>&1 || "
+                         "echo import-failed\n"
+                         "echo \"run: $(" +
+                         run +
+                         "--rm localhost/oci-run-test/bb sh -c 'id -u; cat /proc/self/uid_map' | "
+                         "tr -s ' \\n' ' ')\"\n" +
+                         run +
+                         "-d --name c1 --annotation dev.ocirun.deny=/etc/passwd "
+                         "localhost/oci-run-test/bb sleep 60 >/dev/null && echo detached\n"
+                         "echo \"exec: $(" +
+                         podman +
+                         " exec c1 sh -c 'wc -c < /etc/passwd')\"\n"
+                         "ls $XDG_RUNTIME_DIR/oci-run | grep -c . | sed 's/^/state: /'\n" +
+                         podman +
+                         " rm -f -t 0 c1 >/dev/null && echo removed\n"
+                         "ls $XDG_RUNTIME_DIR/oci-run | grep -c . | sed 's/^/state after: /'\n" +
+                         podman + " system migrate >/dev/null 2>&1\n";
+    test::write_file(dir + "/script", script);
+    auto o = test::run(std::vector<std::string>{
+        "unshare", "-m", "sh", "-c",
+        "mount --bind " + dir + "/subid /etc/subuid && mount --bind " + dir +
+            "/subid /etc/subgid && exec setpriv --reuid=65534 --regid=65534 --clear-groups sh " +
+            dir + "/script"});
+    // The pause process Podman keeps, if migrate left it (its PID file).
+    std::string pause = dir + "/xdg/libpod/tmp/pause.pid";
+    if (::access(pause.c_str(), F_OK) == 0)
+        if (int pid = std::atoi(test::read_file(pause).c_str()); pid > 0) ::kill(pid, SIGKILL);
+    std::string mounts = test::read_file("/proc/self/mountinfo");
+    test::track_dir(dir);
+    cleanup_all();
+    cr_assert(contains(o.out, "run: 0 0 65534 1 1 200000 65536 \n"), "%s %s", o.out.c_str(),
+              o.err.c_str());
+    cr_assert(contains(o.out, "detached\nexec: 0\nstate: 1\nremoved\nstate after: 0\n"), "%s %s",
+              o.out.c_str(), o.err.c_str());
+    cr_assert(!contains(mounts, " " + dir + "/"), "left mounted below %s", dir.c_str());
+}

@@ -37,6 +37,8 @@ struct CreateOptions {
     // --systemd-cgroup: the cgroup is a transient scope systemd makes
     // (runtime/cgroups/systemd_unit.hpp), linux.cgroupsPath "slice:prefix:name".
     bool systemd_cgroup = false;
+    // --cgroup-manager disabled: no cgroup at all (a limit is refused).
+    bool no_cgroup = false;
     // CVE-2019-5736 (runtime/lifecycle/exec_stage.hpp): `sealed` when this process
     // already runs from a sealed view of the runtime. Otherwise the init
     // execs the process through the exec stage where it can, and `reseal`

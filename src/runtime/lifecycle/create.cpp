@@ -64,16 +64,29 @@ Result<std::string> absolute_path(const std::string &path, const std::string &wh
     return s;
 }
 
+// The first limit linux.resources sets (a device rule is none), or "".
+std::string first_limit(const oci::Linux &lx) {
+    if (!lx.resources) return "";
+    const oci::Resources &r = *lx.resources;
+    for (auto [set, name] : {std::pair{bool(r.memory), "memory"},
+                             {bool(r.cpu), "cpu"},
+                             {bool(r.pids), "pids"},
+                             {bool(r.block_io), "blockIO"},
+                             {!r.hugepage_limits.empty(), "hugepageLimits"},
+                             {bool(r.network), "network"},
+                             {!r.rdma.empty(), "rdma"},
+                             {!r.unified.empty(), "unified"}})
+        if (set) return name;
+    return "";
+}
+
 // Every container gets its cgroup, but a rootless one only when the
 // configuration asks for one (it needs a delegated subtree), as in runc.
 bool wants_cgroup(const oci::Spec &spec, bool rootless) {
     const oci::Linux &lx = *spec.linux_;
     if (!rootless) return true;
     if (!lx.cgroups_path.empty()) return true;
-    if (!lx.resources) return false;
-    const oci::Resources &r = *lx.resources;
-    return r.memory || r.cpu || r.pids || r.block_io || !r.hugepage_limits.empty() || r.network ||
-           !r.rdma.empty() || !r.unified.empty();
+    return !first_limit(lx).empty();
 }
 
 // In a user namespace the init resolves a bind's source as the container's
@@ -178,7 +191,7 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
         if (!lx.find_namespace(oci::NsType::network))
             return fail("config.json: linux.netDevices needs a network namespace in "
                         "linux.namespaces (the devices would stay in the host's)");
-        if (::geteuid() != 0)
+        if (!host_root())
             return fail("config.json: linux.netDevices: moving a host interface needs root");
         auto bad_name = [](const std::string &n) {
             return n.empty() || n.size() >= IFNAMSIZ || n == "." || n == ".." ||
@@ -426,10 +439,17 @@ struct CreatePlan {
 // (runtime/filesystem/mount_plan.hpp CgroupView).
 Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, CreatePlan &p) {
     const oci::Linux &lx = *p.spec.linux_;
+    if (o.no_cgroup) {
+        // (As crun, whose option it is; a limit it would not hold is refused.)
+        if (std::string limit = first_limit(lx); !limit.empty())
+            return fail("config.json: linux.resources." + limit +
+                        ": --cgroup-manager disabled: no cgroup would hold it");
+        return std::vector<CgroupView>{};
+    }
     if (!o.systemd_cgroup && !wants_cgroup(p.spec, o.rootless)) return std::vector<CgroupView>{};
     CgroupHost &host = p.cgroup_host;
     host = OCI_TRY(detect_cgroup_host(p.host_mounts));
-    const bool user = ::geteuid() != 0;
+    const bool user = !host_root();
     // An unprivileged user can neither load a device program nor make
     // device nodes the rules would guard.
     oci::Resources r = lx.resources ? *lx.resources : oci::Resources{};
@@ -645,7 +665,9 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
         if (!host_facts.privileged) policy.net.publish.clear();
     }
     MountFacts facts;
-    facts.in_userns = cfg.in_userns;
+    // (Root of another user namespace than the host's makes no device node
+    // either.)
+    facts.in_userns = cfg.in_userns || !in_initial_user_namespace();
     facts.no_pivot = o.no_pivot;
     facts.policy = policy.present ? &policy : nullptr;
     facts.joined_userns = user_ns_fd >= 0;
@@ -653,7 +675,7 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     p.host_mounts = OCI_TRY(own_mounts());
     facts.cgroups = OCI_TRY(plan_container_cgroup(o, p));
     facts.cgroupns = cfg.new_cgroupns;
-    facts.userns_owns_netns = cfg.in_userns && userns_owns_netns(p);
+    facts.userns_owns_netns = facts.in_userns && userns_owns_netns(p);
     mount_plan = OCI_TRY(plan_mounts(spec, facts));
     if (shares_mount_ns(mount_plan) && holds_capability(spec, "CAP_SYS_CHROOT"))
         log::warning("config.json: linux.namespaces: no mount namespace of the container's own: "

@@ -4,6 +4,7 @@
 #include "oci/json.hpp"
 #include "oci/spec_io.hpp"
 #include "oci/state.hpp"
+#include "oci/text.hpp"
 #include "runtime/cgroups/cgroup.hpp"
 #include "runtime/fault.hpp"
 #include "runtime/filesystem/fs_policy.hpp"
@@ -228,17 +229,29 @@ StageFds stage_fds(const InitConfig &cfg) {
 // before any mask.
 Status lock_mounts(const InitConfig &cfg, int procfs) {
     if (!cfg.lock_mounts) return {};
-    const oci::Linux &lx = *cfg.spec->linux_;
-    auto identity = [](const std::vector<oci::IdMapping> &maps) {
-        if (maps.empty()) return std::string("0 0 4294967295\n");
+    std::string me = std::to_string(::getpid());
+    // The identity over every id of the namespace this process is in (the
+    // container's, or, without one, the runtime's: the host's, or the one
+    // rootless Podman runs it in), from the inside column of its own maps.
+    auto identity = [&](const char *file) -> Result<std::string> {
+        Fd f = OCI_TRY(open_proc_file(procfs, me + "/" + file, O_RDONLY));
+        std::string text;
+        char buf[4096];
+        for (ssize_t n; (n = ::read(f.get(), buf, sizeof buf)) != 0;) {
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return fail_errno(std::string("lock mounts: read ") + file);
+            text.append(buf, static_cast<size_t>(n));
+        }
         std::string t;
-        for (const auto &m : maps)
-            t += std::to_string(m.container_id) + " " + std::to_string(m.container_id) + " " +
-                 std::to_string(m.size) + "\n";
+        for_each_line(text, [&](std::string_view line) {
+            auto w = words(line);
+            if (w.size() == 3)
+                t += std::string(w[0]) + " " + std::string(w[0]) + " " + std::string(w[2]) + "\n";
+        });
+        if (t.empty()) return fail(std::string("lock mounts: ") + file + ": no mapping");
         return t;
     };
-    std::string uids = identity(lx.uid_mappings), gids = identity(lx.gid_mappings);
-    std::string me = std::to_string(::getpid());
+    std::string uids = OCI_TRY(identity("uid_map")), gids = OCI_TRY(identity("gid_map"));
     // The helper is root of the container's user namespace, not of the
     // host's: it can open our /proc files only while we are dumpable. No
     // other process exists in the container yet.

@@ -1,5 +1,7 @@
 #include "runtime/process/userns.hpp"
 
+#include "oci/state.hpp"
+#include "oci/text.hpp"
 #include "runtime/lifecycle/hooks.hpp"
 #include "runtime/process/proc.hpp"
 
@@ -62,6 +64,20 @@ Status run_helper(const char *name, pid_t pid, const std::vector<oci::IdMapping>
 }
 
 } // namespace
+
+bool in_initial_user_namespace() {
+    static const bool initial = [] {
+        auto map = oci::read_file("/proc/self/uid_map");
+        if (!map) return true; // no user namespaces in this kernel
+        auto w = words(*map);
+        return w.size() == 3 && w[0] == "0" && w[1] == "0" && w[2] == "4294967295";
+    }();
+    return initial;
+}
+
+bool host_root() {
+    return ::geteuid() == 0 && in_initial_user_namespace();
+}
 
 Status write_id_mappings(pid_t pid, const oci::Linux &lx) {
     if (::geteuid() == 0) {

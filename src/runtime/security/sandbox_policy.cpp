@@ -9,6 +9,7 @@
 #include "runtime/log.hpp"
 #include "runtime/network/firewall.hpp"
 #include "runtime/network/shim_launch.hpp"
+#include "runtime/process/userns.hpp"
 #include "runtime/security/device_reach.hpp"
 #include "sandbox_guard.h"
 
@@ -99,7 +100,7 @@ HostFacts detect_host_facts() {
     h.strace = ::access("/usr/bin/strace", X_OK) == 0;
     h.shim = ::access(shim_path().c_str(), X_OK) == 0;
     h.firewall = ::access(firewall_path().c_str(), X_OK) == 0;
-    h.privileged = ::geteuid() == 0;
+    h.privileged = host_root();
     // An empty change on no fd: only a kernel without the call says ENOSYS.
     struct mount_attr a {};
     h.mount_setattr = ::mount_setattr(-1, "", AT_EMPTY_PATH, &a, sizeof a) == 0 || errno != ENOSYS;
