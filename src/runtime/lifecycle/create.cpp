@@ -250,8 +250,10 @@ Result<ShimProcess> start_network_helper(const std::string &id, const std::strin
                                          const std::vector<std::string> &cgroup_dirs) {
     ShimLaunch l;
     // Its cgroup under the container's (removed with it by destroy_cgroup).
-    l.host = &host;
-    l.cgroups = cgroup_dirs;
+    SpawnSpec where;
+    OCI_CHECK(place_in_helper_cgroup(where, host, cgroup_dirs, "network helper"));
+    l.cgroups = std::move(where.cgroups);
+    l.born_in = std::move(where.born_in);
     l.id = id;
     l.state_dir = state_dir;
     l.init = init;

@@ -6,7 +6,6 @@
 #include "oci/fd.hpp"
 #include "oci/policy/helper_config.hpp"
 #include "oci/state.hpp"
-#include "runtime/cgroups/cgroup.hpp"
 #include "runtime/lifecycle/sealed_binary.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process/proc.hpp"
@@ -118,7 +117,8 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
     spec.args = std::move(args);
     spec.err = log.get();
     spec.pass = pass;
-    if (l.host) OCI_CHECK(place_in_helper_cgroup(spec, *l.host, l.cgroups, "network helper"));
+    spec.cgroups = l.cgroups;
+    spec.born_in = l.born_in;
     spec.detach = true;
     OCI_TRY(spawn_program(spec, "network helper " + path));
     ready_w.reset();

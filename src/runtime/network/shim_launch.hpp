@@ -7,7 +7,6 @@
 #include "oci/error.hpp"
 #include "oci/policy/network_policy.hpp"
 #include "oci/spec.hpp"
-#include "runtime/cgroups/cgroup_host.hpp"
 
 #include <sys/types.h>
 
@@ -36,11 +35,11 @@ struct ShimLaunch {
     std::vector<int> listeners;
     int netns_fd = -1; // the container's netns, for published ports
     const NetworkPolicy *net = nullptr;
-    // The container's cgroups: the helper runs in the helpers' cgroup below
-    // them (place_in_helper_cgroup), so everything it allocates is charged
-    // to the container.
-    const CgroupHost *host = nullptr;
+    // Where it runs (the caller's place_in_helper_cgroup: the helpers'
+    // cgroup below the container's, so everything it allocates is charged to
+    // the container): born in `born_in` (v2), entering `cgroups` first.
     std::vector<std::string> cgroups;
+    std::string born_in;
 };
 
 struct ShimProcess {
