@@ -403,7 +403,7 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
     std::string loop = made.out.substr(0, made.out.find('\n'));
     if (made.status != 0 || loop.empty()) {
         test::track_dir(dir);
-        cr_skip_test("no loop device: %s", made.err.c_str());
+        cr_skip_test("no loop device: %s", test::skip_reason(made.err).c_str());
     }
     std::string failures;
     struct stat st {};

@@ -152,6 +152,13 @@ bool contains(const std::string &hay, const std::string &needle) {
     return hay.find(needle) != std::string::npos;
 }
 
+std::string skip_reason(const std::string &s) {
+    std::string r = s.substr(0, s.find('\n'));
+    for (char &c : r)
+        if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = '\'';
+    return r;
+}
+
 size_t count_lines(const std::string &s) {
     size_t n = 0;
     for (char c : s)

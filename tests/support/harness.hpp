@@ -58,6 +58,10 @@ inline double seconds_since(Clock::time_point t) {
 
 bool contains(const std::string &hay, const std::string &needle);
 size_t count_lines(const std::string &s);
+// `s` as a skip message: its first line, double quotes made single
+// (Criterion writes messages into its JSON report unescaped, and a newline
+// or a quote there makes the report unreadable).
+std::string skip_reason(const std::string &s);
 // Entries of a directory, without . and ..; empty when it does not exist.
 std::vector<std::string> dir_entries(const std::string &path);
 // The IDs of the mounts this process sees now, sorted.
