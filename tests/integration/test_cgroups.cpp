@@ -160,8 +160,9 @@ Test(cgroups, init_is_in_its_cgroup_everywhere_and_delete_removes_it) {
 
 // --cgroup-manager (crun's global option, which Podman passes with
 // --cgroups disabled): disabled makes no cgroup (the init stays in the
-// caller's in every hierarchy), and a limit it would not hold is refused
-// with one line, nothing left (bad values: test_bad_cli.cpp).
+// caller's in every hierarchy); a limit it would not hold is refused with
+// one line, nothing left, and so is a rule on files (as root the container
+// could open, or make, a disk's node) (bad values: test_bad_cli.cpp).
 Test(cgroups, cgroup_manager_disabled_makes_no_cgroup) {
     Env e = make_env("cgoff", {"sleep", "30"});
     e.b.save();
@@ -175,10 +176,22 @@ Test(cgroups, cgroup_manager_disabled_makes_no_cgroup) {
     e.b.save();
     auto limited =
         oci({"--root", e.root, "--cgroup-manager", "disabled", "run", "--bundle", e.b.dir, e.id});
+    // Without a devices cgroup the host's disks are open: rules on files
+    // are not enforced (strict refuses).
+    resources(e).pids.reset();
+    e.b.spec.annotations["dev.ocirun.deny"] = "/etc/passwd";
+    e.b.save();
+    auto ruled =
+        oci({"--root", e.root, "--cgroup-manager", "disabled", "run", "--bundle", e.b.dir, e.id});
     auto left = test::dir_entries(e.root);
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert(!init_dirs.empty() && init_dirs == ours, "the init has a cgroup of its own");
+    cr_assert_eq(ruled.status, 1, "%s", ruled.err.c_str());
+    cr_assert(contains(ruled.err, "the container has no devices cgroup (--cgroup-manager "
+                                  "disabled), so every device, the host's disks among them, opens"),
+              "%s", ruled.err.c_str());
+    cr_assert_eq(test::count_lines(ruled.err), 1, "%s", ruled.err.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert_eq(limited.status, 1);
     cr_assert_str_eq(limited.err.c_str(), "oci-run: run: config.json: linux.resources.pids: "

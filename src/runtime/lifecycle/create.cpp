@@ -658,6 +658,7 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
                     "bridge network's): in a new one, loopback is all there is, with no route "
                     "to redirect");
     host_facts = policy.present ? detect_host_facts() : HostFacts{};
+    host_facts.devices_cgroup = !o.no_cgroup;
     if (policy.present) {
         OCI_CHECK(check_policy_pid_namespace(policy, spec));
         OCI_CHECK(check_policy_gaps(policy, spec, host_facts));

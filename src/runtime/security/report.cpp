@@ -243,7 +243,9 @@ Result<std::vector<ReportRow>> measure_fs_rules(const ContainerRecord &rec, cons
     std::vector<ReportRow> rows;
     auto tried = OCI_TRY(probe_fs_rules(rec.state.pid, *spec.linux_, policy.masks(), rec.fs_rules));
     // Around every rule: the raw disks (refused at create in strict mode).
-    const std::string disks = tried.empty() ? "" : disks_open(spec, detect_host_facts());
+    HostFacts host = detect_host_facts();
+    host.devices_cgroup = !rec.cgroup_dirs.empty();
+    const std::string disks = tried.empty() ? "" : disks_open(spec, host);
     for (const Promise &p : promises(spec, policy, rec.network_owner)) {
         if (p.dim != Dim::fs_rule) continue;
         const RuleTried *t = nullptr;

@@ -135,6 +135,10 @@ std::string disks_open(const oci::Spec &spec, const HostFacts &host) {
     if (!host.raw_char_majors)
         return need + "which character devices reach them is not known (" +
                (host.devices_unread.empty() ? "/proc/devices not read" : host.devices_unread) + ")";
+    // Root with no devices cgroup: every node opens, and one can be made.
+    if (host.privileged && !host.devices_cgroup)
+        return need + "the container has no devices cgroup (--cgroup-manager disabled), so every "
+                      "device, the host's disks among them, opens";
     if (std::string open = disk_device_access(*spec.linux_, *host.raw_char_majors, host.privileged);
         !open.empty())
         return need + open;

@@ -43,6 +43,10 @@ struct HostFacts {
     // says why), and then the rules on files cannot be checked.
     std::optional<std::vector<int64_t>> raw_char_majors;
     std::string devices_unread;
+    // The container has a devices cgroup holding linux.resources.devices
+    // (set by create: not with --cgroup-manager disabled; by report: the
+    // record has cgroups).
+    bool devices_cgroup = true;
 };
 HostFacts detect_host_facts();
 
