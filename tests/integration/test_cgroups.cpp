@@ -184,14 +184,27 @@ Test(cgroups, cgroup_manager_disabled_makes_no_cgroup) {
     auto ruled =
         oci({"--root", e.root, "--cgroup-manager", "disabled", "run", "--bundle", e.b.dir, e.id});
     auto left = test::dir_entries(e.root);
+    // In report mode it runs, and report says so.
+    e.b.spec.annotations["dev.ocirun.enforcement"] = "report";
+    e.b.save();
+    auto rc = test::oci_files(
+        {"--root", e.root, "--cgroup-manager", "disabled", "create", "--bundle", e.b.dir, e.id});
+    auto rep = oci({"--root", e.root, "report", "--format", "json", e.id});
+    oci({"--root", e.root, "delete", "--force", e.id});
     cleanup_all();
     cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
     cr_assert(!init_dirs.empty() && init_dirs == ours, "the init has a cgroup of its own");
+    const std::string why = "the filesystem rules need the host's disks closed: the container "
+                            "has no devices cgroup (--cgroup-manager disabled), so every device, "
+                            "the host's disks among them, opens";
     cr_assert_eq(ruled.status, 1, "%s", ruled.err.c_str());
-    cr_assert(contains(ruled.err, "the container has no devices cgroup (--cgroup-manager "
-                                  "disabled), so every device, the host's disks among them, opens"),
-              "%s", ruled.err.c_str());
+    cr_assert(contains(ruled.err, "(dev.ocirun.enforcement=strict): cannot enforce: " + why), "%s",
+              ruled.err.c_str());
     cr_assert_eq(test::count_lines(ruled.err), 1, "%s", ruled.err.c_str());
+    cr_assert_eq(rc.status, 0, "create: %s", rc.err.c_str());
+    cr_assert(contains(rep.out, "{\"dimension\":\"deny /etc/passwd\",\"state\":\"degraded\"") &&
+                  contains(rep.out, why),
+              "%s", rep.out.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert_eq(limited.status, 1);
     cr_assert_str_eq(limited.err.c_str(), "oci-run: run: config.json: linux.resources.pids: "
