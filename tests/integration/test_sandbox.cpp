@@ -155,11 +155,16 @@ Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
         const char *name;
         std::vector<std::string> options;
         bool refused;
-    } cases[] = {{"writable", {"rbind"}, true}, {"read-only", {"rbind", "ro"}, false}};
+        std::string protect;
+    } cases[] = {{"writable", {"rbind"}, true, prot},
+                 // One protected path inside another: each name is counted
+                 // once (it was twice, which hid the link outside).
+                 {"overlapping protected paths", {"rbind"}, true, host + "/repo:" + prot},
+                 {"read-only", {"rbind", "ro"}, false, prot}};
     std::string failures;
     for (const auto &c : cases) {
         Env e = make_env("sbprotln", {"sh", "-c", "echo CHANGED > /scratch/pack"});
-        e.b.spec.annotations["dev.ocirun.protected"] = prot;
+        e.b.spec.annotations["dev.ocirun.protected"] = c.protect;
         e.b.spec.mounts.push_back(test::mount_entry("/scratch", "bind", out, c.options));
         ::mkdir((e.b.rootfs + "/scratch").c_str(), 0755);
         e.b.save();
@@ -167,7 +172,7 @@ Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
         auto left = test::dir_entries(e.root);
         if (c.refused) {
             if (o.status != 1 || test::count_lines(o.err) != 1 ||
-                !contains(o.err, "annotations[dev.ocirun.protected]: " + prot) ||
+                !contains(o.err, "annotations[dev.ocirun.protected]: " + host + "/repo") ||
                 !contains(o.err, prot + "/objects/pack") || !contains(o.err, out + "/pack") ||
                 !contains(o.err, "mounts[") || !left.empty())
                 failures += std::string(c.name) + ": not refused: " + std::to_string(o.status) +

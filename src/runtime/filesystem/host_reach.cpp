@@ -207,7 +207,9 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
     struct Linked {
         const ReachGuard *guard = nullptr;
         nlink_t links = 0;
-        size_t seen = 0; // its names in the guards
+        // Its names in the guards (a set: guards may overlap, one inside
+        // another, and a name is counted once).
+        std::set<std::string> names;
         std::string path;
     };
     std::map<std::pair<dev_t, ino_t>, Linked> files;
@@ -215,14 +217,16 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
     auto same_fs = [](dev_t dev) {
         return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
     };
-    // Only a filesystem some writable reach shows is walked.
+    // Only a filesystem some writable reach shows is walked. Devices are
+    // compared as stat gives them (on btrfs a subvolume's is its own, not
+    // the one mountinfo names).
     std::set<dev_t> written;
     for (const Reach &r : reaches)
-        if (r.writable && !r.host_path.empty())
-            written.insert(makedev(r.region.major, r.region.minor));
+        if (struct stat st;
+            r.writable && !r.host_path.empty() && ::stat(r.host_path.c_str(), &st) == 0)
+            written.insert(st.st_dev);
     for (const ReachGuard &g : guards) {
-        if (g.host_path.empty() || !written.count(makedev(g.region.major, g.region.minor)))
-            continue;
+        if (g.host_path.empty()) continue;
         Fd top(::open(g.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
         if (!top.valid() && (errno == ENOENT || errno == ELOOP)) continue; // not made yet
         if (!top.valid())
@@ -230,14 +234,16 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
                               " (to look for other names of its files)");
         struct stat st;
         if (::fstat(top.get(), &st) < 0) return fail_errno(g.key + ": stat " + g.host_path);
+        if (!written.count(st.st_dev)) continue;
         auto note = [&](const struct stat &s, const std::string &path) {
             if (S_ISDIR(s.st_mode) || s.st_nlink < 2) return;
             Linked &f = files[{s.st_dev, s.st_ino}];
-            if (f.seen++ == 0) {
+            if (f.names.empty()) {
                 f.guard = &g;
                 f.links = s.st_nlink;
                 f.path = path;
             }
+            f.names.insert(path);
         };
         if (!S_ISDIR(st.st_mode)) {
             note(st, g.host_path);
@@ -254,26 +260,27 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
     }
     std::set<dev_t> wanted;
     for (const auto &[key, f] : files)
-        if (f.seen < f.links) wanted.insert(key.first);
+        if (f.names.size() < f.links) wanted.insert(key.first);
     if (wanted.empty()) return {};
     for (const Reach &r : reaches) {
-        dev_t dev = makedev(r.region.major, r.region.minor);
-        if (!r.writable || r.host_path.empty() || !wanted.count(dev)) continue;
+        if (!r.writable || r.host_path.empty()) continue;
         Fd top(::open(r.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
         if (!top.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
+        struct stat st;
+        if (::fstat(top.get(), &st) < 0)
+            return fail_errno(r.what + r.via + ": stat " + r.host_path);
+        if (!wanted.count(st.st_dev)) continue;
         std::string found;
         const Linked *of = nullptr;
         auto look = [&](const struct stat &s, const std::string &path) {
             if (of || S_ISDIR(s.st_mode)) return;
             auto f = files.find({s.st_dev, s.st_ino});
-            if (f != files.end() && f->second.seen < f->second.links) {
+            if (f != files.end() && f->second.names.size() < f->second.links &&
+                !f->second.names.count(path)) {
                 of = &f->second;
                 found = path;
             }
         };
-        struct stat st;
-        if (::fstat(top.get(), &st) < 0)
-            return fail_errno(r.what + r.via + ": stat " + r.host_path);
         bool incomplete = false, whole = true;
         if (S_ISDIR(st.st_mode))
             whole = walk_tree(top.get(), r.host_path, budget, incomplete, look, same_fs(st.st_dev));
