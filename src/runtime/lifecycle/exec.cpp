@@ -422,8 +422,13 @@ Status intermediate(const Child &c, StagePlan *plan) {
     for (auto [fd, flag] : c.ns) {
         if (::setns(fd, flag) < 0)
             return fail_errno("setns " + std::string(ns_flag_name(flag)) + " namespace");
-        if (flag == CLONE_NEWUSER && pid_after_user && ::setns(c.pidns_fd, CLONE_NEWPID) < 0)
-            return fail_errno("setns into the container's PID namespace");
+        // (After the first: a nested one, a sandbox policy's, comes later,
+        // and holds no capability over the PID namespace.)
+        if (flag == CLONE_NEWUSER && pid_after_user) {
+            if (::setns(c.pidns_fd, CLONE_NEWPID) < 0)
+                return fail_errno("setns into the container's PID namespace");
+            pid_after_user = false;
+        }
     }
     for (auto [fd, flag] : c.ns)
         ::close(fd);
