@@ -574,3 +574,55 @@ Test(rootless, podman_runs_oci_run_as_root_of_its_user_namespace, .timeout = 120
               o.out.c_str(), o.err.c_str());
     cr_assert(!contains(mounts, " " + dir + "/"), "left mounted below %s", dir.c_str());
 }
+
+// Attack: the binds of an unprivileged runtime's container under a rule on
+// files are nodev, but a mount the host made below a bound directory after
+// create came in as a slave's does, with its own flags: a device node on it
+// opened in the container. Those binds are rprivate now: the later mount
+// does not come in. (A shared host directory, in a private mount namespace
+// of the test's; a tmpfs mounted there once the container runs, with a null
+// node in it, which the container tries to open.)
+Test(rootless, attack_a_host_mount_made_later_below_a_bind) {
+    test::private_mount_namespace();
+    std::string dir = test::make_temp_dir("rllater");
+    ::chmod(dir.c_str(), 0755);
+    std::string later = dir + "/later";
+    ::mkdir(later.c_str(), 0755);
+    std::string failures;
+    if (::mount(later.c_str(), later.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount(nullptr, later.c_str(), nullptr, MS_SHARED, nullptr) != 0)
+        failures = std::string("make ") + later + " shared: " + std::strerror(errno);
+    ::mkdir((later + "/sub").c_str(), 0755);
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rllater", bin, {"sleep", "60"});
+    ::mkdir((e.b.rootfs + "/later").c_str(), 0755);
+    e.b.spec.mounts.push_back(test::mount_entry("/later", "bind", later, {"rbind"}));
+    e.b.spec.annotations["dev.ocirun.deny"] = "/etc/passwd";
+    e.b.save();
+    auto nobody = [&](std::vector<std::string> args) {
+        std::vector<std::string> argv = {bin, "--root", e.root};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run_files(as_nobody(argv));
+    };
+    auto c = nobody({"run", "--detach", "--bundle", e.b.dir, e.id});
+    std::string sub = later + "/sub";
+    if (::mount("tmpfs", sub.c_str(), "tmpfs", 0, "mode=755") != 0 ||
+        ::mknod((sub + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+        ::chmod((sub + "/null").c_str(), 0666) != 0)
+        failures += "mount a tmpfs on " + sub + ": " + std::strerror(errno) + "\n";
+    auto x = nobody({"exec", e.id, "sh", "-c", "echo x > /later/sub/null && echo opened"});
+    auto d = nobody({"delete", "--force", e.id});
+    ::umount2(sub.c_str(), MNT_DETACH);
+    ::umount2(later.c_str(), MNT_DETACH);
+    test::track_dir(dir);
+    auto left = test::dir_entries(e.root);
+    cleanup_all();
+    cr_assert(failures.empty(), "%s", failures.c_str());
+    cr_assert_eq(c.status, 0, "run: %s", c.err.c_str());
+    cr_assert(!contains(x.out, "opened"), "a node on the later mount opened: %s %s", x.out.c_str(),
+              x.err.c_str());
+    cr_assert(contains(x.err, "can't create /later/sub/null"), "%s %s", x.out.c_str(),
+              x.err.c_str());
+    cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}

@@ -739,9 +739,12 @@ Status prepare_rootfs(const std::vector<MountOp> &plan, const RootfsContext &ctx
             if (ctx.rootfs_fd >= 0 && !sys.same_object(root.fd, ctx.rootfs_fd))
                 return fail("root.path " + ctx.rootfs +
                             ": changed after it was checked (what was bound is another directory)");
-            // (nodev: sandbox_policy.hpp close_device_nodes.)
+            // (nodev, rprivate: sandbox_policy.hpp close_device_nodes.)
             if (op.options.rec_set && sys.set_tree_attrs(root.fd, op.options.rec_set, true) < 0)
                 return fail_errno("root.path " + ctx.rootfs + ": mount_setattr");
+            if (op.options.propagation && sys.mount(nullptr, ctx.rootfs.c_str(), nullptr,
+                                                    op.options.propagation, nullptr) < 0)
+                return fail_errno("root.path " + ctx.rootfs + ": set propagation");
             break;
         case MountOpKind::mount: {
             int passed = -1;

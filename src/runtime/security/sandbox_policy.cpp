@@ -219,6 +219,9 @@ void close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
         if (op.kind != MountOpKind::isolate && !bind) continue;
         op.options.rec_set |= MOUNT_ATTR_NODEV;
         op.options.rec_clear &= ~static_cast<uint64_t>(MOUNT_ATTR_NODEV);
+        // Private: a mount the host makes below it later would come in as
+        // a slave's does, without the nodev.
+        op.options.propagation = MS_PRIVATE | MS_REC;
     }
 }
 

@@ -79,8 +79,9 @@ Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountO
 // in the rootfs, made by the host's root): under the rules on files an
 // unprivileged runtime mounts the rootfs and every bind whose source is not
 // itself a device node nodev, recursively (rnodev; the sandbox guard
-// forbids remounting). The device binds of linux.devices and /dev's
-// defaults come after, as mounts of their own.
+// forbids remounting), and rprivate (what the host mounts below them later
+// does not come in). The device binds of linux.devices and /dev's defaults
+// come after, as mounts of their own.
 void close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
                         const HostFacts &host);
 
