@@ -391,36 +391,16 @@ Test(rootless, a_deny_rule_without_the_stage) {
 // with the node in it, the node in the rootfs. Without the rule the same
 // container reads the device: the attack is real.
 Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
-    test::private_mount_namespace();
-    std::string dir = test::make_temp_dir("rlblk");
-    ::chmod(dir.c_str(), 0755);
-    std::string img = dir + "/img", mnt = dir + "/mnt", node = dir + "/node",
-                marker = "MARKER-" + std::to_string(::getpid());
-    ::mkdir(mnt.c_str(), 0755);
-    auto made = test::run(std::vector<std::string>{"sh", "-c",
-                                                   "truncate -s 8M " + img + " && mkfs.ext4 -q " +
-                                                       img + " && losetup -f --show " + img});
-    std::string loop = made.out.substr(0, made.out.find('\n'));
-    if (made.status != 0 || loop.empty()) {
-        test::track_dir(dir);
-        cr_skip_test("no loop device: %s", test::skip_reason(made.err).c_str());
-    }
-    std::string failures;
-    struct stat st {};
-    if (::mount(loop.c_str(), mnt.c_str(), "ext4", 0, nullptr) != 0 ||
-        ::stat(loop.c_str(), &st) != 0 || ::mknod(node.c_str(), S_IFBLK | 0660, st.st_rdev) != 0 ||
-        ::chown(node.c_str(), 0, 6) != 0)
-        failures = "set up " + loop + ": " + std::strerror(errno);
-    ::mkdir((mnt + "/secret").c_str(), 0755);
-    test::write_file(mnt + "/secret/data", marker + "\n");
-    ::chmod((mnt + "/secret/data").c_str(), 0644);
-    ::sync();
-    std::string numbers =
-        std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+    test::LoopDisk disk = test::make_loop_disk("rlblk");
+    const std::string &dir = disk.dir, &mnt = disk.mnt, &marker = disk.marker;
+    std::string failures = disk.failure, node = dir + "/node";
+    if (::mknod(node.c_str(), S_IFBLK | 0660, disk.rdev) != 0 || ::chown(node.c_str(), 0, 6) != 0)
+        failures += "set up " + node + ": " + std::strerror(errno) + "\n";
+    std::string numbers = std::to_string(major(disk.rdev)) + ":" + std::to_string(minor(disk.rdev));
     // A directory of the host's with the node in it.
     std::string nodes = dir + "/nodes";
     ::mkdir(nodes.c_str(), 0755);
-    if (::mknod((nodes + "/blk").c_str(), S_IFBLK | 0660, st.st_rdev) != 0 ||
+    if (::mknod((nodes + "/blk").c_str(), S_IFBLK | 0660, disk.rdev) != 0 ||
         ::chown((nodes + "/blk").c_str(), 0, 6) != 0)
         failures += "set up " + nodes + "/blk: " + std::strerror(errno) + "\n";
     struct Case {
@@ -456,7 +436,7 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
             ::mkdir((e.b.rootfs + "/nodes").c_str(), 0755);
             e.b.spec.mounts.push_back(test::mount_entry("/nodes", "bind", nodes, {"rbind"}));
         } else if (what == "in the rootfs") {
-            if (::mknod((e.b.rootfs + "/blk").c_str(), S_IFBLK | 0660, st.st_rdev) != 0 ||
+            if (::mknod((e.b.rootfs + "/blk").c_str(), S_IFBLK | 0660, disk.rdev) != 0 ||
                 ::chown((e.b.rootfs + "/blk").c_str(), 0, 6) != 0)
                 failures += what + ": mknod: " + std::strerror(errno) + "\n";
         } else {
@@ -487,9 +467,7 @@ Test(rootless, attack_a_disk_the_user_opens_under_filesystem_rules) {
         }
         cleanup_all();
     }
-    ::umount2(mnt.c_str(), MNT_DETACH);
-    test::run(std::vector<std::string>{"losetup", "-d", loop});
-    test::track_dir(dir);
+    disk.remove();
     cleanup_all();
     cr_assert(failures.empty(), "%s", failures.c_str());
 }

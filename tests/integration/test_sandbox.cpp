@@ -334,31 +334,9 @@ Test(sandbox, a_filesystem_from_a_device_is_checked_as_a_bind) {
 // line naming the field, nothing left; with the default rules (every
 // device denied first) the bound node does not open, and the run passes.
 Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
-    test::private_mount_namespace();
-    // Tracked (removed) only once the loop device is off: each case's
-    // cleanup_all would find its mount busy.
-    std::string dir = test::make_temp_dir("sbblk");
-    std::string img = dir + "/img", mnt = dir + "/mnt",
-                marker = "MARKER-" + std::to_string(::getpid());
-    ::mkdir(mnt.c_str(), 0755);
-    auto made = test::run(std::vector<std::string>{"sh", "-c",
-                                                   "truncate -s 8M " + img + " && mkfs.ext4 -q " +
-                                                       img + " && losetup -f --show " + img});
-    std::string loop = made.out.substr(0, made.out.find('\n'));
-    if (made.status != 0 || loop.empty()) {
-        test::track_dir(dir);
-        cr_skip_test("no loop device: %s", test::skip_reason(made.err).c_str());
-    }
-    std::string failures;
-    struct stat st {};
-    if (::mount(loop.c_str(), mnt.c_str(), "ext4", 0, nullptr) != 0 ||
-        ::stat(loop.c_str(), &st) != 0)
-        failures = "mount " + loop + ": " + std::strerror(errno);
-    ::mkdir((mnt + "/secret").c_str(), 0755);
-    test::write_file(mnt + "/secret/data", marker + "\n");
-    ::sync();
-    std::string numbers =
-        std::to_string(major(st.st_rdev)) + " " + std::to_string(minor(st.st_rdev));
+    test::LoopDisk disk = test::make_loop_disk("sbblk");
+    const std::string &mnt = disk.mnt, &marker = disk.marker;
+    std::string failures = disk.failure;
     struct Case {
         const char *name, *refusal;
     } cases[] = {{"no rule", "linux.resources.devices has no rule"},
@@ -376,17 +354,17 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
         e.b.spec.annotations["dev.ocirun.deny"] = "/data/secret";
         auto &rules = e.b.spec.linux_->resources->devices;
         std::string what = c.name;
-        auto allow_it = test::device_rule(true, "b", major(st.st_rdev), minor(st.st_rdev), "r");
+        auto allow_it = test::device_rule(true, "b", major(disk.rdev), minor(disk.rdev), "r");
         if (what == "node") {
             ocirun::oci::Device d;
             d.path = "/dev/blk";
             d.type = "b";
-            d.major = major(st.st_rdev);
-            d.minor = minor(st.st_rdev);
+            d.major = major(disk.rdev);
+            d.minor = minor(disk.rdev);
             e.b.spec.linux_->devices.push_back(d);
             rules.push_back(allow_it);
         } else {
-            e.b.spec.mounts.push_back(test::mount_entry("/dev/blk", "bind", loop, {"bind"}));
+            e.b.spec.mounts.push_back(test::mount_entry("/dev/blk", "bind", disk.loop, {"bind"}));
         }
         if (what == "no rule") rules.clear();
         if (what == "allowed") rules = {test::device_rule(false, "a", {}, {}, "rwm"), allow_it};
@@ -403,9 +381,7 @@ Test(sandbox, attack_block_devices_stay_closed_under_filesystem_rules) {
             failures += what + ": " + std::to_string(o.status) + " " + all + "\n";
         cleanup_all();
     }
-    ::umount2(mnt.c_str(), MNT_DETACH);
-    test::run(std::vector<std::string>{"losetup", "-d", loop});
-    test::track_dir(dir);
+    disk.remove();
     cleanup_all();
     cr_assert(failures.empty(), "%s", failures.c_str());
 }

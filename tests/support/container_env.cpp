@@ -1,14 +1,19 @@
 #include "container_env.hpp"
 
+#include "host_snapshot.hpp"
 #include "oci/json.hpp"
 #include "oci/names.hpp"
 
+#include <criterion/criterion.h>
+
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <utility>
 
@@ -68,6 +73,41 @@ ocirun::oci::DeviceRule device_rule(bool allow, const char *type, std::optional<
     r.minor = minor;
     r.access = access;
     return r;
+}
+
+LoopDisk make_loop_disk(const char *tag) {
+    private_mount_namespace();
+    LoopDisk d;
+    d.dir = make_temp_dir(tag);
+    ::chmod(d.dir.c_str(), 0755);
+    d.mnt = d.dir + "/mnt";
+    d.marker = "MARKER-" + std::to_string(::getpid());
+    ::mkdir(d.mnt.c_str(), 0755);
+    std::string img = d.dir + "/img";
+    auto made = run(std::vector<std::string>{"sh", "-c",
+                                             "truncate -s 8M " + img + " && mkfs.ext4 -q " + img +
+                                                 " && losetup -f --show " + img});
+    d.loop = made.out.substr(0, made.out.find('\n'));
+    if (made.status != 0 || d.loop.empty()) {
+        track_dir(d.dir);
+        cr_skip_test("no loop device: %s", skip_reason(made.err).c_str());
+    }
+    struct stat st {};
+    if (::mount(d.loop.c_str(), d.mnt.c_str(), "ext4", 0, nullptr) != 0 ||
+        ::stat(d.loop.c_str(), &st) != 0)
+        d.failure = "mount " + d.loop + ": " + std::strerror(errno) + "\n";
+    d.rdev = st.st_rdev;
+    ::mkdir((d.mnt + "/secret").c_str(), 0755);
+    write_file(d.mnt + "/secret/data", d.marker + "\n");
+    ::chmod((d.mnt + "/secret/data").c_str(), 0644);
+    ::sync();
+    return d;
+}
+
+void LoopDisk::remove() {
+    ::umount2(mnt.c_str(), MNT_DETACH);
+    if (!loop.empty()) run(std::vector<std::string>{"losetup", "-d", loop});
+    track_dir(dir);
 }
 
 FileRun create(const Env &e, std::vector<std::string> extra) {

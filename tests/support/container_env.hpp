@@ -7,6 +7,8 @@
 #include "harness.hpp"
 #include "process.hpp"
 
+#include <sys/types.h>
+
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -39,6 +41,20 @@ ocirun::oci::Mount mount_entry(const std::string &dest, const std::string &type,
 // A linux.resources.devices rule (major, minor: nullopt for any).
 ocirun::oci::DeviceRule device_rule(bool allow, const char *type, std::optional<int64_t> major,
                                     std::optional<int64_t> minor, const char *access);
+
+// A disk whose raw bytes hold a file the rules on files guard: a loop
+// device with an ext4 filesystem, mounted at `mnt` (in the test's private
+// mount namespace, which make_loop_disk enters), holding secret/data (0644,
+// its one line `marker`), all below `dir` (0755). `failure` says what could
+// not be set up ("" when all was). The test is skipped where no loop device
+// can be had. remove() unmounts it, detaches the device and tracks `dir`
+// (only then: a cleanup_all before would find the mount busy).
+struct LoopDisk {
+    std::string dir, mnt, loop, marker, failure;
+    dev_t rdev = 0; // the loop device's
+    void remove();
+};
+LoopDisk make_loop_disk(const char *tag);
 
 // `oci-run create` (stdio on files, bounded) with `extra` flags.
 FileRun create(const Env &e, std::vector<std::string> extra = {});
