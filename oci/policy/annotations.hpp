@@ -29,6 +29,9 @@ struct SandboxPolicy {
 
     // Paths to hide, make read-only or pin: the init then locks its mounts.
     bool masks() const { return !deny.empty() || !deny_write.empty() || !deny_rename.empty(); }
+    // Rules on files (masks or protected paths): they need the host's disks
+    // closed.
+    bool file_rules() const { return masks() || !protected_paths.empty(); }
 };
 
 inline constexpr const char *kAnnotationPrefix = "dev.ocirun.";

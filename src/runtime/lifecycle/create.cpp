@@ -684,10 +684,7 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
         log::warning("config.json: linux.namespaces: no mount namespace of the container's own: "
                      "root.path is a chroot, which a process holding CAP_SYS_CHROOT can leave");
     OCI_CHECK(open_bind_sources(mount_plan, rootfs));
-    if (policy.present) {
-        OCI_CHECK(check_bound_devices(policy, mount_plan, host_facts));
-        close_device_nodes(policy, mount_plan, host_facts);
-    }
+    if (policy.present) OCI_CHECK(close_device_nodes(policy, mount_plan, host_facts));
     OCI_CHECK(check_idmap_locks(mount_plan, spec, cfg.in_userns, policy.masks()));
     // What the mounts reach of the host, checked on the objects just opened
     // (the init checks again what it mounts where that differs): no mount

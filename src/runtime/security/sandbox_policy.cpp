@@ -69,6 +69,9 @@ void add_family_rules(oci::Seccomp &s, const SocketFamilies &f) {
     rule({"socketcall"}, EAFNOSUPPORT, {arg(0, SYS_SOCKETPAIR, "SCMP_CMP_EQ")});
 }
 
+// How a gap of the rules on files begins.
+const std::string kDisksClosed = "the filesystem rules need the host's disks closed: ";
+
 // One line for every gap: refused in strict mode, a warning in report mode.
 Status report_gaps(const SandboxPolicy &policy, const std::vector<std::string> &gaps) {
     if (gaps.empty()) return {};
@@ -131,7 +134,7 @@ Status check_policy_pid_namespace(const SandboxPolicy &policy, const oci::Spec &
 }
 
 std::string disks_open(const oci::Spec &spec, const HostFacts &host) {
-    const std::string need = "the filesystem rules need the host's disks closed: ";
+    const std::string need = kDisksClosed;
     if (!host.raw_char_majors)
         return need + "which character devices reach them is not known (" +
                (host.devices_unread.empty() ? "/proc/devices not read" : host.devices_unread) + ")";
@@ -149,7 +152,7 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
                          const HostFacts &host) {
     std::vector<std::string> gaps;
     // Rules on files hold only while the disks under them stay closed.
-    if (policy.masks() || !policy.protected_paths.empty())
+    if (policy.file_rules())
         if (std::string open = disks_open(spec, host); !open.empty()) gaps.push_back(open);
     if (policy.net.own_namespace()) {
         const oci::Namespace *net = spec.linux_->find_namespace(oci::NsType::network);
@@ -188,41 +191,32 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec,
     return report_gaps(policy, gaps);
 }
 
-Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountOp> &plan,
-                           const HostFacts &host) {
-    if (host.privileged || !host.raw_char_majors) return {}; // (check_policy_gaps)
-    if (!policy.masks() && policy.protected_paths.empty()) return {};
+Status close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
+                          const HostFacts &host) {
+    if (host.privileged || !host.raw_char_majors || !policy.file_rules())
+        return {}; // (the devices cgroup, or check_policy_gaps refused)
     std::vector<std::string> gaps;
-    for (const MountOp &op : plan) {
-        struct stat st;
-        if (op.source_fd < 0 || ::fstat(op.source_fd, &st) < 0 ||
-            !reaches_disks_raw(st.st_mode, st.st_rdev, *host.raw_char_majors))
-            continue;
-        gaps.push_back("the filesystem rules need the host's disks closed: " + op.what + " binds " +
-                       op.source + " (" + (S_ISBLK(st.st_mode) ? "block" : "character") +
-                       " device " + std::to_string(major(st.st_rdev)) + ":" +
-                       std::to_string(minor(st.st_rdev)) +
-                       "), which reaches the host's disks or memory");
-    }
-    return report_gaps(policy, gaps);
-}
-
-void close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
-                        const HostFacts &host) {
-    if (host.privileged || (!policy.masks() && policy.protected_paths.empty())) return;
     for (MountOp &op : plan) {
         bool bind = op.kind == MountOpKind::mount && op.bind;
+        if (!bind && op.kind != MountOpKind::isolate) continue;
         struct stat st;
         if (bind && op.source_fd >= 0 && ::fstat(op.source_fd, &st) == 0 &&
-            (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)))
-            continue; // a node bound itself: check_bound_devices
-        if (op.kind != MountOpKind::isolate && !bind) continue;
+            (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))) {
+            if (reaches_disks_raw(st.st_mode, st.st_rdev, *host.raw_char_majors))
+                gaps.push_back(kDisksClosed + op.what + " binds " + op.source + " (" +
+                               (S_ISBLK(st.st_mode) ? "block" : "character") + " device " +
+                               std::to_string(major(st.st_rdev)) + ":" +
+                               std::to_string(minor(st.st_rdev)) +
+                               "), which reaches the host's disks or memory");
+            continue;
+        }
         op.options.rec_set |= MOUNT_ATTR_NODEV;
         op.options.rec_clear &= ~static_cast<uint64_t>(MOUNT_ATTR_NODEV);
         // Private: a mount the host makes below it later would come in as
         // a slave's does, without the nodev.
         op.options.propagation = MS_PRIVATE | MS_REC;
     }
+    return report_gaps(policy, gaps);
 }
 
 namespace {

@@ -67,23 +67,20 @@ Status check_policy_gaps(const SandboxPolicy &policy, const oci::Spec &spec, con
 // says of those rules), or "".
 std::string disks_open(const oci::Spec &spec, const HostFacts &host);
 
-// The same for the binds' sources as opened (MountOp::source_fd), which an
-// unprivileged runtime's container opens with the user's permissions: a
-// block device, or a character device reaching disks or memory raw, under
-// the rules on files.
-struct MountOp;
-Status check_bound_devices(const SandboxPolicy &policy, const std::vector<MountOp> &plan,
-                           const HostFacts &host);
-
-// And what the search above cannot see (a node inside a bound directory or
-// in the rootfs, made by the host's root): under the rules on files an
-// unprivileged runtime mounts the rootfs and every bind whose source is not
-// itself a device node nodev, recursively (rnodev; the sandbox guard
+// The same for the mounts of an unprivileged runtime, whose container opens
+// device nodes with the user's permissions (no devices cgroup), under the
+// rules on files, in one pass over the plan: a bind whose source (as
+// opened, MountOp::source_fd) is a block device, or a character device
+// reaching disks or memory raw, is a gap (check_policy_gaps' way: refused
+// in strict mode); the rootfs and every bind whose source is not itself a
+// device node are mounted nodev, recursively (rnodev; the sandbox guard
 // forbids remounting), and rprivate (what the host mounts below them later
-// does not come in). The device binds of linux.devices and /dev's defaults
-// come after, as mounts of their own.
-void close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
-                        const HostFacts &host);
+// does not come in): a node inside a bound directory or in the rootfs,
+// made by the host's root, does not open. The device binds of
+// linux.devices and /dev's defaults come after, as mounts of their own.
+struct MountOp;
+Status close_device_nodes(const SandboxPolicy &policy, std::vector<MountOp> &plan,
+                          const HostFacts &host);
 
 // The operator's runtime configuration (oci/policy/runtime_config.hpp) for
 // the name this process was run as: set once from argv[0], read on first
