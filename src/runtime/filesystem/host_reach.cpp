@@ -217,6 +217,10 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
     auto same_fs = [](dev_t dev) {
         return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
     };
+    auto why_stopped = [](bool incomplete) {
+        return incomplete ? std::string("a directory could not be read")
+                          : std::to_string(kHardLinkBudget) + " entries";
+    };
     // Only a filesystem some writable reach shows is walked. Devices are
     // compared as stat gives them (on btrfs a subvolume's is its own, not
     // the one mountinfo names).
@@ -253,9 +257,7 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
         if (!walk_tree(top.get(), g.host_path, budget, incomplete, note, same_fs(st.st_dev)) ||
             incomplete)
             return fail(g.key + ": the search for other names of its files stopped at " +
-                        g.host_path + " (" +
-                        (incomplete ? "a directory could not be read"
-                                    : std::to_string(kHardLinkBudget) + " entries") +
+                        g.host_path + " (" + why_stopped(incomplete) +
                         "): cannot tell whether a writable mount reaches them");
     }
     std::set<dev_t> wanted;
@@ -295,9 +297,7 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
             return fail(files.begin()->second.guard->key +
                         ": files in it have other names on the filesystem that " + r.what + r.via +
                         " reaches writable, and the search for them stopped (" +
-                        (incomplete ? "a directory could not be read"
-                                    : std::to_string(kHardLinkBudget) + " entries") +
-                        "): cannot tell");
+                        why_stopped(incomplete) + "): cannot tell");
     }
     return {};
 }
