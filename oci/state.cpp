@@ -70,24 +70,23 @@ Result<State> parse_state(std::string_view text) {
 Result<std::string> read_file(const std::string &path, int flags, size_t limit) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
     if (fd < 0) return fail_errno("open " + path);
+    auto text = read_fd(fd, path, limit);
+    ::close(fd);
+    return text;
+}
+
+Result<std::string> read_fd(int fd, const std::string &path, size_t limit) {
     std::string text;
     char buf[8192];
     for (;;) {
         ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int e = errno;
-            ::close(fd);
-            return fail_code(e, "read " + path);
-        }
+        if (n < 0) return fail_errno("read " + path);
         if (n == 0) break;
-        if (static_cast<size_t>(n) > limit - text.size()) {
-            ::close(fd);
+        if (static_cast<size_t>(n) > limit - text.size())
             return fail_code(EFBIG, path + " is larger than " + std::to_string(limit) + " bytes");
-        }
         text.append(buf, static_cast<size_t>(n));
     }
-    ::close(fd);
     return text;
 }
 

@@ -48,6 +48,9 @@ Result<State> parse_state(std::string_view text);
 // (EFBIG), found while reading, never after reading it all.
 Result<std::string> read_file(const std::string &path, int flags = 0,
                               size_t limit = static_cast<size_t>(-1));
+// The same from an open `fd`, to its end (`path` names it in errors).
+Result<std::string> read_fd(int fd, const std::string &path,
+                            size_t limit = static_cast<size_t>(-1));
 
 // The current time as RFC 3339 UTC with nanoseconds ("2026-01-02T03:04:05.123456789Z").
 std::string rfc3339_now();

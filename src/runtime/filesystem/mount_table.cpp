@@ -78,14 +78,7 @@ Result<std::vector<MountEntry>> own_mounts(int procfs) {
     if (procfs < 0) return parse_mountinfo(OCI_TRY(oci::read_file("/proc/self/mountinfo")));
     Fd f(::openat(procfs, "self/mountinfo", O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!f.valid()) return fail_errno("open /proc/self/mountinfo");
-    std::string text;
-    char buf[8192];
-    for (ssize_t n; (n = ::read(f.get(), buf, sizeof buf)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return fail_errno("read /proc/self/mountinfo");
-        text.append(buf, static_cast<size_t>(n));
-    }
-    return parse_mountinfo(text);
+    return parse_mountinfo(OCI_TRY(oci::read_fd(f.get(), "/proc/self/mountinfo")));
 }
 
 Result<std::string> path_of_fd(int fd, int procfs) {

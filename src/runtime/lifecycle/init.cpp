@@ -235,15 +235,10 @@ Status lock_mounts(const InitConfig &cfg, int procfs) {
     // rootless Podman runs it in), from the inside column of its own maps.
     auto identity = [&](const char *file) -> Result<std::string> {
         Fd f = OCI_TRY(open_proc_file(procfs, me + "/" + file, O_RDONLY));
-        std::string text;
-        char buf[4096];
-        for (ssize_t n; (n = ::read(f.get(), buf, sizeof buf)) != 0;) {
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return fail_errno(std::string("lock mounts: read ") + file);
-            text.append(buf, static_cast<size_t>(n));
-        }
+        auto text = oci::read_fd(f.get(), "/proc/" + me + "/" + file);
+        if (!text) return forward(std::move(text.error()), "lock mounts");
         std::string t;
-        for_each_line(text, [&](std::string_view line) {
+        for_each_line(*text, [&](std::string_view line) {
             auto w = words(line);
             if (w.size() == 3)
                 t += std::string(w[0]) + " " + std::string(w[0]) + " " + std::string(w[2]) + "\n";
