@@ -273,7 +273,8 @@ const MountOp &cgroup_mount(const std::vector<MountOp> &p) {
 }
 
 CgroupView view(int version, const std::string &name, const std::string &options) {
-    return {version, name, options, "/sys/fs/cgroup/" + name + "/oci-run/c1"};
+    return {version, name, options, "/sys/fs/cgroup/" + name + "/oci-run/c1",
+            "/sys/fs/cgroup/" + name};
 }
 
 } // namespace

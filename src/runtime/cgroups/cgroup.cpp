@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <set>
 
 namespace ocirun {
@@ -31,13 +32,14 @@ Status write_file(const std::string &path, const std::string &value, const std::
     return write_existing_file(path, value, what, true);
 }
 
-std::string read_trimmed(const std::string &path) {
-    auto t = oci::read_file(path);
-    if (!t) return {};
-    std::string s = std::move(*t);
+std::string trimmed(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
         s.pop_back();
     return s;
+}
+
+std::string read_trimmed(const std::string &path) {
+    return trimmed(oci::read_file(path).value_or(""));
 }
 
 void sleep_ms(long ms) {
@@ -84,6 +86,75 @@ const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir) {
     return nullptr;
 }
 
+namespace {
+
+// A path in a cgroup hierarchy, as the hierarchy's mount (opened once per
+// process, O_CLOEXEC, never closed) and the rest below it. A lookup through
+// sysfs (/sys) or a hierarchy revalidates each component under that
+// filesystem's lock (kernfs), which other containers' creates take for
+// writing while they make their cgroups and network devices: in 100
+// concurrent creates most of the runtime's waits were there, walking
+// /sys/fs/cgroup/... again for every file. The mounts are opened below
+// their parent (/sys/fs/cgroup), opened once too. A path outside the
+// hierarchies, or a mount that does not open, is walked as given.
+struct At {
+    int fd = AT_FDCWD;
+    std::string rel;
+};
+
+int open_once(const std::string &dir, bool below_parent) {
+    static std::map<std::string, int> opened;
+    auto [it, fresh] = opened.try_emplace(dir, -1);
+    if (!fresh) return it->second;
+    auto slash = dir.rfind('/');
+    int parent = below_parent && slash != std::string::npos && slash > 0
+                     ? open_once(dir.substr(0, slash), false)
+                     : -1;
+    it->second = parent >= 0
+                     ? ::openat(parent, dir.c_str() + slash + 1, O_PATH | O_DIRECTORY | O_CLOEXEC)
+                     : ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return it->second;
+}
+
+At cgroup_at(const CgroupHost &host, const std::string &path) {
+    const Hierarchy *h = hierarchy_of(host, path);
+    if (!h) return {AT_FDCWD, path};
+    int fd = open_once(h->mount, true);
+    if (fd < 0) return {AT_FDCWD, path};
+    return {fd, path.size() > h->mount.size() ? path.substr(h->mount.size() + 1) : "."};
+}
+
+} // namespace
+
+Fd open_in_cgroup(const CgroupHost &host, const std::string &path, int flags) {
+    At a = cgroup_at(host, path);
+    return Fd(::openat(a.fd, a.rel.c_str(), flags | O_CLOEXEC));
+}
+
+namespace {
+
+std::string read_trimmed(const CgroupHost &host, const std::string &path) {
+    Fd fd = open_in_cgroup(host, path, O_RDONLY);
+    if (!fd.valid()) return {};
+    return trimmed(oci::read_fd(fd.get(), path).value_or(""));
+}
+
+// As write_existing_file; `fd` an open file of `path`, else opened here.
+Status write_in(const CgroupHost &host, const std::string &path, const std::string &value,
+                const std::string &what, int fd = -1) {
+    Fd own;
+    if (fd < 0) {
+        own = open_in_cgroup(host, path, O_WRONLY);
+        if (!own.valid()) return fail_errno(what + ": open " + path);
+        fd = own.get();
+    }
+    if (::write(fd, value.data(), value.size()) != static_cast<ssize_t>(value.size()))
+        return fail_errno(what + ": write \"" + value + "\" to " + path);
+    return {};
+}
+
+} // namespace
+
 Result<std::vector<std::string>>
 cgroup_dirs_for(const CgroupHost &host, const std::string &cgroups_path, const std::string &id) {
     std::string path = normal_cgroup_path(cgroups_path.empty() ? "oci-run/" + id : cgroups_path);
@@ -124,6 +195,21 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         return none;
     };
     auto dir_for = [&](const CgroupWrite &w) -> const std::string & { return dir_in(w, dirs); };
+    // A file written again right after (devices.allow, a rule each) is
+    // opened once.
+    std::string open_path;
+    Fd open_fd;
+    auto write = [&](const std::string &path, const std::string &value, const std::string &what) {
+        if (path != open_path) {
+            open_fd = open_in_cgroup(host, path, O_WRONLY);
+            if (!open_fd.valid()) {
+                open_path.clear();
+                return Status(fail_errno(what + ": open " + path));
+            }
+            open_path = path;
+        }
+        return write_in(host, path, value, what, open_fd.get());
+    };
     for (size_t i = 0; i < writes.size(); i++) {
         const CgroupWrite &w = writes[i];
         const std::string &dir = dir_for(w);
@@ -134,13 +220,15 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
             continue;
         }
         std::string file = concat(dir, "/", w.file);
-        if (!w.alt_file.empty() && ::access(file.c_str(), F_OK) != 0)
-            file = concat(dir, "/", w.alt_file);
-        auto r = write_file(file, w.value, w.field);
+        if (!w.alt_file.empty()) {
+            At a = cgroup_at(host, file);
+            if (::faccessat(a.fd, a.rel.c_str(), F_OK, 0) != 0) file = concat(dir, "/", w.alt_file);
+        }
+        auto r = write(file, w.value, w.field);
         if (!r && w.retry_after_next && r.error().code == EINVAL && i + 1 < writes.size()) {
             const CgroupWrite &next = writes[i + 1];
-            OCI_CHECK(write_file(dir_for(next) + "/" + next.file, next.value, next.field));
-            OCI_CHECK(write_file(file, w.value, w.field));
+            OCI_CHECK(write(dir_for(next) + "/" + next.file, next.value, next.field));
+            OCI_CHECK(write(file, w.value, w.field));
             i++;
             continue;
         }
@@ -187,8 +275,10 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
     std::vector<std::string> made; // deepest last
     made.reserve(2 * dirs.size()); // "oci-run" and the container's, in most
     auto undo = [&](Error e) -> Status {
-        for (auto it = made.rbegin(); it != made.rend(); ++it)
-            ::rmdir(it->c_str());
+        for (auto it = made.rbegin(); it != made.rend(); ++it) {
+            At a = cgroup_at(host, *it);
+            ::unlinkat(a.fd, a.rel.c_str(), AT_REMOVEDIR);
+        }
         return forward(std::move(e), "cgroup");
     };
     for (const auto &dir : dirs) {
@@ -204,7 +294,8 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
             const std::string &d = levels[i];
             bool leaf = i + 1 == levels.size();
             bool exists = false;
-            if (::mkdir(d.c_str(), 0755) < 0) {
+            At at = cgroup_at(host, d);
+            if (::mkdirat(at.fd, at.rel.c_str(), 0755) < 0) {
                 // The shared "oci-run" parent removed by a delete between our
                 // levels: start again from the top.
                 if (errno == ENOENT && retries++ < 3) {
@@ -226,8 +317,10 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                 // then. Top-down, so the parent is filled first (also when
                 // another create made it a moment ago and has not yet).
                 for (const char *f : {"cpuset.cpus", "cpuset.mems"})
-                    if (read_trimmed(d + "/" + f).empty())
-                        if (auto r = write_file(d + "/" + f, read_trimmed(parent + "/" + f), f); !r)
+                    if (read_trimmed(host, d + "/" + f).empty())
+                        if (auto r = write_in(host, d + "/" + f,
+                                              read_trimmed(host, parent + "/" + f), f);
+                            !r)
                             return undo(r.error());
             }
             if (exists && !leaf) continue;
@@ -235,8 +328,8 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                 // Enable in the parent what this level needs: the controllers
                 // the writes use, and below our own levels whatever the parent
                 // offers (stats, later updates).
-                std::string avail = read_trimmed(parent + "/cgroup.controllers");
-                std::string enabled = read_trimmed(parent + "/cgroup.subtree_control");
+                std::string avail = read_trimmed(host, parent + "/cgroup.controllers");
+                std::string enabled = read_trimmed(host, parent + "/cgroup.subtree_control");
                 bool parent_is_ours = i > 0 && made.size() > 1 && made[made.size() - 2] == parent;
                 std::string add;
                 for (auto word : words(avail)) {
@@ -250,8 +343,8 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                         return undo(
                             Error{0, "the " + n + " controller is not available in " + parent});
                 if (!add.empty())
-                    if (auto r = write_file(parent + "/cgroup.subtree_control", add,
-                                            "enable controllers");
+                    if (auto r = write_in(host, parent + "/cgroup.subtree_control", add,
+                                          "enable controllers");
                         !r)
                         return undo(r.error());
             }
@@ -512,9 +605,9 @@ Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid) {
     return {};
 }
 
-Result<Fd> open_tasks(const std::string &dir) {
+Result<Fd> open_tasks(const CgroupHost &host, const std::string &dir) {
     std::string path = concat(dir, "/tasks");
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    Fd fd = open_in_cgroup(host, path, O_WRONLY | O_NOFOLLOW);
     if (!fd.valid()) return fail_errno("cgroup: join: open " + path);
     return fd;
 }

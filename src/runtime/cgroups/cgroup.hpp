@@ -72,6 +72,12 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
 // The container's directory in the v2 hierarchy, or "" (for CLONE_INTO_CGROUP).
 std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &dirs);
 
+// `path`, a file or directory in one of `host`'s hierarchies, opened
+// (O_CLOEXEC added) below the hierarchy's mount, which a process opens once:
+// each lookup through sysfs or a hierarchy waits on a lock that other
+// containers' creates take for writing. A path outside them is opened as is.
+Fd open_in_cgroup(const CgroupHost &host, const std::string &path, int flags);
+
 // Move `pid` into every directory (cgroup.procs).
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
 
@@ -83,7 +89,7 @@ Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);
 // period whenever the lock was idle: 10-30 ms on an idle 2-vCPU VM, paid by
 // every write to cgroup.procs. For a single-threaded process only (the
 // others of a thread group would stay behind).
-Result<Fd> open_tasks(const std::string &dir);
+Result<Fd> open_tasks(const CgroupHost &host, const std::string &dir);
 // In the process to move: "0" into `tasks_fd`; errors name `dir`.
 Status join_self(int tasks_fd, const char *dir);
 

@@ -53,6 +53,7 @@ struct CgroupView {
     std::string name;    // the directory under /sys/fs/cgroup ("cpu,cpuacct", "unified")
     std::string options; // v1 mount options ("cpu,cpuacct", "none,name=systemd")
     std::string dir;     // the container's cgroup directory on the host
+    std::string mount;   // where its hierarchy is mounted on the host (dir is below it)
 };
 
 // What a cgroup mount shows: only the container's own cgroup, never the

@@ -281,6 +281,24 @@ Status mount_cgroup(int rootfd, const MountOp &op, int dest, unsigned long flags
     OCI_CHECK(do_mount("tmpfs", target, "tmpfs", base, "mode=755", what + ": tmpfs"));
     Fd top(openat2_in_root(rootfd, destination.c_str() + 1, O_RDONLY | O_DIRECTORY));
     if (!top.valid()) return fail_errno(what + ": reopen the tmpfs");
+    // The binds' sources, opened below the hierarchies' common parent
+    // (/sys/fs/cgroup), which is walked once: each lookup through sysfs
+    // waits on the lock other creates take to add their network devices.
+    std::string parent;
+    Fd parent_fd;
+    auto open_source = [&](const CgroupView &c) -> Fd {
+        auto slash = c.mount.rfind('/');
+        bool below = slash != std::string::npos && slash > 0 && c.dir.starts_with(c.mount) &&
+                     (c.dir.size() == c.mount.size() || c.dir[c.mount.size()] == '/');
+        if (!below) return Fd(::open(c.dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!parent_fd.valid() || parent != c.mount.substr(0, slash)) {
+            parent = c.mount.substr(0, slash);
+            parent_fd.reset(::open(parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!parent_fd.valid()) return Fd();
+        }
+        return Fd(
+            ::openat(parent_fd.get(), c.dir.c_str() + slash + 1, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    };
     for (const CgroupPart &part : op.cgroup_parts) {
         const CgroupView &c = part.view;
         if (::mkdirat(top.get(), c.name.c_str(), 0755) < 0)
@@ -295,7 +313,10 @@ Status mount_cgroup(int rootfd, const MountOp &op, int dest, unsigned long flags
             else
                 OCI_CHECK(do_mount("cgroup", sub_path, "cgroup", base | ro, c.options.c_str(), w));
         } else {
-            OCI_CHECK(do_mount(c.dir.c_str(), sub_path, nullptr, MS_BIND, nullptr, w + ": bind"));
+            Fd source = open_source(c);
+            if (!source.valid()) return fail_errno(w + ": open " + c.dir);
+            OCI_CHECK(do_mount(fd_path(source.get()).c_str(), sub_path, nullptr, MS_BIND, nullptr,
+                               w + ": bind " + c.dir));
         }
         for (const auto &alias : part.aliases)
             if (::symlinkat(c.name.c_str(), top.get(), alias.c_str()) < 0)

@@ -204,14 +204,18 @@ Status check_supported(const oci::Spec &spec, const CreateOptions &o) {
     }
     // An LSM the host does not have is refused, naming it (as runc's
     // validator); applying one where the host has it is not implemented yet.
-    bool apparmor = oci::read_file("/sys/module/apparmor/parameters/enabled", 0, 64)
-                        .value_or("")
-                        .starts_with("Y");
-    bool selinux = ::access("/sys/fs/selinux/enforce", F_OK) == 0;
-    auto lsm = [&](const char *field, const std::string &value, bool on,
+    // The host is asked only when a field names one (each lookup in /sys
+    // waits on the lock other creates take to add their network devices).
+    auto apparmor = [] {
+        return oci::read_file("/sys/module/apparmor/parameters/enabled", 0, 64)
+            .value_or("")
+            .starts_with("Y");
+    };
+    auto selinux = [] { return ::access("/sys/fs/selinux/enforce", F_OK) == 0; };
+    auto lsm = [&](const char *field, const std::string &value, bool (*on)(),
                    const char *name) -> Status {
         if (value.empty()) return {};
-        if (!on)
+        if (!on())
             return fail(std::string("config.json: ") + field + " \"" + value + "\": " + name +
                         " is not enabled on this host");
         return pending(field);
@@ -488,6 +492,7 @@ Result<std::vector<CgroupView>> plan_container_cgroup(const CreateOptions &o, Cr
         CgroupView v;
         v.version = h.version;
         v.dir = d;
+        v.mount = h.mount;
         v.name = h.mount.substr(h.mount.rfind('/') + 1);
         for (const auto &c : h.controllers)
             v.options += (v.options.empty() ? "" : ",") + c;
@@ -862,7 +867,7 @@ Result<Fd> make_cgroup(ContainerDir &dir, const CreatePlan &p, ContainerRecord &
     const std::vector<std::string> dirs = {u};
     OCI_CHECK(create_cgroup(p.cgroup_host, dirs, p.cgroup_writes, &rec.cgroup_dirs));
     fault_point("create:cgroup");
-    Fd fd(::open(u.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    Fd fd = open_in_cgroup(p.cgroup_host, u, O_RDONLY | O_DIRECTORY);
     if (!fd.valid()) {
         int e = errno;
         (void)destroy_cgroup(p.cgroup_host, dirs);
@@ -919,7 +924,7 @@ Status send_init_to_cgroup(pid_t pid, const CreatePlan &p, const ContainerRecord
     if (!u.empty() && !born_in_v2) OCI_CHECK(enter_cgroup({u}, pid));
     for (const auto &d : rec.cgroup_dirs) {
         if (d == u) continue;
-        Fd tasks = OCI_TRY(open_tasks(d));
+        Fd tasks = OCI_TRY(open_tasks(p.cgroup_host, d));
         OCI_CHECK(sync::send_with_fd(p.sync_fd, sync::Msg::cgroup_join, tasks.get(), d.c_str()));
     }
     return {};

@@ -776,13 +776,13 @@ Result<int> exec_in_container(const ExecOptions &o) {
         self_joined.reserve(join.size());
         for (auto &d : join)
             if (d != u) {
-                tasks.push_back(OCI_TRY(open_tasks(d)));
+                tasks.push_back(OCI_TRY(open_tasks(host, d)));
                 self_joined.push_back(std::move(d));
                 c.cgroup_tasks.push_back({tasks.back().get(), self_joined.back().c_str()});
             }
         join.clear();
         if (!u.empty()) {
-            born_dir.reset(::open(u.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            born_dir = open_in_cgroup(host, u, O_PATH | O_DIRECTORY);
             if (!born_dir.valid()) return fail_errno("exec: cgroup: open " + u);
             join.push_back(std::move(u)); // unless clone3 puts it there
         }

@@ -172,10 +172,12 @@ void set_home(oci::Process &p, int root_fd) {
 
 namespace {
 
-// Every CPU this machine can have: the set "every CPU" is made of.
+// "Every CPU": each CPU number the spec allows. The kernel keeps of a mask
+// only the CPUs this machine can have, so the count of those is not needed
+// (sysconf reads it from /sys, which in the init is the container's own and
+// is looked up under a lock other creates take for their network devices).
 std::vector<unsigned> every_cpu() {
-    long conf = ::sysconf(_SC_NPROCESSORS_CONF);
-    std::vector<unsigned> cpus(static_cast<size_t>(std::clamp<long>(conf, 1, oci::kMaxCpus)));
+    std::vector<unsigned> cpus(oci::kMaxCpus);
     for (unsigned c = 0; c < cpus.size(); c++)
         cpus[c] = c;
     return cpus;
