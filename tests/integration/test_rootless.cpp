@@ -290,6 +290,51 @@ std::string state_status(const std::string &bin, const Env &e) {
 
 } // namespace
 
+// A container that joins another's user and PID namespaces by path (a
+// rootless pod sharing its PID namespace; runc runs it). The joined user
+// namespace owns that PID namespace and an unprivileged runtime has no
+// capability over it from the host's, so the process that joins the user
+// namespace enters it; the runtime's own setns failed with EPERM. The second
+// container sees the first one's process as its PID 1.
+Test(rootless, joins_another_containers_user_and_pid_namespaces) {
+    std::string bin = runtime_copy();
+    Env a = rootless_env("rljpa", bin, {"sleep", "30"});
+    Env b = rootless_env("rljpb", bin, {"sleep", "30"});
+    auto nobody = [&](const Env &e, std::vector<std::string> args) {
+        std::vector<std::string> argv = {bin, "--root", e.root};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run_files(as_nobody(argv));
+    };
+    auto ra = nobody(a, {"run", "--detach", "--bundle", a.b.dir, a.id});
+    auto st = test::run(as_nobody({bin, "--root", a.root, "state", a.id}));
+    auto at = st.out.find("\"pid\": ");
+    std::string ns_dir =
+        "/proc/" +
+        std::to_string(at == std::string::npos ? -1 : std::atol(st.out.c_str() + at + 7)) + "/ns/";
+    for (auto &ns : b.b.spec.linux_->namespaces)
+        if (ns.type == ocirun::oci::NsType::user || ns.type == ocirun::oci::NsType::pid)
+            ns.path = ns_dir + (ns.type == ocirun::oci::NsType::user ? "user" : "pid");
+    b.b.spec.linux_->uid_mappings.clear();
+    b.b.spec.linux_->gid_mappings.clear();
+    b.b.save();
+    auto rb = nobody(b, {"run", "--detach", "--bundle", b.b.dir, b.id});
+    auto x = nobody(b, {"exec", b.id, "sh", "-c",
+                        "ps -o pid,args | awk '$1 == 1'; readlink /proc/self/ns/pid"});
+    char a_pidns[64] = "";
+    (void)!::readlink((ns_dir + "pid").c_str(), a_pidns, sizeof a_pidns - 1);
+    auto db = nobody(b, {"delete", "--force", b.id});
+    auto da = nobody(a, {"delete", "--force", a.id});
+    auto left = test::dir_entries(b.root);
+    cleanup_all();
+    cr_assert_eq(ra.status, 0, "run -d as nobody: %s", ra.err.c_str());
+    cr_assert_eq(rb.status, 0, "run -d in the first one's namespaces: %s", rb.err.c_str());
+    cr_assert_eq(x.status, 0, "exec: %d %s", x.status, x.err.c_str());
+    cr_assert_str_eq(normalised(x.out).c_str(), ("1 sleep 30 " + std::string(a_pidns)).c_str());
+    cr_assert_eq(db.status, 0, "delete: %s", db.err.c_str());
+    cr_assert_eq(da.status, 0, "delete: %s", da.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
 // create, state, start and delete as separate commands, as Podman calls
 // them, with Podman's default seccomp (no stage): the runtime reaches the
 // waiting init's pipes, so state says created and start runs the process.

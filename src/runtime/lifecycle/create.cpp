@@ -296,7 +296,7 @@ Status move_net_devices(const oci::Linux &lx, pid_t init, int net_fd) {
 // closed in the child. `born_in_v2`: whether the init was born in the v2
 // cgroup `cgroup_fd`.
 Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int parent_sock,
-                         std::initializer_list<int> runtime_fds, int user_ns_fd,
+                         std::initializer_list<int> runtime_fds, int user_ns_fd, int pid_ns_fd,
                          unsigned long flags, int cgroup_fd, bool &born_in_v2) {
     const bool via = spawns_through_intermediate(cfg, user_ns_fd);
     pid_t pid =
@@ -307,7 +307,7 @@ Result<pid_t> spawn_init(const InitConfig &cfg, ContainerDir &dir, Fds &fds, int
         ::close(parent_sock);
         for (int fd : runtime_fds)
             if (fd >= 0) ::close(fd);
-        if (via) spawn_init_in_user_ns(cfg, user_ns_fd, flags);
+        if (via) spawn_init_in_user_ns(cfg, user_ns_fd, pid_ns_fd, flags);
         run_init(cfg);
     }
     // The child's end: closed here so a child that dies reads as EOF.
@@ -1069,9 +1069,11 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     // socket, the cgroup, the init).
     OCI_CHECK(open_channels(o, here, p));
     // A PID namespace joined by path takes the init only (left right after
-    // the init is spawned).
+    // the init is spawned). With a user namespace joined by path, the
+    // intermediate that joins it enters the PID namespace from there.
     ChildPidNamespace child_pidns;
-    if (p.pid_ns_fd >= 0) OCI_CHECK(child_pidns.enter(p.pid_ns_fd));
+    const bool pidns_from_userns = p.pid_ns_fd >= 0 && p.user_ns_fd >= 0;
+    if (p.pid_ns_fd >= 0 && !pidns_from_userns) OCI_CHECK(child_pidns.enter(p.pid_ns_fd));
     ContainerRecord rec = new_record(o, p);
     OCI_CHECK(join_network_owner(o, dir, p, rec));
     Fd cgroup_fd = OCI_TRY(make_cgroup(dir, p, rec));
@@ -1113,9 +1115,10 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
 
     p.cfg.cgroup_fd = cgroup_fd.get();
     bool born_in_v2 = false;
-    auto spawned = spawn_init(p.cfg, dir, p.fds, p.sync_fd,
-                              {here ? here->release.get() : -1, here ? here->result.get() : -1},
-                              p.user_ns_fd, p.flags, cgroup_fd.get(), born_in_v2);
+    auto spawned =
+        spawn_init(p.cfg, dir, p.fds, p.sync_fd,
+                   {here ? here->release.get() : -1, here ? here->result.get() : -1}, p.user_ns_fd,
+                   pidns_from_userns ? p.pid_ns_fd : -1, p.flags, cgroup_fd.get(), born_in_v2);
     if (auto r = child_pidns.leave(); !r) {
         if (spawned) kill_and_reap(*spawned);
         return forward(std::move(r.error()));

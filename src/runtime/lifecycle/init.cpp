@@ -572,7 +572,8 @@ bool spawns_through_intermediate(const InitConfig &cfg, int userns_fd) {
     return userns_fd >= 0 || (cfg.new_userns && !cfg.join_ns.empty());
 }
 
-void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long flags) {
+void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, int pidns_fd,
+                           unsigned long flags) {
     auto die = [&](const Error &e) {
         sync::send_error(given.sync_fd, e);
         ::_exit(1);
@@ -595,6 +596,13 @@ void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long
     if (::fstat(userns_fd, &target) < 0)
         die(Error{errno, "linux.namespaces: stat the user namespace"});
     std::vector<std::pair<int, int>> later;
+    // The PID namespace goes first among those joined as the host's root,
+    // and last from the joined user namespace: it is not in cfg.join_ns (the
+    // init does not join it: only its children would be in it).
+    bool pid_later = pidns_fd >= 0 && owned_within(pidns_fd, target);
+    if (pidns_fd >= 0 && !pid_later && ::setns(pidns_fd, CLONE_NEWPID) < 0)
+        die(Error{errno, "linux.namespaces: join the pid namespace (not owned by the joined "
+                         "user namespace)"});
     for (auto [fd, type] : cfg.join_ns) {
         if (owned_within(fd, target)) {
             later.push_back({fd, type});
@@ -611,6 +619,8 @@ void spawn_init_in_user_ns(const InitConfig &given, int userns_fd, unsigned long
     if (::setresgid(0, 0, 0) < 0 || ::setresuid(0, 0, 0) < 0)
         die(Error{errno, "linux.namespaces: become uid/gid 0 in the joined user namespace "
                          "(is 0 mapped there?)"});
+    if (pid_later && ::setns(pidns_fd, CLONE_NEWPID) < 0)
+        die(Error{errno, "linux.namespaces: join the pid namespace"});
     if (::unshare(static_cast<int>(flags & ~static_cast<unsigned long>(CLONE_NEWPID))) < 0)
         die(Error{errno, "unshare the container's namespaces in the joined user namespace"});
     long pid = ::syscall(SYS_clone, CLONE_PARENT | (flags & CLONE_NEWPID), nullptr, nullptr,

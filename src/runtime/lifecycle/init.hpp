@@ -69,7 +69,12 @@ struct InitConfig {
 // namespaces joined by path first, as the host's root (runc's order: the new
 // user namespace owns none of them, so its root could not join them), then
 // clones the init into the new ones.
-[[noreturn]] void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, unsigned long flags);
+// `pidns_fd`: a PID namespace joined by path, with `userns_fd`, for the init
+// to be born in (-1: none, or the runtime entered it itself). One the joined
+// user namespace owns is entered from it: an unprivileged runtime has no
+// capability over it from the host's.
+[[noreturn]] void spawn_init_in_user_ns(const InitConfig &cfg, int userns_fd, int pidns_fd,
+                                        unsigned long flags);
 
 // Whether the init is spawned through spawn_init_in_user_ns.
 bool spawns_through_intermediate(const InitConfig &cfg, int userns_fd);
