@@ -140,7 +140,10 @@ Test(sandbox, protected_paths_against_writable_mounts) {
 // directory reaches the protected file, and the container changed it. Such
 // a bind is refused with one line naming both names and the mount; read-only
 // it passes, and a file whose links are all inside the protected path
-// passes; the protected file is as it was.
+// passes; the protected file is as it was. The same with the other name in
+// the rootfs, read-only, shown by a writable bind whose source is in the
+// rootfs: the init resolves that source (after the earlier mounts), which
+// the runtime never opened, and searches what it mounted.
 Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
     // (Tracked once the cases are done: each one's cleanup_all removes what is.)
     std::string host = test::make_temp_dir("sbprotln");
@@ -151,21 +154,40 @@ Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
     test::write_file(prot + "/config", "CONFIG\n");
     ::link((prot + "/config").c_str(), (prot + "/config.bak").c_str()); // (both inside)
     ::link((prot + "/objects/pack").c_str(), (out + "/pack").c_str());
+    enum class Source { host, rootfs };
     struct Case {
         const char *name;
         std::vector<std::string> options;
         bool refused;
         std::string protect;
+        Source source = Source::host;
+        bool userns = false;
     } cases[] = {{"writable", {"rbind"}, true, prot},
                  // One protected path inside another: each name is counted
                  // once (it was twice, which hid the link outside).
                  {"overlapping protected paths", {"rbind"}, true, host + "/repo:" + prot},
-                 {"read-only", {"rbind", "ro"}, false, prot}};
+                 {"read-only", {"rbind", "ro"}, false, prot},
+                 {"source in the read-only rootfs", {"rbind"}, true, prot, Source::rootfs},
+                 {"source in the read-only rootfs, in a user namespace",
+                  {"rbind"},
+                  true,
+                  prot,
+                  Source::rootfs,
+                  true}};
     std::string failures;
     for (const auto &c : cases) {
         Env e = make_env("sbprotln", {"sh", "-c", "echo CHANGED > /scratch/pack"});
         e.b.spec.annotations["dev.ocirun.protected"] = c.protect;
-        e.b.spec.mounts.push_back(test::mount_entry("/scratch", "bind", out, c.options));
+        std::string source = out, other_name = out + "/pack";
+        if (c.source == Source::rootfs) {
+            ::mkdir((e.b.rootfs + "/linked").c_str(), 0755);
+            ::link((prot + "/objects/pack").c_str(), (e.b.rootfs + "/linked/pack").c_str());
+            source = e.b.rootfs + "/linked";
+            other_name = "/scratch/pack";
+        }
+        if (c.source != Source::host) e.b.spec.root->readonly = true;
+        if (c.userns) test::use_user_namespace(e);
+        e.b.spec.mounts.push_back(test::mount_entry("/scratch", "bind", source, c.options));
         ::mkdir((e.b.rootfs + "/scratch").c_str(), 0755);
         e.b.save();
         auto o = test::run(e);
@@ -173,7 +195,7 @@ Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
         if (c.refused) {
             if (o.status != 1 || test::count_lines(o.err) != 1 ||
                 !contains(o.err, "annotations[dev.ocirun.protected]: " + host + "/repo") ||
-                !contains(o.err, prot + "/objects/pack") || !contains(o.err, out + "/pack") ||
+                !contains(o.err, prot + "/objects/pack") || !contains(o.err, other_name) ||
                 !contains(o.err, "mounts[") || !left.empty())
                 failures += std::string(c.name) + ": not refused: " + std::to_string(o.status) +
                             " " + o.err + "\n";

@@ -202,33 +202,23 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
     return out;
 }
 
-Status check_linked_reach(const std::vector<Reach> &reaches,
-                          const std::vector<ReachGuard> &guards) {
-    struct Linked {
-        const ReachGuard *guard = nullptr;
-        nlink_t links = 0;
-        // Its names in the guards (a set: guards may overlap, one inside
-        // another, and a name is counted once).
-        std::set<std::string> names;
-        std::string path;
-    };
-    std::map<std::pair<dev_t, ino_t>, Linked> files;
+namespace {
+
+std::string why_stopped(bool incomplete) {
+    return incomplete ? std::string("a directory could not be read")
+                      : std::to_string(kHardLinkBudget) + " entries";
+}
+
+auto same_fs(dev_t dev) {
+    return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
+}
+
+} // namespace
+
+Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
+                                 const std::set<dev_t> *only) {
+    LinkedFiles out;
     size_t budget = kHardLinkBudget;
-    auto same_fs = [](dev_t dev) {
-        return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
-    };
-    auto why_stopped = [](bool incomplete) {
-        return incomplete ? std::string("a directory could not be read")
-                          : std::to_string(kHardLinkBudget) + " entries";
-    };
-    // Only a filesystem some writable reach shows is walked. Devices are
-    // compared as stat gives them (on btrfs a subvolume's is its own, not
-    // the one mountinfo names).
-    std::set<dev_t> written;
-    for (const Reach &r : reaches)
-        if (struct stat st;
-            r.writable && !r.host_path.empty() && ::stat(r.host_path.c_str(), &st) == 0)
-            written.insert(st.st_dev);
     for (const ReachGuard &g : guards) {
         if (g.host_path.empty()) continue;
         Fd top(::open(g.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
@@ -238,10 +228,10 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
                               " (to look for other names of its files)");
         struct stat st;
         if (::fstat(top.get(), &st) < 0) return fail_errno(g.key + ": stat " + g.host_path);
-        if (!written.count(st.st_dev)) continue;
+        if (only && !only->count(st.st_dev)) continue;
         auto note = [&](const struct stat &s, const std::string &path) {
             if (S_ISDIR(s.st_mode) || s.st_nlink < 2) return;
-            Linked &f = files[{s.st_dev, s.st_ino}];
+            LinkedFiles::File &f = out.files[{s.st_dev, s.st_ino}];
             if (f.names.empty()) {
                 f.guard = &g;
                 f.links = s.st_nlink;
@@ -260,46 +250,73 @@ Status check_linked_reach(const std::vector<Reach> &reaches,
                         g.host_path + " (" + why_stopped(incomplete) +
                         "): cannot tell whether a writable mount reaches them");
     }
-    std::set<dev_t> wanted;
-    for (const auto &[key, f] : files)
-        if (f.names.size() < f.links) wanted.insert(key.first);
-    if (wanted.empty()) return {};
+    for (auto it = out.files.begin(); it != out.files.end();)
+        if (it->second.names.size() < it->second.links) {
+            out.devices.insert(it->first.first);
+            ++it;
+        } else {
+            it = out.files.erase(it);
+        }
+    return out;
+}
+
+Status search_linked(const LinkedFiles &linked, int top, const std::string &top_path,
+                     const std::string &what, size_t &budget) {
+    struct stat st;
+    if (::fstat(top, &st) < 0) return fail_errno(what + ": stat " + top_path);
+    if (!linked.devices.count(st.st_dev)) return {};
+    std::string found;
+    const LinkedFiles::File *of = nullptr;
+    auto look = [&](const struct stat &s, const std::string &path) {
+        if (of || S_ISDIR(s.st_mode)) return;
+        auto f = linked.files.find({s.st_dev, s.st_ino});
+        if (f != linked.files.end() && !f->second.names.count(path)) {
+            of = &f->second;
+            found = path;
+        }
+    };
+    bool incomplete = false, whole = true;
+    if (S_ISDIR(st.st_mode)) {
+        // (An O_PATH descriptor cannot be read.)
+        Fd dir(::openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+        if (!dir.valid()) return fail_errno(what + ": open " + top_path);
+        whole = walk_tree(dir.get(), top_path, budget, incomplete, look, same_fs(st.st_dev));
+    } else {
+        look(st, top_path);
+    }
+    if (of)
+        return fail(of->guard->key + ": " + of->path + " has another name, " + found + ", which " +
+                    what + " reaches writable (a hard link: the same file as " + of->guard->noun +
+                    "'s)");
+    if (!whole || incomplete)
+        return fail(linked.files.begin()->second.guard->key +
+                    ": files in it have other names on the filesystem that " + what +
+                    " reaches writable, and the search for them stopped (" +
+                    why_stopped(incomplete) + "): cannot tell");
+    return {};
+}
+
+Result<LinkedFiles> check_linked_reach(const std::vector<Reach> &reaches,
+                                       const std::vector<ReachGuard> &guards, bool for_init) {
+    // Only a filesystem some writable reach shows is walked, unless the
+    // init will look too (at mounts the runtime did not see: any
+    // filesystem). Devices are compared as stat gives them (on btrfs a
+    // subvolume's is its own, not the one mountinfo names).
+    std::set<dev_t> written;
+    for (const Reach &r : reaches)
+        if (struct stat st;
+            r.writable && !r.host_path.empty() && ::stat(r.host_path.c_str(), &st) == 0)
+            written.insert(st.st_dev);
+    LinkedFiles linked = OCI_TRY(linked_files(guards, for_init ? nullptr : &written));
+    if (linked.files.empty()) return linked;
+    size_t budget = kHardLinkBudget;
     for (const Reach &r : reaches) {
         if (!r.writable || r.host_path.empty()) continue;
-        Fd top(::open(r.host_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+        Fd top(::open(r.host_path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (!top.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
-        struct stat st;
-        if (::fstat(top.get(), &st) < 0)
-            return fail_errno(r.what + r.via + ": stat " + r.host_path);
-        if (!wanted.count(st.st_dev)) continue;
-        std::string found;
-        const Linked *of = nullptr;
-        auto look = [&](const struct stat &s, const std::string &path) {
-            if (of || S_ISDIR(s.st_mode)) return;
-            auto f = files.find({s.st_dev, s.st_ino});
-            if (f != files.end() && f->second.names.size() < f->second.links &&
-                !f->second.names.count(path)) {
-                of = &f->second;
-                found = path;
-            }
-        };
-        bool incomplete = false, whole = true;
-        if (S_ISDIR(st.st_mode))
-            whole = walk_tree(top.get(), r.host_path, budget, incomplete, look, same_fs(st.st_dev));
-        else
-            look(st, r.host_path);
-        if (of)
-            return fail(of->guard->key + ": " + of->path + " has another name, " + found +
-                        ", which " + r.what + r.via +
-                        " reaches writable (a hard link: the same file as " + of->guard->noun +
-                        "'s)");
-        if (!whole || incomplete)
-            return fail(files.begin()->second.guard->key +
-                        ": files in it have other names on the filesystem that " + r.what + r.via +
-                        " reaches writable, and the search for them stopped (" +
-                        why_stopped(incomplete) + "): cannot tell");
+        OCI_CHECK(search_linked(linked, top.get(), r.host_path, r.what + r.via, budget));
     }
-    return {};
+    return linked;
 }
 
 std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,

@@ -12,6 +12,10 @@
 #include "runtime/filesystem/mount_plan.hpp"
 #include "runtime/filesystem/mount_table.hpp"
 
+#include <sys/stat.h>
+
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,14 +51,43 @@ Result<std::vector<ReachGuard>> reach_guards(const std::string &root, const Sand
 // The first reach a guard refuses, as one line; nothing refused: ok.
 Status check_reach(const std::vector<Reach> &reaches, const std::vector<ReachGuard> &guards);
 
-// Runtime side, after check_reach: another name (a hard link) of a file in
-// a guarded path, outside it on the same filesystem, that a writable reach
-// shows is the file reached writable. Files in the guards (any but
-// directories) with more links than the guard holds are looked for in each
-// writable reach of their filesystem (not crossing into another); the first
-// name found refuses, as one line, and so does a search cut short
-// (kHardLinkBudget entries, or a directory that could not be read).
-Status check_linked_reach(const std::vector<Reach> &reaches, const std::vector<ReachGuard> &guards);
+// The files in guards (any but directories) with more links than the guards
+// hold: another name (a hard link) of one, outside the guards on the same
+// filesystem, that a writable mount shows is the file reached writable.
+struct LinkedFiles {
+    struct File {
+        const ReachGuard *guard = nullptr;
+        nlink_t links = 0;
+        // Its names in the guards (a set: guards may overlap, one inside
+        // another, and a name is counted once).
+        std::set<std::string> names;
+        std::string path;
+    };
+    std::map<std::pair<dev_t, ino_t>, File> files;
+    std::set<dev_t> devices; // the filesystems they are on
+};
+
+// The guards' linked files, walking those on a device in `only` (nullptr:
+// every guard). A walk cut short (kHardLinkBudget entries, or a directory
+// that could not be read) refuses, as one line.
+Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
+                                 const std::set<dev_t> *only);
+
+// Whether the tree at `top` (any descriptor; `top_path` names it, `what`
+// the mount) shows another name of a linked file, not crossing into another
+// filesystem: the first found refuses, as one line, and so does a search
+// cut short (`budget` entries, shared by the searches of one check, or a
+// directory that could not be read).
+Status search_linked(const LinkedFiles &linked, int top, const std::string &top_path,
+                     const std::string &what, size_t &budget);
+
+// Runtime side, after check_reach: each writable reach searched for other
+// names of the guards' linked files, on the filesystems a writable reach
+// shows. `for_init`: the init searches what it mounts that the runtime
+// did not see (check_mounted), which may be on any filesystem: the guards
+// on every one are walked, and the result is for it.
+Result<LinkedFiles> check_linked_reach(const std::vector<Reach> &reaches,
+                                       const std::vector<ReachGuard> &guards, bool for_init);
 
 // Runtime side: what the plan's mounts reach, from the host's mount table:
 // the rootfs (`rootfs_fd`, writable unless root.readonly, and every host

@@ -442,7 +442,15 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
     auto id = mount_id_of(now);
     if (!id) return forward(std::move(id.error()), op.what);
     std::vector<MountEntry> mounts = OCI_TRY(own_mounts());
-    return check_reach(tree_reach(mounts, *id, describe_mount(op)), *ctx.guards);
+    std::vector<Reach> reach = tree_reach(mounts, *id, describe_mount(op));
+    OCI_CHECK(check_reach(reach, *ctx.guards));
+    // Other names of the guards' files in a writable bind (where the
+    // runtime searched the object it opened, this is another).
+    if (!ctx.linked || ctx.linked->files.empty() || !op.bind || reach.empty() ||
+        !reach.front().writable)
+        return {};
+    size_t budget = kHardLinkBudget;
+    return search_linked(*ctx.linked, now, op.dest, describe_mount(op), budget);
 }
 
 // A filesystem the kernel makes afresh for each mount, or one per namespace

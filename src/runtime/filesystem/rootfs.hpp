@@ -20,6 +20,7 @@ struct RootfsContext {
     bool no_pivot = false;
     int rootfs_fd = -1; // the rootfs the runtime checked: what is bound must be it
     const std::vector<ReachGuard> *guards = nullptr; // what no mount may reach
+    const LinkedFiles *linked = nullptr; // other names of the guards' files (or none to look for)
     // In a user namespace: the sources of the binds passes_source() names,
     // in plan order, opened by the runtime in this mount namespace.
     std::vector<int> passed_sources;

@@ -408,6 +408,7 @@ struct CreatePlan {
     int sync_fd = -1; // the runtime's end of the sync socket (in fds)
     Fd rootfs_fd;
     std::vector<ReachGuard> reach_guard;
+    LinkedFiles linked_files; // for the init's checks (InitConfig::linked_files)
     bool has_hooks = false, want_shim = false;
     uint64_t release_pipe = 0, result_pipe = 0; // inodes of the init's pipes for `start`
     // A network namespace joined by path (in fds) and its identity; whether
@@ -700,8 +701,17 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     auto reaches = OCI_TRY(
         plan_reach(mount_plan, rootfs_fd.get(), rootfs, spec.root->readonly, p.host_mounts));
     OCI_CHECK(check_reach(reaches, reach_guard));
-    OCI_CHECK(check_linked_reach(reaches, reach_guard));
+    // The init checks again a bind whose object it mounts is not the one
+    // opened here (a source in the rootfs, resolved after earlier mounts,
+    // or one swapped since): for other names of protected files too, on any
+    // filesystem.
+    const bool init_searches =
+        policy.present && std::any_of(mount_plan.begin(), mount_plan.end(), [](const MountOp &op) {
+            return op.kind == MountOpKind::mount && op.bind;
+        });
+    p.linked_files = OCI_TRY(check_linked_reach(reaches, reach_guard, init_searches));
     cfg.reach_guards = &reach_guard;
+    if (init_searches) cfg.linked_files = &p.linked_files;
     cfg.rootfs_fd = rootfs_fd.get();
     OCI_CHECK(make_idmap_namespaces(mount_plan, spec, user_ns_fd));
     if (log::debug_enabled()) log::debug("mount plan:\n" + describe_plan(mount_plan));

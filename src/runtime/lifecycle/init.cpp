@@ -429,8 +429,8 @@ Status setup(const InitConfig &cfg, oci::Process &proc, int &host_pid, ExecStage
     for (const Fd &s : sources)
         passed.push_back(s.get());
     std::vector<OverlayLayer> layers;
-    RootfsContext rootfs{cfg.rootfs,        cfg.no_pivot,       cfg.rootfs_fd, cfg.reach_guards,
-                         std::move(passed), cfg.passes_sources, &layers};
+    RootfsContext rootfs{cfg.rootfs,       cfg.no_pivot,      cfg.rootfs_fd,      cfg.reach_guards,
+                         cfg.linked_files, std::move(passed), cfg.passes_sources, &layers};
     OCI_CHECK_CTX(prepare_rootfs(*cfg.mounts, rootfs), "rootfs");
     sources.clear();
     // The host objects the runtime opened for its checks: needed no more, and

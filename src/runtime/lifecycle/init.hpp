@@ -25,6 +25,9 @@ struct InitConfig {
     // What no mount may reach (runtime/filesystem/host_reach.hpp), for binds whose source
     // path now leads to another object than the one the runtime checked.
     const std::vector<ReachGuard> *reach_guards = nullptr;
+    // With a sandbox policy and binds: the guards' files with other names,
+    // which those binds must not show writable (the same binds).
+    const LinkedFiles *linked_files = nullptr;
     int sync_fd = -1;          // to the runtime
     int fifo_read_fd = -1;     // exec fifo: blocks until `start` writes
     int fifo_write_fd = -1;    // held so the read above blocks instead of seeing EOF
