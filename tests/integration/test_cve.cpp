@@ -450,6 +450,34 @@ Test(cve, cve_2024_21626_cwd_through_leaked_fds_is_refused) {
     cr_assert(exec_failures.empty(), "%s", exec_failures.c_str());
 }
 
+// CVE-2024-21626: an init that waits for start without the exec stage (a
+// startContainer hook here) runs in the container before it execs, so it
+// holds no host directory: none of its descriptors is under the host's
+// /sys/fs/cgroup (the runtime's cgroup files are opened below the mounts it
+// opens once, which it closes before the init is cloned).
+Test(cve, cve_2024_21626_the_waiting_init_holds_no_host_cgroup_directory) {
+    Env e = make_env("cve21626h", {"true"});
+    e.b.spec.hooks.emplace();
+    e.b.spec.hooks->start_container = {{"/bin/true", {"true"}, {}, std::nullopt}};
+    e.b.save();
+    auto c = create(e);
+    long pid = test::state_of(e.root, e.id).pid;
+    std::string fds, held;
+    std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+    for (const auto &name : test::dir_entries(dir)) {
+        char target[512] = "";
+        ssize_t n = ::readlink((dir + "/" + name).c_str(), target, sizeof target - 1);
+        if (n <= 0) continue;
+        std::string t(target, static_cast<size_t>(n));
+        fds += name + " -> " + t + "\n";
+        if (t.starts_with("/sys")) held += name + " -> " + t + "\n";
+    }
+    cleanup_all();
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    cr_assert(!fds.empty(), "the init's descriptors were not read (pid %ld)", pid);
+    cr_assert(held.empty(), "the waiting init holds:\n%s", held.c_str());
+}
+
 // CVE-2022-29162: the inheritable and ambient sets start empty (a setuid or
 // file-capability program must not gain what the runtime happened to hold),
 // for the init and for exec.

@@ -89,7 +89,7 @@ const Hierarchy *hierarchy_of(const CgroupHost &host, const std::string &dir) {
 namespace {
 
 // A path in a cgroup hierarchy, as the hierarchy's mount (opened once per
-// process, O_CLOEXEC, never closed) and the rest below it. A lookup through
+// process, O_CLOEXEC, until close_cgroup_mounts) and the rest below it. A lookup through
 // sysfs (/sys) or a hierarchy revalidates each component under that
 // filesystem's lock (kernfs), which other containers' creates take for
 // writing while they make their cgroups and network devices: in 100
@@ -102,8 +102,13 @@ struct At {
     std::string rel;
 };
 
-int open_once(const std::string &dir, bool below_parent) {
+std::map<std::string, int> &opened_mounts() {
     static std::map<std::string, int> opened;
+    return opened;
+}
+
+int open_once(const std::string &dir, bool below_parent) {
+    std::map<std::string, int> &opened = opened_mounts();
     auto [it, fresh] = opened.try_emplace(dir, -1);
     if (!fresh) return it->second;
     auto slash = dir.rfind('/');
@@ -125,6 +130,12 @@ At cgroup_at(const CgroupHost &host, const std::string &path) {
 }
 
 } // namespace
+
+void close_cgroup_mounts() {
+    for (auto &[path, fd] : opened_mounts())
+        if (fd >= 0) ::close(fd);
+    opened_mounts().clear();
+}
 
 Fd open_in_cgroup(const CgroupHost &host, const std::string &path, int flags) {
     At a = cgroup_at(host, path);

@@ -77,6 +77,10 @@ std::string unified_dir(const CgroupHost &host, const std::vector<std::string> &
 // each lookup through sysfs or a hierarchy waits on a lock that other
 // containers' creates take for writing. A path outside them is opened as is.
 Fd open_in_cgroup(const CgroupHost &host, const std::string &path, int flags);
+// Close those mounts (opened again when next needed): before a process is
+// cloned that runs in the container before it execs (the init, exec's
+// child), which must not hold the host's directories (CVE-2024-21626).
+void close_cgroup_mounts();
 
 // Move `pid` into every directory (cgroup.procs).
 Status enter_cgroup(const std::vector<std::string> &dirs, pid_t pid);

@@ -1124,6 +1124,7 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
     } firewall_guard{p, o.id};
 
     p.cfg.cgroup_fd = cgroup_fd.get();
+    close_cgroup_mounts(); // not the init's
     bool born_in_v2 = false;
     auto spawned =
         spawn_init(p.cfg, dir, p.fds, p.sync_fd,

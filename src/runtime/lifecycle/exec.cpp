@@ -796,6 +796,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     bool joins_time = std::any_of(c.ns.begin(), c.ns.end(),
                                   [](const auto &n) { return n.second == CLONE_NEWTIME; });
     int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    close_cgroup_mounts(); // not the child's
     bool born_in_v2 = false;
     pid_t mid =
         born_dir.valid() ? static_cast<pid_t>(clone_into_cgroup(0, born_dir.get(), born_in_v2))
@@ -806,6 +807,7 @@ Result<int> exec_in_container(const ExecOptions &o) {
     if (mid == 0) {
         ::close(dir.fd());
         ::close(sv[0]);
+        if (born_dir.valid()) ::close(born_dir.get()); // the host's cgroup directory
         // Into a frozen cgroup it would stop where it is, and its copy of
         // the container's lock (this flock'ed fd, closed just above) would
         // hold resume off for good: it says so first.
