@@ -295,7 +295,9 @@ std::string state_status(const std::string &bin, const Env &e) {
 // namespace owns that PID namespace and an unprivileged runtime has no
 // capability over it from the host's, so the process that joins the user
 // namespace enters it; the runtime's own setns failed with EPERM. The second
-// container sees the first one's process as its PID 1.
+// container sees the first one's process as its PID 1. A separate create
+// is refused (its init waits without the exec stage, which `start` could not
+// reach there): it said created and start failed.
 Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     std::string bin = runtime_copy();
     Env a = rootless_env("rljpa", bin, {"sleep", "30"});
@@ -323,6 +325,8 @@ Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     char a_pidns[64] = "";
     (void)!::readlink((ns_dir + "pid").c_str(), a_pidns, sizeof a_pidns - 1);
     auto db = nobody(b, {"delete", "--force", b.id});
+    // A separate create is refused: `start` could not reach that init.
+    auto cb = nobody(b, {"create", "--bundle", b.b.dir, b.id});
     auto da = nobody(a, {"delete", "--force", a.id});
     auto left = test::dir_entries(b.root);
     cleanup_all();
@@ -331,6 +335,9 @@ Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     cr_assert_eq(x.status, 0, "exec: %d %s", x.status, x.err.c_str());
     cr_assert_str_eq(normalised(x.out).c_str(), ("1 sleep 30 " + std::string(a_pidns)).c_str());
     cr_assert_eq(db.status, 0, "delete: %s", db.err.c_str());
+    cr_assert(cb.status == 1 && test::count_lines(cb.err) == 1 &&
+                  contains(cb.err, "can only `run` the container"),
+              "create: %d %s", cb.status, cb.err.c_str());
     cr_assert_eq(da.status, 0, "delete: %s", da.err.c_str());
     cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
 }

@@ -651,9 +651,8 @@ Status plan_create(const CreateOptions &o, CreatePlan &p) {
     // as runc's init. The user's own processes could reach it then (they own
     // its user namespace anyway); nothing runs in the container yet (`exec`
     // waits for the process: exec.cpp). Not in a PID namespace joined by
-    // path, whose other processes (another container's) would see it (an
-    // unprivileged runtime cannot join one today: setns needs CAP_SYS_ADMIN
-    // over it).
+    // path, whose other processes (another container's) would see it: a
+    // separate `start` cannot reach that init (create_impl refuses it).
     cfg.dumpable_until_start = ::geteuid() != 0 && stage.empty() && pid_ns_fd < 0;
     // The filesystem is decided here, before anything exists: a bad mount
     // is refused now, not half-way through the init's setup.
@@ -1074,6 +1073,14 @@ Result<pid_t> create_impl(const CreateOptions &o, ContainerDir &dir, StartHere *
         }
     }
     OCI_CHECK(plan_create(o, p));
+    // An unprivileged runtime's init that waits without the stage is
+    // dumpable, for a later `start` to reach it, but not in a PID namespace
+    // joined by path (another container's processes would see it): there a
+    // separate start could not reach it. `run` holds what it needs.
+    if (!here && ::geteuid() != 0 && p.stage.empty() && p.pid_ns_fd >= 0)
+        return fail("config.json: linux.namespaces: in a PID namespace joined by path, an "
+                    "unprivileged runtime can only `run` the container: a separate `start` "
+                    "could not reach its init, which waits without the exec stage");
     // Every refusal is above: from here on the runtime makes things (the
     // fifos in the state directory, the connection to the caller's console
     // socket, the cgroup, the init).
