@@ -5,6 +5,7 @@
 #include "runtime/filesystem/host_reach.hpp"
 #include "runtime/filesystem/mount_options.hpp"
 #include "runtime/filesystem/mount_table.hpp"
+#include "runtime/filesystem/tree_walk.hpp"
 #include "unit_support.hpp"
 
 #include <criterion/criterion.h>
@@ -282,4 +283,42 @@ Test(host_reach, mount_ways_through_an_overlays_layers_copies) {
                                     {deny}, layers))
         out += std::to_string(w.rule) + " " + w.path + "\n";
     unit::expect_eq(out, "");
+}
+
+// The bounded walk (runtime/filesystem/tree_walk.hpp) over a directory others
+// write to (the state directory, a repository): an entry gone between
+// readdir and its stat has no name left to find and does not cut the search
+// short; one that cannot be read does.
+Test(host_reach, walk_skips_entries_removed_meanwhile) {
+    char tmpl[] = "/tmp/oci-run-unit-walk-XXXXXX";
+    cr_assert_not_null(::mkdtemp(tmpl));
+    std::string dir = tmpl;
+    for (int i = 0; i < 20; i++)
+        ::close(::open((dir + "/f" + std::to_string(i)).c_str(), O_CREAT | O_WRONLY, 0600));
+    ::mkdir((dir + "/sub").c_str(), 0700);
+    // The first entry visited removes every other (readdir has them already).
+    auto remove_others = [&](const struct stat &, const std::string &path) {
+        for (int i = 0; i < 20; i++)
+            if (path != dir + "/f" + std::to_string(i))
+                ::unlink((dir + "/f" + std::to_string(i)).c_str());
+        if (path != dir + "/sub") ::rmdir((dir + "/sub").c_str());
+    };
+    int top = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t budget = 1000;
+    bool incomplete = false;
+    int visited = 0;
+    bool whole = walk_tree(
+        top, dir, budget, incomplete,
+        [&](const struct stat &st, const std::string &path) {
+            if (visited++ == 0) remove_others(st, path);
+        },
+        [](const std::string &, const struct stat &) { return true; });
+    ::close(top);
+    for (int i = 0; i < 20; i++)
+        ::unlink((dir + "/f" + std::to_string(i)).c_str());
+    ::rmdir((dir + "/sub").c_str());
+    ::rmdir(dir.c_str());
+    cr_assert(whole);
+    cr_assert_not(incomplete, "an entry removed during the walk cut the search short");
+    cr_assert_eq(visited, 1, "visited %d", visited);
 }

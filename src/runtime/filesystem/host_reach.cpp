@@ -216,7 +216,7 @@ auto same_fs(dev_t dev) {
 } // namespace
 
 Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
-                                 const std::set<dev_t> *only) {
+                                 const std::set<dev_t> &written, bool every_protected) {
     LinkedFiles out;
     size_t budget = kHardLinkBudget;
     for (const ReachGuard &g : guards) {
@@ -228,7 +228,7 @@ Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
                               " (to look for other names of its files)");
         struct stat st;
         if (::fstat(top.get(), &st) < 0) return fail_errno(g.key + ": stat " + g.host_path);
-        if (only && !only->count(st.st_dev)) continue;
+        if (!written.count(st.st_dev) && (!every_protected || g.any_mount)) continue;
         auto note = [&](const struct stat &s, const std::string &path) {
             if (S_ISDIR(s.st_mode) || s.st_nlink < 2) return;
             LinkedFiles::File &f = out.files[{s.st_dev, s.st_ino}];
@@ -300,14 +300,15 @@ Result<LinkedFiles> check_linked_reach(const std::vector<Reach> &reaches,
                                        const std::vector<ReachGuard> &guards, bool for_init) {
     // Only a filesystem some writable reach shows is walked, unless the
     // init will look too (at mounts the runtime did not see: any
-    // filesystem). Devices are compared as stat gives them (on btrfs a
+    // filesystem; the protected paths, not the state directory, which no
+    // mount may reach at all). Devices are compared as stat gives them (on btrfs a
     // subvolume's is its own, not the one mountinfo names).
     std::set<dev_t> written;
     for (const Reach &r : reaches)
         if (struct stat st;
             r.writable && !r.host_path.empty() && ::stat(r.host_path.c_str(), &st) == 0)
             written.insert(st.st_dev);
-    LinkedFiles linked = OCI_TRY(linked_files(guards, for_init ? nullptr : &written));
+    LinkedFiles linked = OCI_TRY(linked_files(guards, written, for_init));
     if (linked.files.empty()) return linked;
     size_t budget = kHardLinkBudget;
     for (const Reach &r : reaches) {

@@ -67,11 +67,12 @@ struct LinkedFiles {
     std::set<dev_t> devices; // the filesystems they are on
 };
 
-// The guards' linked files, walking those on a device in `only` (nullptr:
-// every guard). A walk cut short (kHardLinkBudget entries, or a directory
-// that could not be read) refuses, as one line.
+// The guards' linked files, walking those on a device in `written` and,
+// with `every_protected`, every guard that is not any_mount's (the
+// protected paths). A walk cut short (kHardLinkBudget entries, or a
+// directory that could not be read) refuses, as one line.
 Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
-                                 const std::set<dev_t> *only);
+                                 const std::set<dev_t> &written, bool every_protected);
 
 // Whether the tree at `top` (any descriptor; `top_path` names it, `what`
 // the mount) shows another name of a linked file, not crossing into another

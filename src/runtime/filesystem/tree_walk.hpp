@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -52,8 +53,10 @@ bool walk_tree(int top, const std::string &top_path, size_t &budget, bool &incom
         }
         budget--;
         struct stat st;
+        // An entry gone since readdir (a directory others write to: the
+        // state directory, a repository) has no name left to find.
         if (::fstatat(::dirfd(l.d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            incomplete = true;
+            if (errno != ENOENT) incomplete = true;
             continue;
         }
         std::string path = l.path + "/" + name;
@@ -69,7 +72,7 @@ bool walk_tree(int top, const std::string &top_path, size_t &budget, bool &incom
             if (!sub && fd >= 0) ::close(fd);
             if (sub)
                 stack.push_back({sub, path});
-            else
+            else if (fd >= 0 || errno != ENOENT)
                 incomplete = true;
         }
     }
