@@ -211,6 +211,41 @@ Test(sandbox, attack_a_hard_link_out_of_a_protected_path) {
     cr_assert_str_eq(now.c_str(), "ORIGINAL\n", "the protected file was changed");
 }
 
+// Attack: the other name of a protected file on another filesystem (a
+// tmpfs), bound read-only below a rootfs directory, which a later bind of
+// that directory (its source in the rootfs, resolved by the init) copies
+// writable with rrw. The init searches each writable mount of what it
+// bound, not only the top one's filesystem: refused in one line naming
+// both names; the protected file is as it was.
+Test(sandbox, attack_a_hard_link_in_a_submount_made_writable) {
+    test::private_mount_namespace();
+    std::string host = test::track_dir(test::make_temp_dir("sbprotsub"));
+    ::mkdir((host + "/t").c_str(), 0755);
+    cr_assert_eq(::mount("tmpfs", (host + "/t").c_str(), "tmpfs", 0, "mode=755"), 0);
+    std::string prot = host + "/t/prot", other = host + "/t/other";
+    ::mkdir(prot.c_str(), 0755);
+    ::mkdir(other.c_str(), 0755);
+    test::write_file(prot + "/key", "ORIGINAL\n");
+    ::link((prot + "/key").c_str(), (other + "/key").c_str());
+    Env e = make_env("sbprotsub", {"sh", "-c", "echo CHANGED > /b/x/key"});
+    e.b.spec.annotations["dev.ocirun.protected"] = prot;
+    for (const char *d : {"/a", "/a/x", "/b"})
+        ::mkdir((e.b.rootfs + d).c_str(), 0755);
+    e.b.spec.mounts.push_back(test::mount_entry("/a/x", "bind", other, {"rbind", "ro"}));
+    e.b.spec.mounts.push_back(test::mount_entry("/b", "bind", e.b.rootfs + "/a", {"rbind", "rrw"}));
+    e.b.save();
+    auto o = test::run(e);
+    auto left = test::dir_entries(e.root);
+    std::string now = test::read_file(prot + "/key");
+    cleanup_all();
+    cr_assert(o.status == 1 && test::count_lines(o.err) == 1, "%d %s", o.status, o.err.c_str());
+    cr_assert(contains(o.err, "annotations[dev.ocirun.protected]: " + prot) &&
+                  contains(o.err, prot + "/key has another name") && contains(o.err, "/x/key"),
+              "%s", o.err.c_str());
+    cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+    cr_assert_str_eq(now.c_str(), "ORIGINAL\n", "the protected file was changed");
+}
+
 // What is checked is what is mounted, by object: a writable submount under
 // an rbind,ro parent, an overlay's upperdir, rro cleared again by rrw (the
 // applier's order), a second mount of the protected directory on the host

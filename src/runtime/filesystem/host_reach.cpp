@@ -332,7 +332,7 @@ std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,
         if (!in) continue;
         if (m.id != top_id) ids.push_back(m.id);
         out.push_back({what, m.id == top_id ? "" : " through its submount " + m.point, region_of(m),
-                       !m.readonly});
+                       !m.readonly, m.point});
     }
     return out;
 }

@@ -101,7 +101,8 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
                                       const std::vector<MountEntry> &host);
 
 // Init side: what the mount `top_id` of `mounts` (the init's own table) and
-// every mount below it reach, as mounted.
+// every mount below it reach, as mounted (host_path: each one's mount point
+// in the init's namespace).
 std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,
                               const std::string &what);
 

@@ -445,12 +445,22 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
     std::vector<Reach> reach = tree_reach(mounts, *id, describe_mount(op));
     OCI_CHECK(check_reach(reach, *ctx.guards));
     // Other names of the guards' files in a writable bind (where the
-    // runtime searched the object it opened, this is another).
-    if (!ctx.linked || ctx.linked->files.empty() || !op.bind || reach.empty() ||
-        !reach.front().writable)
-        return {};
+    // runtime searched the object it opened, this is another), and in each
+    // writable mount below it (another filesystem, which a walk of the top
+    // one does not enter).
+    if (!ctx.linked || ctx.linked->files.empty() || !op.bind) return {};
     size_t budget = kHardLinkBudget;
-    return search_linked(*ctx.linked, now, op.dest, describe_mount(op), budget);
+    for (const Reach &r : reach) {
+        if (!r.writable) continue;
+        if (r.via.empty()) {
+            OCI_CHECK(search_linked(*ctx.linked, now, op.dest, r.what, budget));
+            continue;
+        }
+        Fd sub(::open(r.host_path.c_str(), O_PATH | O_CLOEXEC));
+        if (!sub.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
+        OCI_CHECK(search_linked(*ctx.linked, sub.get(), r.host_path, r.what + r.via, budget));
+    }
+    return {};
 }
 
 // A filesystem the kernel makes afresh for each mount, or one per namespace
