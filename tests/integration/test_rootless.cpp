@@ -300,8 +300,8 @@ std::string state_status(const std::string &bin, const Env &e) {
 // reach there): it said created and start failed.
 Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     std::string bin = runtime_copy();
-    Env a = rootless_env("rljpa", bin, {"sleep", "30"});
-    Env b = rootless_env("rljpb", bin, {"sleep", "30"});
+    Env a = rootless_env("rljpa", bin, {"sleep", "600"});
+    Env b = rootless_env("rljpb", bin, {"sleep", "600"});
     auto nobody = [&](const Env &e, std::vector<std::string> args) {
         std::vector<std::string> argv = {bin, "--root", e.root};
         argv.insert(argv.end(), args.begin(), args.end());
@@ -333,7 +333,7 @@ Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     cr_assert_eq(ra.status, 0, "run -d as nobody: %s", ra.err.c_str());
     cr_assert_eq(rb.status, 0, "run -d in the first one's namespaces: %s", rb.err.c_str());
     cr_assert_eq(x.status, 0, "exec: %d %s", x.status, x.err.c_str());
-    cr_assert_str_eq(normalised(x.out).c_str(), ("1 sleep 30 " + std::string(a_pidns)).c_str());
+    cr_assert_str_eq(normalised(x.out).c_str(), ("1 sleep 600 " + std::string(a_pidns)).c_str());
     cr_assert_eq(db.status, 0, "delete: %s", db.err.c_str());
     cr_assert(cb.status == 1 && test::count_lines(cb.err) == 1 &&
                   contains(cb.err, "can only `run` the container"),
