@@ -325,6 +325,11 @@ Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     char a_pidns[64] = "";
     (void)!::readlink((ns_dir + "pid").c_str(), a_pidns, sizeof a_pidns - 1);
     auto db = nobody(b, {"delete", "--force", b.id});
+    // The first one's processes are not the second's: still running (a
+    // SIGKILL sent to it would have ended it by then).
+    ::usleep(500000);
+    std::string a_after = state_status(bin, a);
+    auto xa = nobody(a, {"exec", a.id, "true"});
     // A separate create is refused: `start` could not reach that init.
     auto cb = nobody(b, {"create", "--bundle", b.b.dir, b.id});
     auto da = nobody(a, {"delete", "--force", a.id});
@@ -335,6 +340,8 @@ Test(rootless, joins_another_containers_user_and_pid_namespaces) {
     cr_assert_eq(x.status, 0, "exec: %d %s", x.status, x.err.c_str());
     cr_assert_str_eq(normalised(x.out).c_str(), ("1 sleep 600 " + std::string(a_pidns)).c_str());
     cr_assert_eq(db.status, 0, "delete: %s", db.err.c_str());
+    cr_assert_str_eq(a_after.c_str(), "running", "the first container after the second's delete");
+    cr_assert_eq(xa.status, 0, "exec into the first one: %s", xa.err.c_str());
     cr_assert(cb.status == 1 && test::count_lines(cb.err) == 1 &&
                   contains(cb.err, "can only `run` the container"),
               "create: %d %s", cb.status, cb.err.c_str());

@@ -556,24 +556,11 @@ bool init_in_cgroup(const CgroupHost &host, const ContainerRecord &rec) {
 }
 
 bool init_in_own_pid_namespace(const ContainerRecord &rec) {
-    std::string proc = "/proc/" + std::to_string(rec.state.pid);
-    struct stat st, ours;
-    if (rec.init_pidns == 0 || ::stat((proc + "/ns/pid").c_str(), &st) < 0 ||
-        st.st_ino != rec.init_pidns)
+    struct stat st;
+    std::string ns = "/proc/" + std::to_string(rec.state.pid) + "/ns/pid";
+    if (rec.init_pidns == 0 || ::stat(ns.c_str(), &st) < 0 || st.st_ino != rec.init_pidns)
         return false;
-    // Not this process's namespace (every host process is in the host's),
-    // and the process is its PID 1: the last NSpid field.
-    if (::stat("/proc/self/ns/pid", &ours) < 0 ||
-        (ours.st_ino == st.st_ino && ours.st_dev == st.st_dev))
-        return false;
-    auto status = oci::read_file(proc + "/status", 0, 1 << 16);
-    if (!status) return false;
-    size_t at = status->find("\nNSpid:");
-    if (at == std::string::npos) return false;
-    size_t end = status->find('\n', at + 1);
-    std::string line = status->substr(at + 1, end == std::string::npos ? end : end - at - 1);
-    size_t last = line.find_last_of(" \t");
-    return last != std::string::npos && line.substr(last + 1) == "1";
+    return has_own_pid_namespace(rec.state.pid);
 }
 
 std::string borrowed_v1_cpuset(const CgroupHost &host, const std::vector<std::string> &dirs,

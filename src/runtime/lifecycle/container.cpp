@@ -228,8 +228,8 @@ Status kill_container(const std::string &root, const std::string &id, int sig, b
             return {};
         } else if (!has_own_pid_namespace(rec.state.pid)) {
             return fail("kill --all: container \"" + id +
-                        "\" has no cgroup and shares the runtime's PID namespace: its "
-                        "processes cannot be told from the host's");
+                        "\" has no cgroup and no PID namespace of its own (it shares the "
+                        "runtime's or joined another's): its processes cannot be told apart");
         } else {
             signal_pidns_members(rec.state.pid, rec.init_start_time, sig);
         }

@@ -72,13 +72,13 @@ void forward_signals_to(pid_t pid);
 // own; none when that cannot be told.
 std::optional<bool> same_namespace(pid_t pid, const char *name);
 // True when `init` is in a PID namespace other than this process's (known
-// to be): only then do "the processes in its PID namespace" mean the
-// container's.
+// to be) and is its PID 1 (not one joined by path, another container's):
+// only then do "the processes in its PID namespace" mean the container's.
 bool has_own_pid_namespace(pid_t init);
 
 // Send `sig` to every other process in `init`'s PID namespace (kill --all and
-// delete without a cgroup to walk). Does nothing when init shares this
-// process's PID namespace, where that walk would reach the whole host, nor
+// delete without a cgroup to walk). Does nothing unless has_own_pid_namespace
+// (the host's namespace, or another container's, is not the container's), nor
 // unless `init` is still the process that started at `start_time` once its
 // namespace was read (a PID read back from the state directory).
 void signal_pidns_members(pid_t init, uint64_t start_time, int sig);
