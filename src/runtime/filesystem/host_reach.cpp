@@ -213,8 +213,10 @@ auto same_fs(dev_t dev) {
     return [dev](const std::string &, const struct stat &st) { return st.st_dev == dev; };
 }
 
-} // namespace
-
+// The guards' linked files, walking those on a device in `written` and,
+// with `every_protected`, every guard that is not any_mount's (the
+// protected paths). A walk cut short (kHardLinkBudget entries, or a
+// directory that could not be read) refuses, as one line.
 Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
                                  const std::set<dev_t> &written, bool every_protected) {
     LinkedFiles out;
@@ -259,6 +261,8 @@ Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
         }
     return out;
 }
+
+} // namespace
 
 Status search_linked(const LinkedFiles &linked, int top, const std::string &top_path,
                      const std::string &what, size_t &budget) {
@@ -309,15 +313,26 @@ Result<LinkedFiles> check_linked_reach(const std::vector<Reach> &reaches,
             r.writable && !r.host_path.empty() && ::stat(r.host_path.c_str(), &st) == 0)
             written.insert(st.st_dev);
     LinkedFiles linked = OCI_TRY(linked_files(guards, written, for_init));
-    if (linked.files.empty()) return linked;
+    OCI_CHECK(search_writable(linked, reaches));
+    return linked;
+}
+
+Status search_writable(const LinkedFiles &linked, const std::vector<Reach> &reaches, int top,
+                       const std::string &top_path) {
+    if (linked.files.empty()) return {};
     size_t budget = kHardLinkBudget;
     for (const Reach &r : reaches) {
-        if (!r.writable || r.host_path.empty()) continue;
-        Fd top(::open(r.host_path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-        if (!top.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
-        OCI_CHECK(search_linked(linked, top.get(), r.host_path, r.what + r.via, budget));
+        if (!r.writable) continue;
+        if (top >= 0 && r.via.empty()) {
+            OCI_CHECK(search_linked(linked, top, top_path, r.what, budget));
+            continue;
+        }
+        if (r.host_path.empty()) continue;
+        Fd at(::open(r.host_path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!at.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
+        OCI_CHECK(search_linked(linked, at.get(), r.host_path, r.what + r.via, budget));
     }
-    return linked;
+    return {};
 }
 
 std::vector<Reach> tree_reach(const std::vector<MountEntry> &mounts, int top_id,

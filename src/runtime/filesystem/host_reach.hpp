@@ -67,13 +67,6 @@ struct LinkedFiles {
     std::set<dev_t> devices; // the filesystems they are on
 };
 
-// The guards' linked files, walking those on a device in `written` and,
-// with `every_protected`, every guard that is not any_mount's (the
-// protected paths). A walk cut short (kHardLinkBudget entries, or a
-// directory that could not be read) refuses, as one line.
-Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
-                                 const std::set<dev_t> &written, bool every_protected);
-
 // Whether the tree at `top` (any descriptor; `top_path` names it, `what`
 // the mount) shows another name of a linked file, not crossing into another
 // filesystem: the first found refuses, as one line, and so does a search
@@ -81,6 +74,12 @@ Result<LinkedFiles> linked_files(const std::vector<ReachGuard> &guards,
 // directory that could not be read).
 Status search_linked(const LinkedFiles &linked, int top, const std::string &top_path,
                      const std::string &what, size_t &budget);
+
+// search_linked over each writable reach, one budget for all: each opened
+// at its host_path, except, with `top` (a descriptor; `top_path` names it),
+// the top mount of the reaches (tree_reach's, as the init mounted it).
+Status search_writable(const LinkedFiles &linked, const std::vector<Reach> &reaches, int top = -1,
+                       const std::string &top_path = "");
 
 // Runtime side, after check_reach: each writable reach searched for other
 // names of the guards' linked files, on the filesystems a writable reach

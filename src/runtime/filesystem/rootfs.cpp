@@ -448,19 +448,8 @@ Status check_mounted(int now, const MountOp &op, const RootfsContext &ctx) {
     // runtime searched the object it opened, this is another), and in each
     // writable mount below it (another filesystem, which a walk of the top
     // one does not enter).
-    if (!ctx.linked || ctx.linked->files.empty() || !op.bind) return {};
-    size_t budget = kHardLinkBudget;
-    for (const Reach &r : reach) {
-        if (!r.writable) continue;
-        if (r.via.empty()) {
-            OCI_CHECK(search_linked(*ctx.linked, now, op.dest, r.what, budget));
-            continue;
-        }
-        Fd sub(::open(r.host_path.c_str(), O_PATH | O_CLOEXEC));
-        if (!sub.valid()) return fail_errno(r.what + r.via + ": open " + r.host_path);
-        OCI_CHECK(search_linked(*ctx.linked, sub.get(), r.host_path, r.what + r.via, budget));
-    }
-    return {};
+    if (!ctx.linked || !op.bind) return {};
+    return search_writable(*ctx.linked, reach, now, op.dest);
 }
 
 // A filesystem the kernel makes afresh for each mount, or one per namespace
