@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -934,4 +935,59 @@ Test(lifecycle, exec_failure_fails_start_and_stops_the_container) {
     cr_assert(contains(s.err, "start: exec /no/such/file: No such file or directory"), "%s",
               s.err.c_str());
     cr_assert_str_eq(st.c_str(), "stopped");
+}
+
+// An init that has begun to exit is stopped, as runc's state says, though
+// the kernel has not made it a zombie yet: PID 1 of a namespace waits in
+// its exit until every process of the namespace is reaped, and one whose
+// parent is outside (this test, which does not reap it at first) keeps it
+// there. Before, `state` said "running" while `exec` and `kill` found the
+// init gone.
+Test(lifecycle, an_exiting_init_is_stopped) {
+    Env e = make_env("exiting", {"sleep", "600"});
+    auto c = create(e);
+    cr_assert_eq(c.status, 0, "create: %s", c.err.c_str());
+    long init = state_of(e.root, e.id).pid;
+    std::string ns = "/proc/" + std::to_string(init) + "/ns/pid";
+    int own = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    int theirs = ::open(ns.c_str(), O_RDONLY | O_CLOEXEC);
+    cr_assert(own >= 0 && theirs >= 0, "open pid namespaces: %s", std::strerror(errno));
+    cr_assert_eq(::setns(theirs, CLONE_NEWPID), 0, "setns: %s", std::strerror(errno));
+    pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    int back = ::setns(own, CLONE_NEWPID);
+    ::close(own);
+    ::close(theirs);
+    cr_assert_eq(back, 0, "setns back: %s", std::strerror(errno));
+    cr_assert_gt(child, 0);
+    // The child is a zombie of ours; the init now waits for it in its exit.
+    for (int i = 0;
+         i < 500 && test::read_file("/proc/" + std::to_string(child) + "/stat").find(") Z") ==
+                        std::string::npos;
+         i++)
+        ::usleep(10000);
+    ::kill(static_cast<pid_t>(init), SIGKILL);
+    std::string stat;
+    for (int i = 0; i < 500; i++) {
+        stat = test::read_file("/proc/" + std::to_string(init) + "/stat");
+        std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+        std::string state, skip;
+        unsigned long flags = 0;
+        fields >> state;
+        for (int f = 4; f < 9; f++)
+            fields >> skip;
+        fields >> flags;
+        if (flags & 0x4) break; // PF_EXITING
+        ::usleep(10000);
+    }
+    auto st = state_of(e.root, e.id);
+    auto k = oci({"--root", e.root, "kill", e.id, "TERM"});
+    int reaped = ::waitpid(child, nullptr, 0);
+    bool gone = pid_gone(init);
+    cleanup_all();
+    cr_assert_eq(reaped, child);
+    cr_assert(gone, "init %ld survived", init);
+    cr_assert_eq(st.exit, 0, "state: %s", st.err.c_str());
+    cr_assert_str_eq(st.status.c_str(), "stopped", "init's stat: %s", stat.c_str());
+    cr_assert_neq(k.status, 0);
 }

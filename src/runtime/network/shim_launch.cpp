@@ -153,7 +153,9 @@ Result<ShimProcess> spawn_shim(const ShimLaunch &l) {
 
 void stop_shim(pid_t pid, uint64_t start_time, const std::string &id,
                const std::string &state_dir) {
-    if (pid <= 0 || !process_alive(pid, start_time)) return;
+    // A helper that has begun to exit is waited for below (not alive, but
+    // still the recorded process).
+    if (pid <= 0 || process_start_time(pid) != start_time) return;
     // argv as spawn_shim made it: oci-run-shim --id ID --state-dir DIR ...,
     // DIR the same directory as `state_dir` (however --root was spelled).
     std::string want =

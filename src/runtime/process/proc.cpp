@@ -81,18 +81,24 @@ Status write_existing_file(const std::string &path, const std::string &value,
     return {};
 }
 
+// Numeric field `n` (from 4 on) of the /proc/PID/stat text whose field 3
+// (the state) starts at `p`, or 0.
+static uint64_t field_of(const char *p, int n) {
+    for (int field = 3; field < n; field++) {
+        p = std::strchr(p, ' ');
+        if (!p) return 0;
+        p++;
+    }
+    return std::strtoull(p, nullptr, 10);
+}
+
 // Numeric field `n` (from 4 on) of /proc/PID/stat, or 0 if the PID is gone.
 // (dirfd: /proc/PID opened, or -1.)
 static uint64_t stat_field(pid_t pid, int dirfd, int n) {
     char buf[1024];
     const char *p;
     if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p, dirfd)) return 0;
-    for (int field = 3; field < n; field++) { // p is at field 3 (state)
-        p = std::strchr(p, ' ');
-        if (!p) return 0;
-        p++;
-    }
-    return std::strtoull(p, nullptr, 10);
+    return field_of(p, n);
 }
 
 static uint64_t start_time_of(pid_t pid, int dirfd) {
@@ -129,10 +135,14 @@ char process_state(pid_t pid) {
 }
 
 bool process_alive(pid_t pid, uint64_t start_time) {
-    if (pid <= 0) return false;
-    char st = process_state(pid);
-    if (st == 0 || st == 'Z' || st == 'X') return false;
-    return process_start_time(pid) == start_time;
+    constexpr uint64_t kExiting = 0x4; // PF_EXITING, the kernel's task flag
+    char buf[1024];
+    const char *p;
+    if (pid <= 0 || !read_stat(pid, buf, sizeof buf, &p)) return false;
+    // PID 1 of a namespace waits in its exit, not yet a zombie, until every
+    // process of its namespace is reaped: it has stopped all the same.
+    if (*p == 'Z' || *p == 'X' || (field_of(p, 9) & kExiting)) return false;
+    return field_of(p, 22) == start_time;
 }
 
 Status signal_process(pid_t pid, uint64_t start_time, int sig) {

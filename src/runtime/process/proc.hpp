@@ -17,7 +17,9 @@ namespace ocirun {
 // Field 22 of /proc/PID/stat (clock ticks since boot); 0 if the PID is gone.
 uint64_t process_start_time(pid_t pid);
 
-// True when `pid` exists, is not a zombie, and started at `start_time`.
+// True when `pid` exists, started at `start_time`, and has not begun to
+// exit (a zombie, or a namespace's PID 1 waiting in its exit for the
+// processes of its namespace to be reaped).
 bool process_alive(pid_t pid, uint64_t start_time);
 
 // /proc/PID opened as a directory when PID is still the process that started
