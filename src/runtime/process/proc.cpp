@@ -233,7 +233,9 @@ bool has_own_pid_namespace(pid_t init) {
 }
 
 void signal_pidns_members(pid_t init, uint64_t start_time, int sig) {
-    if (!has_own_pid_namespace(init)) return;
+    // SIGKILL to PID 1 of a namespace kills every process in it (the
+    // kernel's, as PID 1 exits): no scan of every process on the host.
+    if (sig == SIGKILL || !has_own_pid_namespace(init)) return;
     char buf[64], target[128];
     std::snprintf(buf, sizeof buf, "/proc/%d/ns/pid", init);
     ssize_t n = ::readlink(buf, target, sizeof target - 1);

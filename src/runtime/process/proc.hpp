@@ -82,7 +82,10 @@ bool has_own_pid_namespace(pid_t init);
 // delete without a cgroup to walk). Does nothing unless has_own_pid_namespace
 // (the host's namespace, or another container's, is not the container's), nor
 // unless `init` is still the process that started at `start_time` once its
-// namespace was read (a PID read back from the state directory).
+// namespace was read (a PID read back from the state directory). SIGKILL
+// goes to none of them: the caller sends it to `init`, and as PID 1 of the
+// namespace exits the kernel kills the rest (without a walk of every
+// process on the host, a quarter of the time of 100 deletes at once).
 void signal_pidns_members(pid_t init, uint64_t start_time, int sig);
 
 // The interfaces of `pid`'s network namespace from /proc/PID/net/dev: the
