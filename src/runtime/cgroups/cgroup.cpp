@@ -99,7 +99,7 @@ namespace {
 // hierarchies, or a mount that does not open, is walked as given.
 struct At {
     int fd = AT_FDCWD;
-    std::string rel;
+    const char *rel; // into the path given, which must outlive this
 };
 
 std::map<std::string, int> &opened_mounts() {
@@ -123,11 +123,12 @@ int open_once(const std::string &dir, bool below_parent) {
 
 At cgroup_at(const CgroupHost &host, const std::string &path) {
     const Hierarchy *h = hierarchy_of(host, path);
-    if (!h) return {AT_FDCWD, path};
+    if (!h) return {AT_FDCWD, path.c_str()};
     int fd = open_once(h->mount, true);
-    if (fd < 0) return {AT_FDCWD, path};
-    return {fd, path.size() > h->mount.size() ? path.substr(h->mount.size() + 1) : "."};
+    if (fd < 0) return {AT_FDCWD, path.c_str()};
+    return {fd, path.size() > h->mount.size() ? path.c_str() + h->mount.size() + 1 : "."};
 }
+At cgroup_at(const CgroupHost &, std::string &&) = delete; // (`rel` would dangle)
 
 } // namespace
 
@@ -139,7 +140,7 @@ void close_cgroup_mounts() {
 
 Fd open_in_cgroup(const CgroupHost &host, const std::string &path, int flags) {
     At a = cgroup_at(host, path);
-    return Fd(::openat(a.fd, a.rel.c_str(), flags | O_CLOEXEC));
+    return Fd(::openat(a.fd, a.rel, flags | O_CLOEXEC));
 }
 
 namespace {
@@ -233,7 +234,7 @@ Status apply_cgroup_writes(const CgroupHost &host, const std::vector<std::string
         std::string file = concat(dir, "/", w.file);
         if (!w.alt_file.empty()) {
             At a = cgroup_at(host, file);
-            if (::faccessat(a.fd, a.rel.c_str(), F_OK, 0) != 0) file = concat(dir, "/", w.alt_file);
+            if (::faccessat(a.fd, a.rel, F_OK, 0) != 0) file = concat(dir, "/", w.alt_file);
         }
         auto r = write(file, w.value, w.field);
         if (!r && w.retry_after_next && r.error().code == EINVAL && i + 1 < writes.size()) {
@@ -288,7 +289,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
     auto undo = [&](Error e) -> Status {
         for (auto it = made.rbegin(); it != made.rend(); ++it) {
             At a = cgroup_at(host, *it);
-            ::unlinkat(a.fd, a.rel.c_str(), AT_REMOVEDIR);
+            ::unlinkat(a.fd, a.rel, AT_REMOVEDIR);
         }
         return forward(std::move(e), "cgroup");
     };
@@ -306,7 +307,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
             bool leaf = i + 1 == levels.size();
             bool exists = false;
             At at = cgroup_at(host, d);
-            if (::mkdirat(at.fd, at.rel.c_str(), 0755) < 0) {
+            if (::mkdirat(at.fd, at.rel, 0755) < 0) {
                 // The shared "oci-run" parent removed by a delete between our
                 // levels: start again from the top.
                 if (errno == ENOENT && retries++ < 3) {
@@ -322,7 +323,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
             } else {
                 made.push_back(d);
             }
-            std::string parent = parent_of(d);
+            std::string_view parent = parent_view(d);
             if (h->version == 1 && h->has("cpuset")) {
                 // A new cpuset cgroup starts empty and no task can join it
                 // then. Top-down, so the parent is filled first (also when
@@ -330,7 +331,7 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                 for (const char *f : {"cpuset.cpus", "cpuset.mems"})
                     if (read_trimmed(host, d + "/" + f).empty())
                         if (auto r = write_in(host, d + "/" + f,
-                                              read_trimmed(host, parent + "/" + f), f);
+                                              read_trimmed(host, concat(parent, "/", f)), f);
                             !r)
                             return undo(r.error());
             }
@@ -339,8 +340,8 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                 // Enable in the parent what this level needs: the controllers
                 // the writes use, and below our own levels whatever the parent
                 // offers (stats, later updates).
-                std::string avail = read_trimmed(host, parent + "/cgroup.controllers");
-                std::string enabled = read_trimmed(host, parent + "/cgroup.subtree_control");
+                std::string avail = read_trimmed(host, concat(parent, "/cgroup.controllers"));
+                std::string enabled = read_trimmed(host, concat(parent, "/cgroup.subtree_control"));
                 bool parent_is_ours = i > 0 && made.size() > 1 && made[made.size() - 2] == parent;
                 std::string add;
                 for (auto word : words(avail)) {
@@ -351,10 +352,10 @@ Status create_cgroup(const CgroupHost &host, const std::vector<std::string> &dir
                 }
                 for (const auto &n : v2_needed)
                     if ((" " + avail + " ").find(" " + n + " ") == std::string::npos)
-                        return undo(
-                            Error{0, "the " + n + " controller is not available in " + parent});
+                        return undo(Error{0, "the " + n + " controller is not available in " +
+                                                 std::string(parent)});
                 if (!add.empty())
-                    if (auto r = write_in(host, parent + "/cgroup.subtree_control", add,
+                    if (auto r = write_in(host, concat(parent, "/cgroup.subtree_control"), add,
                                           "enable controllers");
                         !r)
                         return undo(r.error());
