@@ -171,9 +171,11 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
         OCI_CHECK(below(what, rootfs_fd, [](bool ro) { return !ro; }));
     }
     for (const MountOp &op : plan) {
-        if (op.kind != MountOpKind::mount) continue;
+        // Only a bind and an overlay's layers reach the host's files.
+        bool bound = op.kind == MountOpKind::mount && op.bind && op.source_fd >= 0;
+        if (!bound && (op.kind != MountOpKind::mount || op.type != "overlay")) continue;
         std::string what = describe_mount(op);
-        if (op.bind && op.source_fd >= 0) {
+        if (bound) {
             auto r = region_of(op.source_fd, host);
             if (!r) return forward(std::move(r.error()), what);
             auto id = mount_id_of(op.source_fd);
@@ -188,7 +190,7 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
                     return !(attrs_after(attrs, ro ? MOUNT_ATTR_RDONLY : 0, false) &
                              MOUNT_ATTR_RDONLY);
                 }));
-        } else if (op.type == "overlay") {
+        } else {
             for (const auto &d : overlay_dirs(op.options.data)) {
                 Fd fd(::open(d.path.c_str(), O_PATH | O_CLOEXEC));
                 if (!fd.valid()) return fail_errno(what + ": open " + d.key + " " + d.path);

@@ -293,8 +293,9 @@ Result<std::vector<MountOp>> plan_mounts(const oci::Spec &spec, const MountFacts
     size_t optional_ops = spec.root->readonly + !lx.rootfs_propagation.empty() +
                           !spec.hostname.empty() + !spec.domainname.empty() +
                           lx.personality.has_value();
-    for (const auto &m : spec.mounts)
-        optional_ops += is_dev(m.destination); // room for dev_readonly, if it asks for ro
+    for (const auto &m : spec.mounts) // room for dev_readonly: a /dev that asks for ro
+        optional_ops +=
+            is_dev(m.destination) && std::ranges::find(m.options, "ro") != m.options.end();
     plan.reserve(1 + spec.mounts.size() + std::size(kDevices) + lx.devices.size() +
                  std::size(kLinks) + 1 + lx.masked_paths.size() + lx.readonly_paths.size() +
                  policy_ops + optional_ops + lx.sysctl.size());
