@@ -375,9 +375,17 @@ Result<Document> Document::parse(std::string_view text) {
     yajl_handle h = yajl_alloc(&kTree, nullptr, &t);
     if (!h) return fail("invalid JSON: out of memory");
     yajl_config(h, yajl_allow_comments, 0);
+    // Without the trailing white space, and without yajl_complete_parse once
+    // the top-level object or array has closed: both make yajl's lexer
+    // buffer what is left (none of it a token), a 2 KiB allocation. What
+    // follows the closed value in the text is still lexed, and refused
+    // unless it is white space.
+    std::string_view body = text.substr(0, text.find_last_not_of(" \t\r\n") + 1);
     yajl_status st =
-        yajl_parse(h, reinterpret_cast<const unsigned char *>(text.data()), text.size());
-    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+        yajl_parse(h, reinterpret_cast<const unsigned char *>(body.data()), body.size());
+    bool closed = d.root_ && t.open.empty() &&
+                  (d.root_->type == yajl_t_object || d.root_->type == yajl_t_array);
+    if (st == yajl_status_ok && !closed) st = yajl_complete_parse(h);
     yajl_free(h);
     if (st != yajl_status_ok || !d.root_) {
         OCI_CHECK(check_syntax(text, true)); // the error located and explained

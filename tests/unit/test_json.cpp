@@ -104,3 +104,18 @@ Test(json, errors_still_named_where_they_are) {
     cr_assert(!dup.has_value());
     cr_assert_str_eq(dup.error().msg.c_str(), "a.b: duplicate key: the object names it twice");
 }
+
+// The end of a document (parse stops at the closed top-level value, with
+// the trailing white space cut off): white space after it is taken, anything
+// else refused, and an unclosed or empty text still fails.
+Test(json, what_follows_the_top_level_value) {
+    cr_assert_eq(parsed("{\"a\": 1} \n\t\r\n").root()->u.object.len, 1u);
+    cr_assert_eq(parsed("[1, 2]").root()->u.array.len, 2u);
+    cr_assert_eq(YAJL_GET_INTEGER(parsed(" 42 \n").root()), 42);
+    cr_assert(YAJL_IS_TRUE(parsed("true\n").root()));
+    for (const char *bad : {"{} x", "{}{}", "[1] [2]", "{} // c", "{\"a\": 1", "[1,", "", " \n",
+                            "42 43", "{}\n,"}) {
+        auto d = json::Document::parse(bad);
+        cr_assert(!d.has_value(), "\"%s\" was taken", bad);
+    }
+}
