@@ -172,21 +172,21 @@ void set_home(oci::Process &p, int root_fd) {
 
 namespace {
 
-// "Every CPU": each CPU number the spec allows. The kernel keeps of a mask
-// only the CPUs this machine can have, so the count of those is not needed
-// (sysconf reads it from /sys, which in the init is the container's own and
-// is looked up under a lock other creates take for their network devices).
-std::vector<unsigned> every_cpu() {
-    std::vector<unsigned> cpus(oci::kMaxCpus);
-    for (unsigned c = 0; c < cpus.size(); c++)
-        cpus[c] = c;
-    return cpus;
+// "Every CPU": the mask (as oci::bit_mask makes one) of each CPU number the
+// spec allows, set word by word. The kernel keeps of a mask only the CPUs
+// this machine can have, so the count of those is not needed (sysconf reads
+// it from /sys, which in the init is the container's own and is looked up
+// under a lock other creates take for their network devices).
+std::vector<unsigned long> every_cpu_mask() {
+    constexpr unsigned kBits = sizeof(unsigned long) * 8;
+    static_assert(oci::kMaxCpus % kBits == 0);
+    return std::vector<unsigned long>(oci::kMaxCpus / kBits, ~0ul);
 }
 
 } // namespace
 
 Status set_cpu_affinity(pid_t pid, const std::vector<unsigned> &cpus, const std::string &what) {
-    std::vector<unsigned long> mask = oci::bit_mask(cpus.empty() ? every_cpu() : cpus);
+    std::vector<unsigned long> mask = cpus.empty() ? every_cpu_mask() : oci::bit_mask(cpus);
     if (::sched_setaffinity(pid, mask.size() * sizeof mask[0],
                             reinterpret_cast<cpu_set_t *>(mask.data())) < 0)
         return fail_errno(what + ": sched_setaffinity");
@@ -226,7 +226,7 @@ Status apply_final_cpu_affinity(const oci::Process &p) {
 Result<std::optional<std::vector<unsigned long>>> final_cpu_mask(const oci::Process &p) {
     auto cpus = OCI_TRY(final_cpus(p));
     if (!cpus) return std::optional<std::vector<unsigned long>>();
-    return std::optional(oci::bit_mask(cpus->empty() ? every_cpu() : *cpus));
+    return std::optional(cpus->empty() ? every_cpu_mask() : oci::bit_mask(*cpus));
 }
 
 Result<std::optional<std::vector<unsigned>>> initial_cpus(const oci::Process &p) {
