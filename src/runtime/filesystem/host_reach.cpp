@@ -171,9 +171,10 @@ Result<std::vector<Reach>> plan_reach(const std::vector<MountOp> &plan, int root
         OCI_CHECK(below(what, rootfs_fd, [](bool ro) { return !ro; }));
     }
     for (const MountOp &op : plan) {
+        if (op.kind != MountOpKind::mount) continue;
         // Only a bind and an overlay's layers reach the host's files.
-        bool bound = op.kind == MountOpKind::mount && op.bind && op.source_fd >= 0;
-        if (!bound && (op.kind != MountOpKind::mount || op.type != "overlay")) continue;
+        bool bound = op.bind && op.source_fd >= 0;
+        if (!bound && op.type != "overlay") continue;
         std::string what = describe_mount(op);
         if (bound) {
             auto r = region_of(op.source_fd, host);
