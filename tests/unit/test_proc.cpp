@@ -71,3 +71,17 @@ Test(proc, pidns_members_are_signalled_only_for_the_recorded_init) {
     cr_assert(spared, "a member was signalled for an init with another start time, or SIGKILLed");
     cr_assert(killed, "the member of the recorded init's namespace was not signalled");
 }
+
+// A line's value, by its whole key: "Seccomp" is not "Seccomp_filters", and
+// the white space after the colon is not part of it.
+Test(proc, status_field_reads_a_line_by_its_key) {
+    std::string status = "Name:\tsh\nSeccomp_filters:\t3\nSeccomp:\t2\nNSpid:\t4242\t7\t1\n"
+                         "TracerPid:\t0\n";
+    cr_assert(status_field(status, "Seccomp") == "2");
+    cr_assert(status_field(status, "Seccomp_filters") == "3");
+    cr_assert(status_field(status, "NSpid") == "4242\t7\t1");
+    cr_assert(status_field(status, "Name") == "sh");
+    cr_assert(status_field(status, "Uid") == "");
+    cr_assert(status_field(status, "Tracer") == "");
+    cr_assert(status_field(status, "TracerPid") == "0");
+}

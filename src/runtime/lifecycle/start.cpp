@@ -104,9 +104,7 @@ Status attach_strace(const ContainerDir &dir, const CgroupHost &host, const Cont
     for (int i = 0; i < 500; i++) {
         auto text = oci::read_file(status_path);
         if (!text) return forward(std::move(text.error()), "trace");
-        auto at = text->find("TracerPid:");
-        if (at != std::string::npos && std::strtol(text->c_str() + at + 10, nullptr, 10) > 0)
-            return {};
+        if (std::strtol(status_field(*text, "TracerPid").c_str(), nullptr, 10) > 0) return {};
         struct timespec ts = {0, 10 * 1000000};
         ::nanosleep(&ts, nullptr);
     }

@@ -218,18 +218,27 @@ std::optional<bool> same_namespace(pid_t pid, const char *name) {
     return theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev;
 }
 
+std::string status_field(const std::string &status, const std::string &key) {
+    std::string found;
+    for_each_line(status, [&](std::string_view line) {
+        if (found.empty() && line.starts_with(key + ":")) {
+            std::string_view v = line.substr(key.size() + 1);
+            size_t a = v.find_first_not_of(" \t");
+            if (a != std::string_view::npos) found = v.substr(a);
+        }
+    });
+    return found;
+}
+
 bool has_own_pid_namespace(pid_t init) {
     if (same_namespace(init, "pid") != false) return false;
     // Its PID 1 (the last NSpid field): a namespace it joined by path is
     // another container's (a pod's), whose processes are not this one's.
     auto status = oci::read_file("/proc/" + std::to_string(init) + "/status", 0, 1 << 16);
     if (!status) return false;
-    size_t at = status->find("\nNSpid:");
-    if (at == std::string::npos) return false;
-    size_t end = status->find('\n', at + 1);
-    std::string line = status->substr(at + 1, end == std::string::npos ? end : end - at - 1);
-    size_t last = line.find_last_of(" \t");
-    return last != std::string::npos && line.substr(last + 1) == "1";
+    std::string nspid = status_field(*status, "NSpid");
+    size_t last = nspid.find_last_of(" \t");
+    return nspid.substr(last == std::string::npos ? 0 : last + 1) == "1";
 }
 
 void signal_pidns_members(pid_t init, uint64_t start_time, int sig) {

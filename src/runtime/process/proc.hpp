@@ -70,6 +70,10 @@ Result<int> wait_exit_status(pid_t pid);
 // this process to `pid` (0 stops forwarding), as runc does in the foreground.
 void forward_signals_to(pid_t pid);
 
+// The value of line `key` ("Uid", "NSpid", ...) of a /proc/PID/status text,
+// without the white space after the colon; "" when there is none.
+std::string status_field(const std::string &status, const std::string &key);
+
 // Whether `pid`'s namespace `name` ("pid", "user", ...) is this process's
 // own; none when that cannot be told.
 std::optional<bool> same_namespace(pid_t pid, const char *name);

@@ -25,18 +25,6 @@ namespace ocirun {
 
 namespace {
 
-std::string status_field(const std::string &status, const std::string &key) {
-    std::string found;
-    for_each_line(status, [&](std::string_view line) {
-        if (found.empty() && line.starts_with(key + ":")) {
-            std::string_view v = line.substr(key.size() + 1);
-            size_t a = v.find_first_not_of(" \t");
-            if (a != std::string_view::npos) found = v.substr(a);
-        }
-    });
-    return found;
-}
-
 // How the network helper holds itself (shim/confine.hpp), from its
 // /proc/PID/status: "uid U, no capability, seccomp filter", or what is
 // missing after "not confined: ".
