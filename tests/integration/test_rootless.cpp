@@ -8,11 +8,14 @@
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,6 +146,61 @@ Test(rootless, exec_joins_a_rootless_container) {
     cr_assert_str_eq(normalised(x.out).c_str(), "0 1 sleep 60", "exec: [%s]", x.out.c_str());
     cr_assert_eq(d.status, 0, "delete: %s", d.err.c_str());
     cr_assert(left.empty(), "left %s", left.empty() ? "" : left[0].c_str());
+}
+
+// Without a cgroup, delete --force ends every process of the container's
+// PID namespace by the SIGKILL its PID 1 gets (the kernel kills the rest as
+// it exits): the init's children and an exec'd process whose parent is
+// outside, each held by a pidfd before the delete (a PID reused since
+// cannot answer for it).
+Test(rootless, delete_force_ends_every_process_of_the_namespace) {
+    std::string bin = runtime_copy();
+    Env e = rootless_env("rldelns", bin, {"sh", "-c", "sleep 600 & sleep 600 & wait"});
+    auto nobody = [&](std::vector<std::string> args) {
+        std::vector<std::string> argv = {bin, "--root", e.root};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run_files(as_nobody(argv));
+    };
+    auto c = nobody({"run", "--detach", "--bundle", e.b.dir, e.id});
+    auto x = nobody({"exec", "--detach", e.id, "sleep", "600"});
+    auto st = nobody({"state", e.id});
+    size_t at = st.out.find("\"pid\": ");
+    long init = at == std::string::npos ? -1 : std::atol(st.out.c_str() + at + 7);
+    char ns[128] = "";
+    std::string init_ns = "/proc/" + std::to_string(init) + "/ns/pid";
+    (void)!::readlink(init_ns.c_str(), ns, sizeof ns - 1);
+    std::vector<int> members; // pidfds, the init's included
+    for (int i = 0; i < 100 && members.size() < 4; i++) {
+        for (int fd : members)
+            ::close(fd);
+        members.clear();
+        DIR *d = ::opendir("/proc");
+        while (struct dirent *de = d ? ::readdir(d) : nullptr) {
+            char link[128] = "";
+            std::string p = std::string("/proc/") + de->d_name + "/ns/pid";
+            if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+                ::readlink(p.c_str(), link, sizeof link - 1) <= 0 || std::strcmp(link, ns) != 0)
+                continue;
+            int fd = static_cast<int>(::syscall(SYS_pidfd_open, std::atoi(de->d_name), 0));
+            if (fd >= 0) members.push_back(fd);
+        }
+        if (d) ::closedir(d);
+        if (members.size() < 4) ::usleep(20000);
+    }
+    auto del = nobody({"delete", "--force", e.id});
+    size_t left = 0;
+    for (int fd : members) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (::poll(&p, 1, 5000) != 1) left++;
+        ::close(fd);
+    }
+    cleanup_all();
+    cr_assert(ns[0] != '\0', "no PID namespace read for init %ld", init);
+    cr_assert_eq(c.status, 0, "run -d as nobody: %s", c.err.c_str());
+    cr_assert_eq(x.status, 0, "exec -d as nobody: %s", x.err.c_str());
+    cr_assert_geq(members.size(), 4u, "the init, its two sleeps and the exec'd one");
+    cr_assert_eq(del.status, 0, "delete: %s", del.err.c_str());
+    cr_assert_eq(left, 0u, "%zu of the namespace's processes outlived delete --force", left);
 }
 
 // Ranges beyond its own id need the setuid helpers and an /etc/subuid entry;
